@@ -1,0 +1,77 @@
+# amq - the two commands are `make demo` and `make test`; see README.md.
+#
+#   make demo          install what is missing, build, run the examples
+#   make test          install what is missing, build, run every test, then
+#                      again under AddressSanitizer + UndefinedBehaviorSanitizer
+#   make bench         the benchmarks (see bench/), against the peers
+#   make fuzz          each fuzz target for FUZZ_SECONDS seconds (libFuzzer)
+#   make format        clang-format the sources; make format-check checks them
+#   make install       PREFIX=/usr/local
+
+BUILD       ?= build
+ASAN_BUILD  ?= build-asan
+FUZZ_BUILD  ?= build-fuzz
+PREFIX      ?= /usr/local
+FUZZ_SECONDS ?= 60
+JOBS        ?= $(shell nproc 2>/dev/null || echo 2)
+CMAKE       ?= cmake
+CTEST       ?= ctest
+
+FORMAT_FILES = $(shell git ls-files '*.c' '*.h' 2>/dev/null)
+
+.PHONY: all deps build demo test test-plain test-asan bench fuzz format format-check install clean
+
+all: build
+
+deps:
+	@sh scripts/install-deps.sh
+
+build: deps
+	$(CMAKE) -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+	$(CMAKE) --build $(BUILD) -j $(JOBS)
+
+demo: build
+	@sh scripts/demo.sh $(BUILD)/amq
+
+test: test-plain test-asan
+
+test-plain: build
+	$(CTEST) --test-dir $(BUILD) --output-on-failure -j $(JOBS)
+
+test-asan: deps
+	CC=clang $(CMAKE) -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DAMQ_SANITIZE=ON \
+	    -DAMQ_FUZZ=ON -DAMQ_BUILD_BENCH=OFF >/dev/null
+	$(CMAKE) --build $(ASAN_BUILD) -j $(JOBS)
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
+	    $(CTEST) --test-dir $(ASAN_BUILD) --output-on-failure -j $(JOBS)
+
+bench:
+	@sh scripts/install-deps.sh --bench
+	$(CMAKE) -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+	$(CMAKE) --build $(BUILD) -j $(JOBS) --target amq_bench
+	$(BUILD)/bench/amq_bench $(BENCH_ARGS)
+
+fuzz: deps
+	CC=clang $(CMAKE) -S . -B $(FUZZ_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DAMQ_SANITIZE=ON \
+	    -DAMQ_FUZZ=ON -DAMQ_BUILD_BENCH=OFF >/dev/null
+	$(CMAKE) --build $(FUZZ_BUILD) -j $(JOBS)
+	@set -e; for t in $(FUZZ_BUILD)/fuzz/fuzz_*; do \
+	    name=$$(basename $$t); corpus=$${name#fuzz_}; \
+	    mkdir -p $(FUZZ_BUILD)/fuzz/work/$$corpus; \
+	    echo "== $$name for $(FUZZ_SECONDS) s"; \
+	    $$t -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 \
+	        -artifact_prefix=$(FUZZ_BUILD)/fuzz/ \
+	        $(FUZZ_BUILD)/fuzz/work/$$corpus fuzz/corpus/$$corpus; \
+	done
+
+format:
+	clang-format -i $(FORMAT_FILES)
+
+format-check:
+	clang-format --dry-run -Werror $(FORMAT_FILES)
+
+install: build
+	$(CMAKE) --install $(BUILD) --prefix $(PREFIX)
+
+clean:
+	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)

@@ -1,0 +1,376 @@
+/*
+ * amq.h - approximate membership queries: the umbrella header.
+ *
+ * amq holds a family of filters that answer "definitely not in the set" or
+ * "maybe in the set" in far less memory than the set itself: Bloom filters
+ * and their relatives, cuckoo filters, Golomb-coded sets, hash-free Bloom
+ * banks and binary fuse filters. Every family has a typed API in its own
+ * header (bloom.h, cuckoo.h, ...) for full speed; this header holds what they
+ * share:
+ *
+ *   - version macros and amq_version();
+ *   - the status codes every call returns, and amq_strerror();
+ *   - diagnostics (amq_diag) for calls that can say more than a code;
+ *   - the one key-hashing entry point (amq_hash64, amq_hash128);
+ *   - the generic handle amq_filter, which reaches any family through a spec
+ *     string such as "bloom n=1000000 p=0.01" and is what the command-line
+ *     tool and the Redis module use;
+ *   - saving and loading filters in amq's one file format (docs/FORMAT.md).
+ *
+ * Conventions, everywhere in amq:
+ *   - Calls return int: AMQ_OK (0) or a negative AMQ_E* code. Queries return
+ *     1 (maybe present), 0 (definitely absent) or a negative code.
+ *   - Out-parameters come first. Whoever calls a _new, _build or _load
+ *     function frees the object with the matching _free, which accepts NULL.
+ *   - No global mutable state: distinct objects may be used from distinct
+ *     threads freely. One object may be queried from many threads at once
+ *     when no thread modifies it; modifying calls need exclusive access.
+ *   - Sizes are 64-bit: filters past 2^32 bits or keys work.
+ *   - Nothing aborts on bad input: untrusted files and strings give codes.
+ */
+#ifndef AMQ_AMQ_H
+#define AMQ_AMQ_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(AMQ_BUILDING_LIBRARY) && defined(__GNUC__)
+#define AMQ_API __attribute__((visibility("default")))
+#else
+#define AMQ_API
+#endif
+
+/* ------------------------------------------------------------------------ */
+/* Version                                                                   */
+/* ------------------------------------------------------------------------ */
+
+#define AMQ_VERSION_MAJOR 0
+#define AMQ_VERSION_MINOR 1
+#define AMQ_VERSION_PATCH 0
+#define AMQ_VERSION_NUMBER                                                                         \
+    (AMQ_VERSION_MAJOR * 10000 + AMQ_VERSION_MINOR * 100 + AMQ_VERSION_PATCH)
+#define AMQ_VERSION_STRING "0.1.0"
+
+/**
+ * Return the version of the library actually linked, as "MAJOR.MINOR.PATCH".
+ *
+ * Compare with AMQ_VERSION_STRING to detect a header/library mismatch.
+ * @return a static string; never NULL.
+ * Thread safety: safe.
+ */
+AMQ_API const char *amq_version(void);
+
+/**
+ * Return the linked library's version as MAJOR*10000 + MINOR*100 + PATCH.
+ * @return the version number (compare with AMQ_VERSION_NUMBER).
+ */
+AMQ_API unsigned amq_version_number(void);
+
+/* ------------------------------------------------------------------------ */
+/* Status codes                                                              */
+/* ------------------------------------------------------------------------ */
+
+/** Status codes. The numeric values are pinned: they never change. */
+typedef enum amq_status {
+    AMQ_OK = 0,            /**< success */
+    AMQ_ENOMEM = -1,       /**< an allocation failed */
+    AMQ_EINVAL = -2,       /**< an argument or spec is invalid */
+    AMQ_EFULL = -3,        /**< the filter cannot take another key */
+    AMQ_ENOTFOUND = -4,    /**< the key (or fingerprint) is not in the filter */
+    AMQ_ECORRUPT = -5,     /**< data failed validation: damaged or truncated */
+    AMQ_EFORMAT = -6,      /**< not an amq file (wrong magic) */
+    AMQ_EVERSION = -7,     /**< an amq file of a newer format version */
+    AMQ_EIO = -8,          /**< an operating-system I/O call failed (see errno) */
+    AMQ_EUNSUPPORTED = -9, /**< the family does not support this operation */
+    AMQ_ERANGE = -10,      /**< a value is out of the representable range */
+    AMQ_EINCOMPATIBLE = -11 /**< filters differ in family or parameters */
+} amq_status;
+
+/**
+ * Describe a status code in a short English sentence fragment.
+ *
+ * @param status any value; unknown values get a generic description.
+ * @return a static string; never NULL.
+ * Thread safety: safe.
+ */
+AMQ_API const char *amq_strerror(int status);
+
+/**
+ * Details of a failure, for calls that can say more than a status code: which
+ * option of a spec was wrong, which check a file failed.
+ *
+ * Calls that take an amq_diag accept NULL for it. On failure they write a
+ * NUL-terminated message; on success they leave it untouched.
+ */
+typedef struct amq_diag {
+    char message[256]; /**< what is wrong, e.g. "option 'p': 1.5 is not in (0, 1)" */
+    uint64_t offset;   /**< byte offset in the input where known, else 0 */
+} amq_diag;
+
+/* ------------------------------------------------------------------------ */
+/* Hashing                                                                   */
+/* ------------------------------------------------------------------------ */
+
+/**
+ * Key hash functions. A filter stores the kind and its seed or key, and every
+ * family hashes keys through amq_hash64 / amq_hash128 so that a caller can
+ * hash once (with the filter's hasher) and ask many filters through the
+ * families' ..._hash calls.
+ */
+typedef enum amq_hash_kind {
+    AMQ_HASH_XXH3 = 1,   /**< XXH3 (64/128-bit) with a 64-bit seed: the default */
+    AMQ_HASH_MD5 = 2,    /**< MD5 digest, for Golomb-coded-set compatibility */
+    AMQ_HASH_SIPHASH = 3 /**< SipHash-2-4 with a 128-bit key (BIP158) */
+} amq_hash_kind;
+
+/** A 128-bit hash value. */
+typedef struct amq_u128 {
+    uint64_t low;  /**< the low 64 bits */
+    uint64_t high; /**< the high 64 bits */
+} amq_u128;
+
+/** A hash function with its seed or key: what a filter hashes keys with. */
+typedef struct amq_hasher {
+    amq_hash_kind kind; /**< which function */
+    /** XXH3: the seed as a little-endian uint64 in bytes 0..7 (8..15 zero).
+     *  SipHash: the 16-byte key (k0 = LE bytes 0..7, k1 = LE bytes 8..15).
+     *  MD5: unused, all zero. */
+    uint8_t key[16];
+} amq_hasher;
+
+/**
+ * Set up an XXH3 hasher with a 64-bit seed.
+ * @param out the hasher to fill; not NULL.
+ * @param seed any value.
+ */
+AMQ_API void amq_hasher_xxh3(amq_hasher *out, uint64_t seed);
+
+/**
+ * Set up a SipHash-2-4 hasher with a 16-byte key.
+ * @param out the hasher to fill; not NULL.
+ * @param key 16 bytes, copied; not NULL.
+ */
+AMQ_API void amq_hasher_siphash(amq_hasher *out, const uint8_t key[16]);
+
+/**
+ * Set up an MD5 hasher.
+ * @param out the hasher to fill; not NULL.
+ */
+AMQ_API void amq_hasher_md5(amq_hasher *out);
+
+/**
+ * Check that a hasher is well formed (a known kind, unused key bytes zero).
+ * @return AMQ_OK, or AMQ_EINVAL.
+ */
+AMQ_API int amq_hasher_check(const amq_hasher *hasher);
+
+/**
+ * Hash a key to 64 bits.
+ *
+ * XXH3: XXH3_64bits_withSeed. SipHash: the SipHash-2-4 64-bit output. MD5:
+ * digest bytes 8..15 read as a big-endian integer (the low half of the digest
+ * read as one big-endian 128-bit number; see amq_hash128).
+ *
+ * @param hasher a hasher from amq_hasher_*; not NULL.
+ * @param key the key bytes; may be NULL when len is 0.
+ * @param len the key length in bytes.
+ * @return the hash.
+ * Allocates: never. Thread safety: safe.
+ */
+AMQ_API uint64_t amq_hash64(const amq_hasher *hasher, const void *key, size_t len);
+
+/**
+ * Hash a key to 128 bits.
+ *
+ * XXH3: XXH3_128bits_withSeed. SipHash: SipHash-2-4 with 128-bit output (the
+ * variant in the SipHash reference code; low = first output word). MD5: the
+ * digest read as a big-endian 128-bit integer (high = bytes 0..7, low = bytes
+ * 8..15), so digest bytes 12..15 big-endian are (low & 0xffffffff).
+ *
+ * @return the hash. Allocates: never. Thread safety: safe.
+ */
+AMQ_API amq_u128 amq_hash128(const amq_hasher *hasher, const void *key, size_t len);
+
+/**
+ * SipHash-2-4 with 64-bit output.
+ * @param key the 16-byte key (k0 = little-endian bytes 0..7, k1 = bytes 8..15).
+ * @param msg the message; may be NULL when len is 0.
+ * @param len the message length.
+ * @return the 64-bit output as an integer.
+ */
+AMQ_API uint64_t amq_siphash24(const uint8_t key[16], const void *msg, size_t len);
+
+/**
+ * SipHash-2-4 with 128-bit output.
+ * @return the two output words (low = first, high = second).
+ */
+AMQ_API amq_u128 amq_siphash24_128(const uint8_t key[16], const void *msg, size_t len);
+
+/**
+ * MD5 digest of a message, computed by OpenSSL's libcrypto.
+ * @param digest receives 16 bytes; not NULL.
+ */
+AMQ_API void amq_md5(uint8_t digest[16], const void *msg, size_t len);
+
+/**
+ * Map a 64-bit hash uniformly onto [0, range) by multiply-high:
+ * (hash * range) >> 64. Faster than % and unbiased for uniform hashes.
+ * @param range the size of the range; 0 gives 0.
+ * @return a value below range (or 0).
+ */
+__extension__ typedef unsigned __int128 amq__uint128;
+static inline uint64_t amq_reduce(uint64_t hash, uint64_t range)
+{
+    return (uint64_t)(((amq__uint128)hash * range) >> 64);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Numbers as users write them                                               */
+/* ------------------------------------------------------------------------ */
+
+/**
+ * Parse a probability as the spec strings and the command line accept it:
+ * "0.0001", "1e-4", "1/8192" or "0.01%". The value must lie in (0, 1).
+ * @param out receives the value on success; not NULL.
+ * @param text NUL-terminated; not NULL. Surrounding spaces are not allowed.
+ * @return AMQ_OK; AMQ_EINVAL (malformed, or not in (0, 1)) with a message in
+ *   *diag (may be NULL).
+ */
+AMQ_API int amq_parse_probability(double *out, const char *text, amq_diag *diag);
+
+/**
+ * Parse a count: a decimal integer ("1000000"), or scientific notation whose
+ * value is a whole number ("1e6", "2.5e3"), in [min, max].
+ * @return AMQ_OK; AMQ_EINVAL (malformed, fractional) or AMQ_ERANGE (outside
+ *   [min, max]) with a message in *diag (may be NULL).
+ */
+AMQ_API int amq_parse_count(uint64_t *out, const char *text, uint64_t min, uint64_t max,
+                            amq_diag *diag);
+
+/* ------------------------------------------------------------------------ */
+/* The generic handle                                                        */
+/* ------------------------------------------------------------------------ */
+
+/** Any filter of any family; opaque. */
+typedef struct amq_filter amq_filter;
+
+/**
+ * Create an empty filter of a dynamic family from a spec string.
+ *
+ * A spec is the family name followed by key=value options separated by
+ * spaces: "bloom n=1000000 p=0.01", "blocked-bloom n=4e6 p=0.01
+ * layout=split", "cuckoo n=1e6 fingerprint-bits=12". Keys are the command
+ * line's long option names; n (capacity) and p (false-positive rate) are
+ * common to all. Numbers are decimal or scientific ("1e6" where an integer
+ * is wanted must be integral); probabilities also accept "1/8192" and
+ * "0.01%". An option that does not apply to the family is an error.
+ *
+ * @param out receives the filter on success; not NULL.
+ * @param spec NUL-terminated spec; not NULL.
+ * @return AMQ_OK; AMQ_EINVAL for an unknown family, unknown option, malformed
+ *   or out-of-range value, or a static family (use amq_build); AMQ_ENOMEM.
+ * Allocates: the filter. Thread safety: safe.
+ */
+AMQ_API int amq_new(amq_filter **out, const char *spec);
+
+/** As amq_new, and on failure says what was wrong in *diag (may be NULL). */
+AMQ_API int amq_new_ex(amq_filter **out, const char *spec, amq_diag *diag);
+
+/**
+ * Build a filter of any family from all its keys at once.
+ *
+ * Static families (gcs, hfb, fuse8, fuse16) can only be built this way; a
+ * dynamic family gets an empty filter sized by the spec, then every key.
+ *
+ * @param keys array of count key pointers (each may be NULL if its length is 0).
+ * @param lens array of count key lengths.
+ * @return as amq_new, plus AMQ_EFULL when the keys do not fit a fixed-size filter.
+ */
+AMQ_API int amq_build(amq_filter **out, const char *spec, const void *const *keys,
+                      const size_t *lens, size_t count);
+
+/** As amq_build, with diagnostics (diag may be NULL). */
+AMQ_API int amq_build_ex(amq_filter **out, const char *spec, const void *const *keys,
+                         const size_t *lens, size_t count, amq_diag *diag);
+
+/**
+ * Add a key to a dynamic filter.
+ * @return AMQ_OK; AMQ_EFULL; AMQ_EUNSUPPORTED for a static family.
+ * Thread safety: needs exclusive access to f.
+ */
+AMQ_API int amq_add(amq_filter *f, const void *key, size_t len);
+
+/**
+ * Remove a key from a filter that supports removal (counting Bloom, cuckoo).
+ * @return AMQ_OK; AMQ_ENOTFOUND when the key is certainly absent (nothing
+ *   changes); AMQ_EUNSUPPORTED for families that cannot remove.
+ */
+AMQ_API int amq_remove(amq_filter *f, const void *key, size_t len);
+
+/**
+ * Ask whether a key may be in the filter.
+ * @return 1 maybe present, 0 definitely absent, <0 an error code.
+ * Allocates: never. Thread safety: safe with other readers.
+ */
+AMQ_API int amq_contains(const amq_filter *f, const void *key, size_t len);
+
+/**
+ * Save a filter to a file atomically: a temporary file in the same
+ * directory is written, fsynced and renamed over path, so a crash leaves
+ * either the old file or the new one, never a mixture.
+ * @return AMQ_OK; AMQ_EIO (errno tells why); AMQ_ENOMEM.
+ */
+AMQ_API int amq_save(const amq_filter *f, const char *path);
+
+/** As amq_save, with diagnostics (diag may be NULL). */
+AMQ_API int amq_save_ex(const amq_filter *f, const char *path, amq_diag *diag);
+
+/**
+ * Load a filter saved by amq_save, checking the whole file first.
+ * Untrusted input: every field, length and the checksum are validated
+ * before anything is allocated from them.
+ * @return AMQ_OK; AMQ_EFORMAT (not an amq file); AMQ_EVERSION (newer
+ *   format); AMQ_ECORRUPT (damaged or truncated); AMQ_EUNSUPPORTED (a family
+ *   this build does not have); AMQ_EIO; AMQ_ENOMEM.
+ */
+AMQ_API int amq_load(amq_filter **out, const char *path);
+
+/** Load options. */
+enum amq_load_flags {
+    AMQ_LOAD_MMAP = 1 /**< map the file instead of reading it (static families) */
+};
+
+/** As amq_load, with flags (AMQ_LOAD_*) and diagnostics (diag may be NULL). */
+AMQ_API int amq_load_ex(amq_filter **out, const char *path, unsigned flags, amq_diag *diag);
+
+/** Free a filter and everything it owns. Accepts NULL. */
+AMQ_API void amq_free(amq_filter *f);
+
+/** What amq_info reports about any filter. */
+typedef struct amq_info {
+    const char *family;       /**< family name, e.g. "bloom" (static string) */
+    uint64_t capacity;        /**< keys the filter was sized for (0: unbounded) */
+    uint64_t count;           /**< keys added, where tracked (else the estimate) */
+    double estimated_count;   /**< distinct keys estimated from the contents */
+    uint64_t size_bytes;      /**< memory the filter's data takes */
+    double bits_per_key;      /**< size_bytes*8 / max(count, 1) */
+    double target_fpr;        /**< the false-positive rate asked for */
+    double expected_fpr;      /**< the rate to expect at the current fill */
+    amq_hasher hasher;        /**< the key hash */
+} amq_info;
+
+/**
+ * Describe a filter.
+ * @return AMQ_OK.
+ */
+AMQ_API int amq_info_get(const amq_filter *f, amq_info *out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* AMQ_AMQ_H */

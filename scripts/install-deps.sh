@@ -1,0 +1,41 @@
+#!/bin/sh
+# Install the Debian packages amq needs to build, test and benchmark, but only
+# those that are missing. Runs apt-get (as root, or through sudo when it is
+# available); does nothing when everything is already present.
+#
+#   scripts/install-deps.sh            build + test dependencies
+#   scripts/install-deps.sh --bench    also the benchmark peers
+set -eu
+
+packages="gcc clang make cmake pkg-config libxxhash-dev libssl-dev libcmocka-dev libclang-rt-14-dev clang-format"
+if [ "${1:-}" = "--bench" ]; then
+    packages="$packages libbloom-dev"
+fi
+
+missing=""
+for p in $packages; do
+    status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
+    case "$status" in
+    *"install ok installed"*) ;;
+    *) missing="$missing $p" ;;
+    esac
+done
+
+if [ -z "$missing" ]; then
+    exit 0
+fi
+
+echo "install-deps: installing:$missing" >&2
+if [ "$(id -u)" -eq 0 ]; then
+    run=""
+elif command -v sudo >/dev/null 2>&1; then
+    run="sudo"
+else
+    echo "install-deps: missing packages:$missing; run as root or install them" >&2
+    exit 1
+fi
+export DEBIAN_FRONTEND=noninteractive
+# shellcheck disable=SC2086
+$run apt-get update -qq || echo "install-deps: apt-get update failed; trying the cached package lists" >&2
+# shellcheck disable=SC2086
+$run apt-get install -y -qq --no-install-recommends $missing

@@ -1,0 +1,147 @@
+/*
+ * bits.h - bit vectors and the one bit writer / bit reader of the library.
+ *
+ * Bit vector: bit i lives in 64-bit word i / 64 at bit position i % 64
+ * (least significant first). Indexes are 64-bit, so vectors past 2^32 bits
+ * work. The get/set calls are inline: they are the Bloom families' hot path.
+ *
+ * Bit streams (Golomb-coded sets, hash-free Bloom banks) are MSB-first: the
+ * first bit written is the most significant bit of the first byte. A value
+ * written with n bits is written most significant bit first. The stream is
+ * padded with 0 bits to a whole byte when finished.
+ *
+ *   Rice code, parameter P (divisor 2^P):   q = v >> P as q 1-bits and a
+ *       0-bit (unary), then the low P bits of v.
+ *   Golomb code, any divisor M >= 1:        q = v / M in unary, then
+ *       r = v % M in truncated binary: with b = ceil(log2 M) and
+ *       u = 2^b - M, r < u is written in b-1 bits, otherwise r + u in b bits.
+ *       (M = 2^P gives exactly the Rice code.)
+ *
+ * Writers grow their buffer as needed; an allocation failure is remembered
+ * ("sticky") and reported by amq__bitwriter_finish, so encoding loops need not
+ * check every call. Readers never read past the end of their buffer: reading
+ * beyond the stream's last bit answers AMQ_ECORRUPT and leaves the reader's
+ * position where it was.
+ */
+#ifndef AMQ_BITS_H
+#define AMQ_BITS_H
+
+#include "amq/amq.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---- bit vector ---------------------------------------------------------- */
+
+typedef struct amq__bitvec {
+    uint64_t *words;    /* ceil(bit_count / 64) words; bits past bit_count are 0 */
+    uint64_t bit_count; /* number of addressable bits */
+} amq__bitvec;
+
+/* Number of 64-bit words that hold bit_count bits. */
+static inline uint64_t amq__bitvec_words_for(uint64_t bit_count)
+{
+    return bit_count / 64 + (bit_count % 64 != 0);
+}
+
+/* Allocate a vector of bit_count zero bits (bit_count may be 0).
+ * Returns AMQ_OK, AMQ_ERANGE (the byte size does not fit size_t) or AMQ_ENOMEM. */
+int amq__bitvec_init(amq__bitvec *v, uint64_t bit_count);
+
+/* Free the words; v becomes an empty vector. Accepts an empty vector. */
+void amq__bitvec_free(amq__bitvec *v);
+
+static inline bool amq__bitvec_get(const amq__bitvec *v, uint64_t i)
+{
+    return (v->words[i >> 6] >> (i & 63)) & 1u;
+}
+
+static inline void amq__bitvec_set(amq__bitvec *v, uint64_t i)
+{
+    v->words[i >> 6] |= (uint64_t)1 << (i & 63);
+}
+
+static inline void amq__bitvec_clear(amq__bitvec *v, uint64_t i)
+{
+    v->words[i >> 6] &= ~((uint64_t)1 << (i & 63));
+}
+
+/* Set bit i and return whether it was already set. */
+static inline bool amq__bitvec_test_and_set(amq__bitvec *v, uint64_t i)
+{
+    uint64_t mask = (uint64_t)1 << (i & 63);
+    uint64_t old = v->words[i >> 6];
+    v->words[i >> 6] = old | mask;
+    return (old & mask) != 0;
+}
+
+/* Number of set bits. */
+uint64_t amq__bitvec_popcount(const amq__bitvec *v);
+
+/* ---- bit writer ---------------------------------------------------------- */
+
+typedef struct amq__bitwriter {
+    uint8_t *bytes;     /* owned buffer, grown as needed */
+    size_t capacity;    /* bytes allocated */
+    uint64_t bit_count; /* bits written so far */
+    int status;         /* AMQ_OK, or the first error (sticky) */
+} amq__bitwriter;
+
+/* Start an empty stream. Never fails (allocation happens on first write). */
+void amq__bitwriter_init(amq__bitwriter *w);
+
+/* Make room for at least bit_count more bits (optional; avoids regrowth). */
+void amq__bitwriter_reserve(amq__bitwriter *w, uint64_t bit_count);
+
+/* Write the low bit_count bits of value, most significant first. 0..64. */
+void amq__bitwriter_put(amq__bitwriter *w, uint64_t value, unsigned bit_count);
+
+/* Write q 1-bits then a 0-bit. */
+void amq__bitwriter_put_unary(amq__bitwriter *w, uint64_t q);
+
+/* Rice-code value with parameter rice_bits (0..63). */
+void amq__bitwriter_put_rice(amq__bitwriter *w, uint64_t value, unsigned rice_bits);
+
+/* Golomb-code value with divisor (>= 1), truncated-binary remainder. */
+void amq__bitwriter_put_golomb(amq__bitwriter *w, uint64_t value, uint64_t divisor);
+
+/* Pad with 0-bits to a byte boundary and hand over the buffer: *bytes
+ * (caller frees with free(); NULL when empty), *byte_count, and *bit_count
+ * the number of bits written before padding (may be NULL). Returns the
+ * sticky status; on error nothing is handed over and the writer is freed.
+ * The writer is left empty either way. */
+int amq__bitwriter_finish(amq__bitwriter *w, uint8_t **bytes, size_t *byte_count,
+                          uint64_t *bit_count);
+
+/* Discard a writer's buffer. */
+void amq__bitwriter_free(amq__bitwriter *w);
+
+/* ---- bit reader ---------------------------------------------------------- */
+
+typedef struct amq__bitreader {
+    const uint8_t *bytes; /* not owned; ceil(bit_count / 8) readable bytes */
+    uint64_t bit_count;   /* bits in the stream */
+    uint64_t position;    /* next bit to read */
+} amq__bitreader;
+
+/* Read a stream of bit_count bits from bytes (ceil(bit_count/8) bytes). */
+void amq__bitreader_init(amq__bitreader *r, const uint8_t *bytes, uint64_t bit_count);
+
+/* Move to an absolute bit position (<= bit_count), else AMQ_ECORRUPT. */
+int amq__bitreader_seek(amq__bitreader *r, uint64_t position);
+
+/* Read bit_count (0..64) bits, most significant first. */
+int amq__bitreader_get(amq__bitreader *r, unsigned bit_count, uint64_t *value);
+
+/* Read a unary number (1-bits up to a 0-bit). */
+int amq__bitreader_get_unary(amq__bitreader *r, uint64_t *q);
+
+/* Read a Rice-coded value; AMQ_ECORRUPT if the stream ends or the value
+ * does not fit 64 bits. */
+int amq__bitreader_get_rice(amq__bitreader *r, unsigned rice_bits, uint64_t *value);
+
+/* Read a Golomb-coded value (divisor >= 1); AMQ_ECORRUPT as above. */
+int amq__bitreader_get_golomb(amq__bitreader *r, uint64_t divisor, uint64_t *value);
+
+#endif /* AMQ_BITS_H */

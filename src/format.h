@@ -1,0 +1,130 @@
+/*
+ * format.h - the container file format every family is saved in
+ * (specified in docs/FORMAT.md), and the little parameter-block writer and
+ * reader families use for their own fields.
+ *
+ * A family saves by filling an amq__container (family id, hasher, its
+ * parameter block) and passing its payload as a list of pieces (so a filter
+ * made of several arrays is written without first copying them together).
+ * Loading reads (or maps) the whole file, amq__format_parse checks every
+ * field, every length and the checksum, and hands the family pointers into
+ * the image: nothing in it is trusted before that.
+ */
+#ifndef AMQ_FORMAT_H
+#define AMQ_FORMAT_H
+
+#include "amq/amq.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Family identifiers stored in files. Pinned: never renumber. */
+enum amq__family_id {
+    AMQ__FAMILY_BLOOM = 1,
+    AMQ__FAMILY_BLOCKED_BLOOM = 2,
+    AMQ__FAMILY_COUNTING_BLOOM = 3,
+    AMQ__FAMILY_SCALABLE_BLOOM = 4,
+    AMQ__FAMILY_CUCKOO = 5,
+    AMQ__FAMILY_GCS = 6,
+    AMQ__FAMILY_HFB = 7,
+    AMQ__FAMILY_FUSE8 = 8,
+    AMQ__FAMILY_FUSE16 = 9,
+    AMQ__FAMILY_MAX = 63 /* ids above this are refused as corrupt */
+};
+
+/* The format version this build writes and the newest it reads. */
+#define AMQ__FORMAT_VERSION 1
+
+/* Fixed sizes (bytes). */
+#define AMQ__FORMAT_HEADER_SIZE 64
+#define AMQ__FORMAT_PARAMS_MAX 4096 /* cap on a family's parameter block */
+#define AMQ__FORMAT_ALIGN 64        /* the payload starts at a multiple of this */
+#define AMQ__FORMAT_TRAILER_SIZE 8
+
+/* What a file says, apart from the payload bytes. */
+typedef struct amq__container {
+    uint32_t family;       /* enum amq__family_id */
+    amq_hasher hasher;     /* key hash kind and seed/key */
+    const uint8_t *params; /* the family's parameter block */
+    uint32_t params_len;   /* <= AMQ__FORMAT_PARAMS_MAX */
+    const uint8_t *payload;
+    uint64_t payload_len;
+} amq__container;
+
+/* One piece of a payload being written. */
+typedef struct amq__piece {
+    const void *data;
+    uint64_t len;
+} amq__piece;
+
+/* Size in bytes of the file that amq__format_encode / _save would write. */
+uint64_t amq__format_encoded_size(uint32_t params_len, uint64_t payload_len);
+
+/* Encode a container into a new buffer (for in-memory dumps). The payload is
+ * the concatenation of the pieces; c->payload/payload_len are ignored.
+ * *out is malloc'd; caller frees. Returns AMQ_OK, AMQ_EINVAL (params too
+ * long, unknown family or hasher), AMQ_ERANGE, AMQ_ENOMEM. */
+int amq__format_encode(uint8_t **out, size_t *out_len, const amq__container *c,
+                       const amq__piece *pieces, size_t piece_count, amq_diag *diag);
+
+/* Save atomically: write path's directory/.name.tmp.XXXXXX, fsync it, rename
+ * it over path, fsync the directory. On any failure the temporary file is
+ * removed and path is untouched. Returns AMQ_OK, AMQ_EIO (errno kept),
+ * AMQ_EINVAL, AMQ_ENOMEM. */
+int amq__format_save(const char *path, const amq__container *c, const amq__piece *pieces,
+                     size_t piece_count, amq_diag *diag);
+
+/* Validate a whole file image and describe it; the pointers in *out point
+ * into buf. Checks, in order: length >= header, magic (AMQ_EFORMAT),
+ * version (AMQ_EVERSION if newer, AMQ_ECORRUPT if 0), every header field,
+ * lengths against the image size, padding bytes are zero, and the checksum
+ * (AMQ_ECORRUPT). */
+int amq__format_parse(amq__container *out, const uint8_t *buf, size_t len, amq_diag *diag);
+
+/* A file's bytes, read into memory or mapped. */
+typedef struct amq__file_image {
+    uint8_t *data; /* NULL for an empty file */
+    size_t len;
+    bool mapped; /* munmap rather than free */
+} amq__file_image;
+
+/* Read (use_mmap false) or map read-only (true) a whole file.
+ * Returns AMQ_OK, AMQ_EIO (open/read/mmap failed; errno kept), AMQ_ENOMEM. */
+int amq__file_image_open(amq__file_image *img, const char *path, bool use_mmap,
+                         amq_diag *diag);
+
+/* Release an image (free or munmap). Accepts an empty image. */
+void amq__file_image_close(amq__file_image *img);
+
+/* ---- parameter blocks ---------------------------------------------------- */
+
+/* A family's parameters, written field by field, little-endian. */
+typedef struct amq__params_writer {
+    uint8_t bytes[AMQ__FORMAT_PARAMS_MAX];
+    uint32_t len;
+    bool overflow; /* a put did not fit */
+} amq__params_writer;
+
+void amq__params_init(amq__params_writer *w);
+void amq__params_put_u8(amq__params_writer *w, uint8_t v);
+void amq__params_put_u32(amq__params_writer *w, uint32_t v);
+void amq__params_put_u64(amq__params_writer *w, uint64_t v);
+void amq__params_put_f64(amq__params_writer *w, double v); /* IEEE-754 bits, LE */
+
+typedef struct amq__params_reader {
+    const uint8_t *bytes;
+    uint32_t len;
+    uint32_t position;
+} amq__params_reader;
+
+void amq__params_reader_init(amq__params_reader *r, const uint8_t *bytes, uint32_t len);
+/* Each returns AMQ_OK or AMQ_ECORRUPT when the block is too short. */
+int amq__params_get_u8(amq__params_reader *r, uint8_t *v);
+int amq__params_get_u32(amq__params_reader *r, uint32_t *v);
+int amq__params_get_u64(amq__params_reader *r, uint64_t *v);
+int amq__params_get_f64(amq__params_reader *r, double *v);
+/* AMQ_OK when every byte was read, else AMQ_ECORRUPT (trailing garbage). */
+int amq__params_end(const amq__params_reader *r);
+
+#endif /* AMQ_FORMAT_H */

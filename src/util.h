@@ -1,0 +1,83 @@
+/*
+ * util.h - small helpers shared by every source file of the library:
+ * little-endian loads and stores (the on-disk byte order), overflow-checked
+ * arithmetic, and filling an amq_diag.
+ */
+#ifndef AMQ_UTIL_H
+#define AMQ_UTIL_H
+
+#include "amq/amq.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#if defined(__GNUC__)
+#define AMQ__PRINTF(fmt_index, first_arg) __attribute__((format(printf, fmt_index, first_arg)))
+#define AMQ__LIKELY(x) __builtin_expect(!!(x), 1)
+#define AMQ__UNLIKELY(x) __builtin_expect(!!(x), 0)
+#else
+#define AMQ__PRINTF(fmt_index, first_arg)
+#define AMQ__LIKELY(x) (x)
+#define AMQ__UNLIKELY(x) (x)
+#endif
+
+/* Write a printf-style message into diag (when diag is not NULL) and return
+ * status, so that a failing path reads `return amq__fail(diag, AMQ_EINVAL,
+ * "...", ...);`. */
+int amq__fail(amq_diag *diag, int status, const char *format, ...) AMQ__PRINTF(3, 4);
+
+/* As amq__fail, also recording a byte offset. */
+int amq__fail_at(amq_diag *diag, int status, uint64_t offset, const char *format, ...)
+    AMQ__PRINTF(4, 5);
+
+static inline uint16_t amq__load_u16le(const uint8_t *p)
+{
+    return (uint16_t)(p[0] | (uint16_t)(p[1] << 8));
+}
+
+static inline uint32_t amq__load_u32le(const uint8_t *p)
+{
+    return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) |
+           ((uint32_t)p[3] << 24);
+}
+
+static inline uint64_t amq__load_u64le(const uint8_t *p)
+{
+    return (uint64_t)amq__load_u32le(p) | ((uint64_t)amq__load_u32le(p + 4) << 32);
+}
+
+static inline void amq__store_u16le(uint8_t *p, uint16_t v)
+{
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+}
+
+static inline void amq__store_u32le(uint8_t *p, uint32_t v)
+{
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+    p[2] = (uint8_t)(v >> 16);
+    p[3] = (uint8_t)(v >> 24);
+}
+
+static inline void amq__store_u64le(uint8_t *p, uint64_t v)
+{
+    amq__store_u32le(p, (uint32_t)v);
+    amq__store_u32le(p + 4, (uint32_t)(v >> 32));
+}
+
+/* *out = a * b; false on overflow. */
+static inline bool amq__mul_u64(uint64_t a, uint64_t b, uint64_t *out)
+{
+    return !__builtin_mul_overflow(a, b, out);
+}
+
+/* *out = a + b; false on overflow. */
+static inline bool amq__add_u64(uint64_t a, uint64_t b, uint64_t *out)
+{
+    return !__builtin_add_overflow(a, b, out);
+}
+
+#endif /* AMQ_UTIL_H */

@@ -1,0 +1,80 @@
+/*
+ * amq_cli.c - the amq command-line tool: subcommand dispatch, --help and
+ * --version. Each subcommand lives in its own tools/cmd_<name>.c.
+ */
+#include "cli.h"
+
+#include "amq/amq.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+static const cli_command commands[] = {
+    { "calc", "Bloom filter parameters: any three of n, m, k, p give the rest", cli_calc },
+};
+
+static const size_t command_count = sizeof commands / sizeof commands[0];
+
+void cli_error(const char *format, ...)
+{
+    va_list args;
+    fputs("amq: ", stderr);
+    va_start(args, format);
+    vfprintf(stderr, format, args);
+    va_end(args);
+    fputc('\n', stderr);
+}
+
+int cli_usage_error(const char *command, const char *format, ...)
+{
+    va_list args;
+    fprintf(stderr, "amq %s: ", command);
+    va_start(args, format);
+    vfprintf(stderr, format, args);
+    va_end(args);
+    fprintf(stderr, "\nTry 'amq %s --help'.\n", command);
+    return CLI_EXIT_ERROR;
+}
+
+bool cli_stderr_is_tty(void)
+{
+    return isatty(STDERR_FILENO) == 1;
+}
+
+static void print_help(FILE *out)
+{
+    fprintf(out, "Usage: amq COMMAND [OPTIONS] [ARGS]\n"
+                 "Approximate membership queries: build, query and inspect filters.\n\n"
+                 "Commands:\n");
+    for (size_t i = 0; i < command_count; i++)
+        fprintf(out, "  %-8s %s\n", commands[i].name, commands[i].summary);
+    fprintf(out, "\nOptions:\n"
+                 "  -h, --help     show this help\n"
+                 "  --version      show the version\n\n"
+                 "'amq COMMAND --help' describes a command. Exit status: 0 success (or lines\n"
+                 "printed), 1 nothing printed, 2 an error.\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        print_help(stderr);
+        return CLI_EXIT_ERROR;
+    }
+    const char *name = argv[1];
+    if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0 || strcmp(name, "help") == 0) {
+        print_help(stdout);
+        return CLI_EXIT_OK;
+    }
+    if (strcmp(name, "--version") == 0 || strcmp(name, "version") == 0) {
+        printf("amq %s\n", amq_version());
+        return CLI_EXIT_OK;
+    }
+    for (size_t i = 0; i < command_count; i++)
+        if (strcmp(name, commands[i].name) == 0)
+            return commands[i].run(argc - 1, argv + 1);
+    cli_error("'%s' is not a command. See 'amq --help'.", name);
+    return CLI_EXIT_ERROR;
+}
