@@ -15,11 +15,11 @@
 
 #if defined(__GNUC__)
 #define AMQ__PRINTF(fmt_index, first_arg) __attribute__((format(printf, fmt_index, first_arg)))
-#define AMQ__LIKELY(x) __builtin_expect(!!(x), 1)
-#define AMQ__UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define AMQ__LIKELY(x)                    __builtin_expect(!!(x), 1)
+#define AMQ__UNLIKELY(x)                  __builtin_expect(!!(x), 0)
 #else
 #define AMQ__PRINTF(fmt_index, first_arg)
-#define AMQ__LIKELY(x) (x)
+#define AMQ__LIKELY(x)   (x)
 #define AMQ__UNLIKELY(x) (x)
 #endif
 
@@ -39,8 +39,7 @@ static inline uint16_t amq__load_u16le(const uint8_t *p)
 
 static inline uint32_t amq__load_u32le(const uint8_t *p)
 {
-    return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) |
-           ((uint32_t)p[3] << 24);
+    return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
 }
 
 static inline uint64_t amq__load_u64le(const uint8_t *p)

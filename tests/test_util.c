@@ -10,7 +10,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-
 uint64_t amq_test_seed(uint64_t default_seed)
 {
     static int printed;

@@ -6,42 +6,21 @@
 
 #include "amq/amq.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
 static const cli_command commands[] = {
+    { "build", "build a filter from keys, one per line", cli_build },
+    { "add", "add keys to a filter (dynamic types)", cli_add },
+    { "remove", "remove keys from a filter (counting-bloom, cuckoo)", cli_remove },
+    { "query", "print the lines that may be in a filter", cli_query },
+    { "info", "describe a filter file", cli_info },
+    { "merge", "union of compatible filters", cli_merge },
+    { "dedup", "print each line the first time it is seen", cli_dedup },
     { "calc", "Bloom filter parameters: any three of n, m, k, p give the rest", cli_calc },
 };
 
 static const size_t command_count = sizeof commands / sizeof commands[0];
-
-void cli_error(const char *format, ...)
-{
-    va_list args;
-    fputs("amq: ", stderr);
-    va_start(args, format);
-    vfprintf(stderr, format, args);
-    va_end(args);
-    fputc('\n', stderr);
-}
-
-int cli_usage_error(const char *command, const char *format, ...)
-{
-    va_list args;
-    fprintf(stderr, "amq %s: ", command);
-    va_start(args, format);
-    vfprintf(stderr, format, args);
-    va_end(args);
-    fprintf(stderr, "\nTry 'amq %s --help'.\n", command);
-    return CLI_EXIT_ERROR;
-}
-
-bool cli_stderr_is_tty(void)
-{
-    return isatty(STDERR_FILENO) == 1;
-}
 
 static void print_help(FILE *out)
 {

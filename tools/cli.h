@@ -13,6 +13,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "amq/amq.h"
+
 /* Exit codes, as grep: 0 something found/printed or success, 1 nothing,
  * 2 an error. */
 enum { CLI_EXIT_OK = 0, CLI_EXIT_NONE = 1, CLI_EXIT_ERROR = 2 };
@@ -35,8 +37,82 @@ int cli_usage_error(const char *command, const char *format, ...)
 /* True when stderr is a terminal (progress bars go there only then). */
 bool cli_stderr_is_tty(void);
 
+/* Longest input line (key) accepted, in bytes. */
+#define CLI_MAX_LINE ((size_t)1 << 20)
+
+/* ---- reading keys ------------------------------------------------------------ */
+
+typedef struct cli_input {
+    char **paths; /* INPUT arguments; none means standard input */
+    int path_count;
+    int index; /* of the input being read */
+    int fd;    /* -1 when none is open */
+    const char *name;
+    const char *command;
+    uint64_t line_number; /* of the last line returned */
+    const char *line;     /* the last line returned, without its line end */
+    size_t line_len;
+    char *buffer;
+    size_t capacity, start, end, max_line;
+    uint8_t *decoded; /* --hex: the decoded key */
+    bool hex, at_eof;
+    bool progress, progress_shown;
+    double started, last_progress;
+    uint64_t total_bytes, read_bytes;
+} cli_input;
+
+/* Prepare to read the keys of paths[0..path_count) ('-' = stdin; none =
+ * stdin). hex: decode each line from hexadecimal. Returns 0, or -1 after
+ * printing an error. */
+int cli_input_open(cli_input *in, char **paths, int path_count, const char *command, bool hex);
+
+/* The next key: returns 1 and sets key and len (valid until the next call;
+ * in->line is the line as written), 0 at the end of all inputs, -1 after printing
+ * an error that names the file and line. */
+int cli_input_next(cli_input *in, const void **key, size_t *len);
+
+void cli_input_close(cli_input *in);
+
+/* ---- shared helpers ------------------------------------------------------------ */
+
+/* A spec under construction: "TYPE key=value ...". */
+typedef struct cli_spec {
+    char text[4096];
+    size_t len;
+    bool overflow;
+} cli_spec;
+
+void cli_spec_init(cli_spec *spec, const char *type);
+/* Append key=value (or a bare key when value is NULL). Returns -1 (after
+ * printing an error naming --key) if the value holds whitespace or '='. */
+int cli_spec_add(cli_spec *spec, const char *command, const char *key, const char *value);
+
+/* Load a filter, printing "amq COMMAND: PATH: why" on failure. */
+int cli_load(amq_filter **out, const char *command, const char *path, unsigned flags);
+
+/* Save a filter atomically, printing an error on failure. refuse_existing:
+ * fail if path exists (build/merge without --force). */
+int cli_save(const amq_filter *f, const char *command, const char *path);
+
+/* True if path exists; prints the --force hint when it does. */
+bool cli_refuse_overwrite(const char *command, const char *path);
+
+/* Human-readable sizes: IEC bytes ("2.23 GiB") and SI bits ("19.17 Gbit"). */
+void cli_format_bytes(char *out, size_t cap, double bytes);
+void cli_format_bits(char *out, size_t cap, double bits);
+
+/* A hasher as text: "xxh3 seed=42", "siphash key=0011..", "md5". */
+void cli_format_hasher(char *out, size_t cap, const amq_hasher *hasher);
+
 /* ---- the subcommands -------------------------------------------------------- */
 
 int cli_calc(int argc, char **argv);
+int cli_build(int argc, char **argv);
+int cli_add(int argc, char **argv);
+int cli_remove(int argc, char **argv);
+int cli_query(int argc, char **argv);
+int cli_info(int argc, char **argv);
+int cli_merge(int argc, char **argv);
+int cli_dedup(int argc, char **argv);
 
 #endif /* AMQ_CLI_H */

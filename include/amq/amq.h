@@ -48,11 +48,10 @@ extern "C" {
 /* Version                                                                   */
 /* ------------------------------------------------------------------------ */
 
-#define AMQ_VERSION_MAJOR 0
-#define AMQ_VERSION_MINOR 1
-#define AMQ_VERSION_PATCH 0
-#define AMQ_VERSION_NUMBER                                                                         \
-    (AMQ_VERSION_MAJOR * 10000 + AMQ_VERSION_MINOR * 100 + AMQ_VERSION_PATCH)
+#define AMQ_VERSION_MAJOR  0
+#define AMQ_VERSION_MINOR  1
+#define AMQ_VERSION_PATCH  0
+#define AMQ_VERSION_NUMBER (AMQ_VERSION_MAJOR * 10000 + AMQ_VERSION_MINOR * 100 + AMQ_VERSION_PATCH)
 #define AMQ_VERSION_STRING "0.1.0"
 
 /**
@@ -76,17 +75,17 @@ AMQ_API unsigned amq_version_number(void);
 
 /** Status codes. The numeric values are pinned: they never change. */
 typedef enum amq_status {
-    AMQ_OK = 0,            /**< success */
-    AMQ_ENOMEM = -1,       /**< an allocation failed */
-    AMQ_EINVAL = -2,       /**< an argument or spec is invalid */
-    AMQ_EFULL = -3,        /**< the filter cannot take another key */
-    AMQ_ENOTFOUND = -4,    /**< the key (or fingerprint) is not in the filter */
-    AMQ_ECORRUPT = -5,     /**< data failed validation: damaged or truncated */
-    AMQ_EFORMAT = -6,      /**< not an amq file (wrong magic) */
-    AMQ_EVERSION = -7,     /**< an amq file of a newer format version */
-    AMQ_EIO = -8,          /**< an operating-system I/O call failed (see errno) */
-    AMQ_EUNSUPPORTED = -9, /**< the family does not support this operation */
-    AMQ_ERANGE = -10,      /**< a value is out of the representable range */
+    AMQ_OK = 0,             /**< success */
+    AMQ_ENOMEM = -1,        /**< an allocation failed */
+    AMQ_EINVAL = -2,        /**< an argument or spec is invalid */
+    AMQ_EFULL = -3,         /**< the filter cannot take another key */
+    AMQ_ENOTFOUND = -4,     /**< the key (or fingerprint) is not in the filter */
+    AMQ_ECORRUPT = -5,      /**< data failed validation: damaged or truncated */
+    AMQ_EFORMAT = -6,       /**< not an amq file (wrong magic) */
+    AMQ_EVERSION = -7,      /**< an amq file of a newer format version */
+    AMQ_EIO = -8,           /**< an operating-system I/O call failed (see errno) */
+    AMQ_EUNSUPPORTED = -9,  /**< the family does not support this operation */
+    AMQ_ERANGE = -10,       /**< a value is out of the representable range */
     AMQ_EINCOMPATIBLE = -11 /**< filters differ in family or parameters */
 } amq_status;
 
@@ -216,13 +215,14 @@ AMQ_API amq_u128 amq_siphash24_128(const uint8_t key[16], const void *msg, size_
  */
 AMQ_API void amq_md5(uint8_t digest[16], const void *msg, size_t len);
 
+__extension__ typedef unsigned __int128 amq__uint128;
+
 /**
  * Map a 64-bit hash uniformly onto [0, range) by multiply-high:
  * (hash * range) >> 64. Faster than % and unbiased for uniform hashes.
  * @param range the size of the range; 0 gives 0.
  * @return a value below range (or 0).
  */
-__extension__ typedef unsigned __int128 amq__uint128;
 static inline uint64_t amq_reduce(uint64_t hash, uint64_t range)
 {
     return (uint64_t)(((amq__uint128)hash * range) >> 64);
@@ -284,7 +284,8 @@ AMQ_API int amq_new_ex(amq_filter **out, const char *spec, amq_diag *diag);
  * Build a filter of any family from all its keys at once.
  *
  * Static families (gcs, hfb, fuse8, fuse16) can only be built this way; a
- * dynamic family gets an empty filter sized by the spec, then every key.
+ * dynamic family gets an empty filter sized by the spec, then every key;
+ * when the spec gives no capacity (n), the number of keys is used.
  *
  * @param keys array of count key pointers (each may be NULL if its length is 0).
  * @param lens array of count key lengths.
@@ -347,20 +348,53 @@ enum amq_load_flags {
 /** As amq_load, with flags (AMQ_LOAD_*) and diagnostics (diag may be NULL). */
 AMQ_API int amq_load_ex(amq_filter **out, const char *path, unsigned flags, amq_diag *diag);
 
+/**
+ * Merge other into into: afterwards into answers "maybe" for every key
+ * either answered "maybe" for (the union). Both must be of the same family
+ * and built with the same parameters and hasher.
+ * @param into the filter to grow; not NULL.
+ * @param other left unchanged; not NULL.
+ * @return AMQ_OK; AMQ_EINCOMPATIBLE (family, size or hasher differ: the
+ *   message in *diag says which); AMQ_EUNSUPPORTED (the family cannot
+ *   merge); AMQ_ENOMEM.
+ */
+AMQ_API int amq_merge(amq_filter *into, const amq_filter *other, amq_diag *diag);
+
+/**
+ * The name of a filter's family ("bloom", "cuckoo", ...).
+ * @return a static string; never NULL.
+ */
+AMQ_API const char *amq_family(const amq_filter *f);
+
+/**
+ * The name of the index-th filter type this build has (0, 1, ... in order).
+ * @return a static string, or NULL when index is past the last type.
+ */
+AMQ_API const char *amq_family_name(size_t index);
+
+/**
+ * Tell whether a filter type is static (built once from all its keys: gcs,
+ * hfb, fuse8, fuse16) or dynamic (keys added one by one).
+ * @param family a type name such as "bloom"; not NULL.
+ * @return 1 static, 0 dynamic, AMQ_EINVAL for a name this build lacks.
+ */
+AMQ_API int amq_family_is_static(const char *family);
+
 /** Free a filter and everything it owns. Accepts NULL. */
 AMQ_API void amq_free(amq_filter *f);
 
 /** What amq_info reports about any filter. */
 typedef struct amq_info {
-    const char *family;       /**< family name, e.g. "bloom" (static string) */
-    uint64_t capacity;        /**< keys the filter was sized for (0: unbounded) */
-    uint64_t count;           /**< keys added, where tracked (else the estimate) */
-    double estimated_count;   /**< distinct keys estimated from the contents */
-    uint64_t size_bytes;      /**< memory the filter's data takes */
-    double bits_per_key;      /**< size_bytes*8 / max(count, 1) */
-    double target_fpr;        /**< the false-positive rate asked for */
-    double expected_fpr;      /**< the rate to expect at the current fill */
-    amq_hasher hasher;        /**< the key hash */
+    const char *family;     /**< family name, e.g. "bloom" (static string) */
+    uint64_t capacity;      /**< keys the filter was sized for (0: unbounded) */
+    uint64_t count;         /**< keys added, where tracked (else the estimate) */
+    double estimated_count; /**< distinct keys estimated from the contents */
+    uint64_t size_bytes;    /**< memory the filter's data takes */
+    double bits_per_key;    /**< size_bytes*8 / max(count, 1) */
+    double target_fpr;      /**< the false-positive rate asked for */
+    double expected_fpr;    /**< the rate to expect at the current fill */
+    amq_hasher hasher;      /**< the key hash */
+    uint64_t file_checksum; /**< the checksum of the file it was loaded from, else 0 */
 } amq_info;
 
 /**

@@ -1,0 +1,98 @@
+/*
+ * fuzz_spec.c - the spec parser on arbitrary text: through amq_new_ex (the
+ * families this build has; a filter that gets created is exercised and
+ * freed) and through amq__spec_parse over a family list that holds one
+ * option of every type, so every value parser is reached whatever families
+ * exist. Nothing may crash, leak, or succeed with a value out of range.
+ */
+#include "amq/amq.h"
+#include "family.h"
+#include "spec.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static const char *const layouts[] = { "block", "split", NULL };
+static const amq__option option_layout = {
+    .name = "layout",
+    .type = AMQ__OPTION_CHOICE,
+    .choices = layouts,
+};
+static const amq__option option_growth = {
+    .name = "growth",
+    .type = AMQ__OPTION_REAL,
+    .real_min = 1.5,
+    .real_max = 16,
+};
+static const amq__option option_bits = {
+    .name = "bits",
+    .alias = "m",
+    .type = AMQ__OPTION_COUNT,
+    .count_min = 1,
+    .count_max = UINT64_MAX,
+};
+static const amq__option option_flag = { .name = "semi-sort", .type = AMQ__OPTION_FLAG };
+static const amq__option *const options[] = {
+    &amq__option_capacity, &amq__option_fpr, &amq__option_seed, &amq__option_hash, &amq__option_key,
+    &option_layout,        &option_growth,   &option_bits,      &option_flag,      NULL,
+};
+static const amq__family every_type = { .name = "every-type", .id = 62, .options = options };
+static const amq__family *const families[] = { &every_type, NULL };
+
+static void check_values(const amq__spec *spec)
+{
+    for (size_t i = 0; options[i]; i++) {
+        const amq__option_value *v = &spec->values[i];
+        if (!v->set)
+            continue;
+        const amq__option *o = options[i];
+        switch (o->type) {
+        case AMQ__OPTION_COUNT:
+            if (v->count < o->count_min || v->count > o->count_max)
+                abort();
+            break;
+        case AMQ__OPTION_PROBABILITY:
+            if (!(v->real > 0 && v->real < 1))
+                abort();
+            break;
+        case AMQ__OPTION_REAL:
+            if (!(v->real >= o->real_min && v->real <= o->real_max))
+                abort();
+            break;
+        default:
+            break;
+        }
+    }
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    char *text = malloc(size + 1);
+    if (!text)
+        return 0;
+    memcpy(text, data, size);
+    text[size] = 0;
+
+    amq_diag diag;
+    amq__spec spec;
+    if (amq__spec_parse(&spec, text, families, &diag) == AMQ_OK) {
+        check_values(&spec);
+        amq_hasher hasher;
+        (void)amq__spec_hasher(&spec, &hasher, 0, &diag);
+    } else if (memchr(diag.message, 0, sizeof diag.message) == NULL) {
+        abort(); /* the message must be terminated */
+    }
+
+    amq_filter *f = NULL;
+    if (amq_new_ex(&f, text, &diag) == AMQ_OK) {
+        (void)amq_add(f, data, size);
+        if (amq_contains(f, data, size) == 0)
+            abort(); /* no false negatives */
+        amq_free(f);
+    }
+    free(text);
+    return 0;
+}

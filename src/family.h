@@ -1,0 +1,58 @@
+/*
+ * family.h - what a filter family provides so the generic handle
+ * (amq_filter, src/filter.c) can reach it: its name and file id, the options
+ * its spec takes, and its operations behind function pointers.
+ *
+ * Each family defines one `const amq__family amq__<name>_family` and is
+ * listed in filter.c's table. Operations a family cannot do are NULL and the
+ * generic call answers AMQ_EUNSUPPORTED (for build: a dynamic family is
+ * built by create + add of every key).
+ */
+#ifndef AMQ_FAMILY_H
+#define AMQ_FAMILY_H
+
+#include "amq/amq.h"
+#include "format.h"
+#include "spec.h"
+
+#include <stdbool.h>
+
+/* The most pieces a family's payload may be saved in. */
+#define AMQ__MAX_PIECES 256
+
+/* What a family hands over to be saved. */
+typedef struct amq__saved {
+    amq_hasher hasher;
+    amq__params_writer params;
+    amq__piece pieces[AMQ__MAX_PIECES];
+    size_t piece_count;
+    void *scratch; /* memory the family allocated for the pieces; freed after saving */
+} amq__saved;
+
+typedef struct amq__family {
+    const char *name;                  /* the spec's and the CLI's type name */
+    uint32_t id;                       /* enum amq__family_id, stored in files */
+    const amq__option *const *options; /* NULL-terminated */
+
+    /* An empty filter from a spec (dynamic families; NULL for static ones). */
+    int (*create)(void **state, const amq__spec *spec, amq_diag *diag);
+    /* A filter from all its keys (NULL: create, then add each key). */
+    int (*build)(void **state, const amq__spec *spec, const void *const *keys, const size_t *lens,
+                 size_t count, amq_diag *diag);
+    int (*add)(void *state, const void *key, size_t len);
+    int (*remove)(void *state, const void *key, size_t len);
+    int (*contains)(const void *state, const void *key, size_t len);
+    /* Union into state of other (same family); AMQ_EINCOMPATIBLE if the
+     * parameters differ. */
+    int (*merge)(void *state, const void *other, amq_diag *diag);
+    /* Describe the filter for saving; *out is zeroed by the caller. */
+    int (*save)(const void *state, amq__saved *out);
+    /* Rebuild a filter from a validated container. The family may keep
+     * pointers into c->payload and then sets *borrows_image: the caller
+     * keeps the file image alive as long as the filter. */
+    int (*load)(void **state, const amq__container *c, bool *borrows_image, amq_diag *diag);
+    void (*info)(const void *state, amq_info *out);
+    void (*destroy)(void *state);
+} amq__family;
+
+#endif /* AMQ_FAMILY_H */

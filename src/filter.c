@@ -1,0 +1,274 @@
+/*
+ * filter.c - the generic handle: one amq_filter type that reaches every
+ * family through its amq__family table (family.h).
+ *
+ * A handle is the family, the family's own state, and, when the family
+ * borrowed its arrays from a loaded file (a static family opened by mmap),
+ * the file image it borrowed from. Creating parses the spec once (spec.c)
+ * and hands the family the parsed values; saving asks the family for its
+ * hasher, parameter block and payload pieces and writes them through
+ * format.c; loading validates the whole file before the family sees it.
+ */
+#include "family.h"
+#include "format.h"
+#include "spec.h"
+#include "util.h"
+
+#include <assert.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct amq_filter {
+    const amq__family *family;
+    void *state;
+    amq__file_image image;  /* kept only when the family borrows from it */
+    uint64_t file_checksum; /* the trailer of the file it was loaded from, else 0 */
+};
+
+/* Every family this build has. Families add themselves here. */
+static const amq__family *const families[] = {
+    NULL,
+};
+
+static const size_t family_count = sizeof families / sizeof families[0] - 1;
+
+const char *amq_family_name(size_t index)
+{
+    return index < family_count ? families[index]->name : NULL;
+}
+
+static const amq__family *family_by_id(uint32_t id)
+{
+    for (size_t i = 0; families[i]; i++)
+        if (families[i]->id == id)
+            return families[i];
+    return NULL;
+}
+
+static int wrap(amq_filter **out, const amq__family *family, void *state)
+{
+    amq_filter *f = calloc(1, sizeof *f);
+    if (!f) {
+        family->destroy(state);
+        return AMQ_ENOMEM;
+    }
+    f->family = family;
+    f->state = state;
+    *out = f;
+    return AMQ_OK;
+}
+
+int amq_new_ex(amq_filter **out, const char *spec_text, amq_diag *diag)
+{
+    assert(out && spec_text);
+    *out = NULL;
+    amq__spec spec;
+    int status = amq__spec_parse(&spec, spec_text, families, diag);
+    if (status != AMQ_OK)
+        return status;
+    if (!spec.family->create)
+        return amq__fail(diag, AMQ_EINVAL,
+                         "%s is a static filter: build it from all its keys at once (amq_build)",
+                         spec.family->name);
+    void *state = NULL;
+    status = spec.family->create(&state, &spec, diag);
+    if (status != AMQ_OK)
+        return status;
+    return wrap(out, spec.family, state);
+}
+
+int amq_new(amq_filter **out, const char *spec)
+{
+    return amq_new_ex(out, spec, NULL);
+}
+
+int amq_build_ex(amq_filter **out, const char *spec_text, const void *const *keys,
+                 const size_t *lens, size_t count, amq_diag *diag)
+{
+    assert(out && spec_text && (count == 0 || (keys && lens)));
+    *out = NULL;
+    amq__spec spec;
+    int status = amq__spec_parse(&spec, spec_text, families, diag);
+    if (status != AMQ_OK)
+        return status;
+    const amq__family *family = spec.family;
+    if (!family->build) {
+        /* A dynamic family sized by the keys it is built from. */
+        for (size_t i = 0; family->options[i]; i++)
+            if (family->options[i] == &amq__option_capacity && !spec.values[i].set) {
+                spec.values[i].set = true;
+                spec.values[i].count = count ? count : 1;
+            }
+    }
+    void *state = NULL;
+    if (family->build) {
+        status = family->build(&state, &spec, keys, lens, count, diag);
+        if (status != AMQ_OK)
+            return status;
+        return wrap(out, family, state);
+    }
+    status = family->create(&state, &spec, diag);
+    if (status != AMQ_OK)
+        return status;
+    for (size_t i = 0; i < count; i++) {
+        status = family->add(state, keys[i], lens[i]);
+        if (status != AMQ_OK) {
+            family->destroy(state);
+            return amq__fail(diag, status, "key %zu of %zu: %s", i + 1, count,
+                             amq_strerror(status));
+        }
+    }
+    return wrap(out, family, state);
+}
+
+int amq_build(amq_filter **out, const char *spec, const void *const *keys, const size_t *lens,
+              size_t count)
+{
+    return amq_build_ex(out, spec, keys, lens, count, NULL);
+}
+
+int amq_add(amq_filter *f, const void *key, size_t len)
+{
+    assert(f);
+    if (!f->family->add)
+        return AMQ_EUNSUPPORTED;
+    return f->family->add(f->state, key, len);
+}
+
+int amq_remove(amq_filter *f, const void *key, size_t len)
+{
+    assert(f);
+    if (!f->family->remove)
+        return AMQ_EUNSUPPORTED;
+    return f->family->remove(f->state, key, len);
+}
+
+int amq_contains(const amq_filter *f, const void *key, size_t len)
+{
+    assert(f);
+    return f->family->contains(f->state, key, len);
+}
+
+int amq_merge(amq_filter *into, const amq_filter *other, amq_diag *diag)
+{
+    assert(into && other);
+    if (into->family != other->family)
+        return amq__fail(diag, AMQ_EINCOMPATIBLE, "cannot merge a %s filter with a %s filter",
+                         into->family->name, other->family->name);
+    if (!into->family->merge)
+        return amq__fail(diag, AMQ_EUNSUPPORTED, "%s filters cannot be merged", into->family->name);
+    return into->family->merge(into->state, other->state, diag);
+}
+
+int amq_family_is_static(const char *name)
+{
+    for (size_t i = 0; families[i]; i++)
+        if (strcmp(families[i]->name, name) == 0)
+            return families[i]->create == NULL;
+    return AMQ_EINVAL;
+}
+
+const char *amq_family(const amq_filter *f)
+{
+    assert(f);
+    return f->family->name;
+}
+
+int amq_info_get(const amq_filter *f, amq_info *out)
+{
+    assert(f && out);
+    memset(out, 0, sizeof *out);
+    out->family = f->family->name;
+    f->family->info(f->state, out);
+    out->file_checksum = f->file_checksum;
+    return AMQ_OK;
+}
+
+int amq_save_ex(const amq_filter *f, const char *path, amq_diag *diag)
+{
+    assert(f && path);
+    amq__saved *saved = calloc(1, sizeof *saved);
+    if (!saved)
+        return AMQ_ENOMEM;
+    amq__params_init(&saved->params);
+    int status = f->family->save(f->state, saved);
+    if (status == AMQ_OK && saved->params.overflow)
+        status = amq__fail(diag, AMQ_EINVAL, "%s parameters do not fit the file header",
+                           f->family->name);
+    if (status == AMQ_OK) {
+        amq__container c = {
+            .family = f->family->id,
+            .hasher = saved->hasher,
+            .params = saved->params.bytes,
+            .params_len = saved->params.len,
+        };
+        status = amq__format_save(path, &c, saved->pieces, saved->piece_count, diag);
+    }
+    free(saved->scratch);
+    free(saved);
+    return status;
+}
+
+int amq_save(const amq_filter *f, const char *path)
+{
+    return amq_save_ex(f, path, NULL);
+}
+
+int amq_load_ex(amq_filter **out, const char *path, unsigned flags, amq_diag *diag)
+{
+    assert(out && path);
+    *out = NULL;
+    if (flags & ~(unsigned)AMQ_LOAD_MMAP)
+        return amq__fail(diag, AMQ_EINVAL, "unknown load flags 0x%x", flags);
+    amq__file_image image;
+    int status = amq__file_image_open(&image, path, (flags & AMQ_LOAD_MMAP) != 0, diag);
+    if (status != AMQ_OK)
+        return status;
+    amq__container c;
+    status = amq__format_parse(&c, image.data, image.len, diag);
+    if (status != AMQ_OK) {
+        amq__file_image_close(&image);
+        return status;
+    }
+    const amq__family *family = family_by_id(c.family);
+    if (!family) {
+        amq__file_image_close(&image);
+        return amq__fail(diag, AMQ_EUNSUPPORTED,
+                         "%s holds a filter of family %u, which this build does not have", path,
+                         c.family);
+    }
+    void *state = NULL;
+    bool borrows = false;
+    status = family->load(&state, &c, &borrows, diag);
+    if (status != AMQ_OK) {
+        amq__file_image_close(&image);
+        return status;
+    }
+    uint64_t checksum = amq__load_u64le(image.data + image.len - AMQ__FORMAT_TRAILER_SIZE);
+    if (!borrows)
+        amq__file_image_close(&image);
+    status = wrap(out, family, state);
+    if (status != AMQ_OK) {
+        if (borrows)
+            amq__file_image_close(&image);
+        return status;
+    }
+    if (borrows)
+        (*out)->image = image;
+    (*out)->file_checksum = checksum;
+    return AMQ_OK;
+}
+
+int amq_load(amq_filter **out, const char *path)
+{
+    return amq_load_ex(out, path, 0, NULL);
+}
+
+void amq_free(amq_filter *f)
+{
+    if (!f)
+        return;
+    f->family->destroy(f->state);
+    amq__file_image_close(&f->image);
+    free(f);
+}

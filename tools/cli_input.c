@@ -1,0 +1,232 @@
+/*
+ * cli_input.c - reads keys, one per line, from the INPUT arguments of a
+ * subcommand ('-' or no argument: standard input).
+ *
+ * Lines are split on '\n'; a '\r' before it is dropped, so files written on
+ * Windows give the same keys. A line longer than the limit (default 1 MiB)
+ * is an error naming the file and line, found without buffering the line:
+ * a 10 GB line costs 1 MiB of memory. With --hex, each line is decoded from
+ * hexadecimal first. On a terminal, reading that lasts more than a second
+ * shows progress on stderr.
+ */
+#include "cli.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define CLI_READ_CHUNK (1 << 20)
+
+static double now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+int cli_input_open(cli_input *in, char **paths, int path_count, const char *command, bool hex)
+{
+    memset(in, 0, sizeof *in);
+    in->paths = paths;
+    in->path_count = path_count;
+    in->index = -1;
+    in->fd = -1;
+    in->command = command;
+    in->hex = hex;
+    in->max_line = CLI_MAX_LINE;
+    in->capacity = CLI_READ_CHUNK + in->max_line + 1;
+    in->buffer = malloc(in->capacity);
+    in->decoded = hex ? malloc(in->max_line / 2 + 1) : NULL;
+    if (!in->buffer || (hex && !in->decoded)) {
+        free(in->buffer);
+        free(in->decoded);
+        in->buffer = NULL;
+        in->decoded = NULL;
+        cli_error("%s: out of memory", command);
+        return -1;
+    }
+    in->progress = cli_stderr_is_tty();
+    in->started = now_seconds();
+    return 0;
+}
+
+/* Open the next input; 1 opened, 0 no more, -1 error. */
+static int open_next(cli_input *in)
+{
+    if (in->fd > STDIN_FILENO)
+        close(in->fd);
+    in->fd = -1;
+    in->index++;
+    int count = in->path_count > 0 ? in->path_count : 1;
+    if (in->index >= count)
+        return 0;
+    const char *path = in->path_count > 0 ? in->paths[in->index] : "-";
+    in->line_number = 0;
+    in->start = in->end = 0;
+    in->at_eof = false;
+    in->total_bytes = 0;
+    in->read_bytes = 0;
+    if (strcmp(path, "-") == 0) {
+        in->name = "(standard input)";
+        in->fd = STDIN_FILENO;
+        return 1;
+    }
+    in->name = path;
+    in->fd = open(path, O_RDONLY);
+    if (in->fd < 0) {
+        cli_error("%s: %s: %s", in->command, path, strerror(errno));
+        return -1;
+    }
+    struct stat st;
+    if (fstat(in->fd, &st) == 0 && S_ISREG(st.st_mode))
+        in->total_bytes = (uint64_t)st.st_size;
+    if (fstat(in->fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+        cli_error("%s: %s: is a directory", in->command, path);
+        return -1;
+    }
+    return 1;
+}
+
+static void show_progress(cli_input *in)
+{
+    double now = now_seconds();
+    if (now - in->started < 1.0 || now - in->last_progress < 0.25)
+        return;
+    in->last_progress = now;
+    in->progress_shown = true;
+    if (in->total_bytes > 0)
+        fprintf(stderr, "\ramq %s: %s %3.0f%% (%llu lines)  ", in->command, in->name,
+                100.0 * (double)in->read_bytes / (double)in->total_bytes,
+                (unsigned long long)in->line_number);
+    else
+        fprintf(stderr, "\ramq %s: %s %llu lines  ", in->command, in->name,
+                (unsigned long long)in->line_number);
+}
+
+/* Refill the buffer, keeping the unread tail. Returns bytes added, 0 at EOF,
+ * -1 on error. */
+static long refill(cli_input *in)
+{
+    if (in->start > 0) {
+        memmove(in->buffer, in->buffer + in->start, in->end - in->start);
+        in->end -= in->start;
+        in->start = 0;
+    }
+    size_t room = in->capacity - 1 - in->end;
+    if (room == 0)
+        return 0;
+    ssize_t got;
+    do
+        got = read(in->fd, in->buffer + in->end, room > CLI_READ_CHUNK ? CLI_READ_CHUNK : room);
+    while (got < 0 && errno == EINTR);
+    if (got < 0) {
+        cli_error("%s: %s: %s", in->command, in->name, strerror(errno));
+        return -1;
+    }
+    in->end += (size_t)got;
+    in->read_bytes += (uint64_t)got;
+    if (in->progress)
+        show_progress(in);
+    return (long)got;
+}
+
+static int hex_value(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+static int decode_hex(cli_input *in, const char *line, size_t len)
+{
+    if (len % 2 != 0) {
+        cli_error("%s: %s:%llu: hex key has an odd number of digits (%zu)", in->command, in->name,
+                  (unsigned long long)in->line_number, len);
+        return -1;
+    }
+    for (size_t i = 0; i < len / 2; i++) {
+        int hi = hex_value(line[2 * i]), lo = hex_value(line[2 * i + 1]);
+        if (hi < 0 || lo < 0) {
+            cli_error("%s: %s:%llu: not a hex key (character %zu)", in->command, in->name,
+                      (unsigned long long)in->line_number, 2 * i + 1 + (hi >= 0));
+            return -1;
+        }
+        in->decoded[i] = (uint8_t)(hi << 4 | lo);
+    }
+    return 0;
+}
+
+int cli_input_next(cli_input *in, const void **key, size_t *len)
+{
+    for (;;) {
+        if (in->fd < 0) {
+            int opened = open_next(in);
+            if (opened <= 0)
+                return opened;
+        }
+        char *start = in->buffer + in->start;
+        size_t available = in->end - in->start;
+        char *newline = memchr(start, '\n', available);
+        size_t line_len;
+        if (newline) {
+            line_len = (size_t)(newline - start);
+        } else if (available > in->max_line) {
+            line_len = available;
+        } else if (!in->at_eof) {
+            long got = refill(in);
+            if (got < 0)
+                return -1;
+            in->at_eof = got == 0;
+            continue;
+        } else if (available > 0) {
+            line_len = available; /* a last line without a newline */
+        } else {
+            if (in->fd > STDIN_FILENO)
+                close(in->fd);
+            in->fd = -1;
+            continue;
+        }
+        if (line_len > in->max_line) {
+            cli_error("%s: %s:%llu: line is longer than %zu bytes", in->command, in->name,
+                      (unsigned long long)in->line_number + 1, in->max_line);
+            return -1;
+        }
+        in->line_number++;
+        in->start += line_len + (newline != NULL);
+        if (line_len > 0 && start[line_len - 1] == '\r')
+            line_len--;
+        in->line = start;
+        in->line_len = line_len;
+        if (in->hex) {
+            if (decode_hex(in, start, line_len) < 0)
+                return -1;
+            *key = in->decoded;
+            *len = line_len / 2;
+        } else {
+            *key = start;
+            *len = line_len;
+        }
+        return 1;
+    }
+}
+
+void cli_input_close(cli_input *in)
+{
+    if (in->fd > STDIN_FILENO)
+        close(in->fd);
+    in->fd = -1;
+    if (in->progress_shown)
+        fputs("\r\033[K", stderr);
+    free(in->buffer);
+    free(in->decoded);
+    in->buffer = NULL;
+    in->decoded = NULL;
+}

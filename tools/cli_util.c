@@ -1,0 +1,149 @@
+/*
+ * cli_util.c - helpers the subcommands share: error messages, building a
+ * spec from options, loading and saving with messages that name the file,
+ * and human-readable sizes.
+ */
+#include "cli.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+void cli_error(const char *format, ...)
+{
+    va_list args;
+    fputs("amq: ", stderr);
+    va_start(args, format);
+    vfprintf(stderr, format, args);
+    va_end(args);
+    fputc('\n', stderr);
+}
+
+int cli_usage_error(const char *command, const char *format, ...)
+{
+    va_list args;
+    fprintf(stderr, "amq %s: ", command);
+    va_start(args, format);
+    vfprintf(stderr, format, args);
+    va_end(args);
+    fprintf(stderr, "\nTry 'amq %s --help'.\n", command);
+    return CLI_EXIT_ERROR;
+}
+
+bool cli_stderr_is_tty(void)
+{
+    return isatty(STDERR_FILENO) == 1;
+}
+
+void cli_spec_init(cli_spec *spec, const char *type)
+{
+    spec->len = 0;
+    spec->overflow = false;
+    int n = snprintf(spec->text, sizeof spec->text, "%s", type);
+    if (n < 0 || (size_t)n >= sizeof spec->text)
+        spec->overflow = true;
+    else
+        spec->len = (size_t)n;
+}
+
+int cli_spec_add(cli_spec *spec, const char *command, const char *key, const char *value)
+{
+    if (value && (strpbrk(value, " \t\r\n=") != NULL || *value == 0)) {
+        cli_usage_error(command, "--%s: '%s' is not a valid value", key, value);
+        return -1;
+    }
+    int n = value ? snprintf(spec->text + spec->len, sizeof spec->text - spec->len, " %s=%s", key,
+                             value)
+                  : snprintf(spec->text + spec->len, sizeof spec->text - spec->len, " %s", key);
+    if (n < 0 || (size_t)n >= sizeof spec->text - spec->len) {
+        cli_usage_error(command, "options are too long");
+        spec->overflow = true;
+        return -1;
+    }
+    spec->len += (size_t)n;
+    return 0;
+}
+
+int cli_load(amq_filter **out, const char *command, const char *path, unsigned flags)
+{
+    amq_diag diag = { .message = "" };
+    int status = amq_load_ex(out, path, flags, &diag);
+    if (status != AMQ_OK) {
+        if (diag.message[0])
+            cli_error("%s: %s: %s (%s)", command, path, amq_strerror(status), diag.message);
+        else
+            cli_error("%s: %s: %s", command, path, amq_strerror(status));
+    }
+    return status;
+}
+
+int cli_save(const amq_filter *f, const char *command, const char *path)
+{
+    amq_diag diag = { .message = "" };
+    int status = amq_save_ex(f, path, &diag);
+    if (status != AMQ_OK)
+        cli_error("%s: cannot save %s: %s", command, path,
+                  diag.message[0] ? diag.message : amq_strerror(status));
+    return status;
+}
+
+bool cli_refuse_overwrite(const char *command, const char *path)
+{
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return false;
+    cli_error("%s: %s already exists (use --force to overwrite it)", command, path);
+    return true;
+}
+
+static void format_scaled(char *out, size_t cap, double value, double base,
+                          const char *const *units, size_t unit_count)
+{
+    size_t unit = 0;
+    while (value >= base && unit + 1 < unit_count) {
+        value /= base;
+        unit++;
+    }
+    if (unit == 0)
+        snprintf(out, cap, "%.0f %s", value, units[0]);
+    else
+        snprintf(out, cap, "%.2f %s", value, units[unit]);
+}
+
+void cli_format_bytes(char *out, size_t cap, double bytes)
+{
+    static const char *const units[] = { "bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };
+    format_scaled(out, cap, bytes, 1024.0, units, sizeof units / sizeof units[0]);
+}
+
+void cli_format_bits(char *out, size_t cap, double bits)
+{
+    static const char *const units[] = { "bits", "kbit", "Mbit", "Gbit", "Tbit", "Pbit", "Ebit" };
+    format_scaled(out, cap, bits, 1000.0, units, sizeof units / sizeof units[0]);
+}
+
+void cli_format_hasher(char *out, size_t cap, const amq_hasher *hasher)
+{
+    switch (hasher->kind) {
+    case AMQ_HASH_SIPHASH: {
+        char hex[33];
+        for (int i = 0; i < 16; i++)
+            snprintf(hex + 2 * i, 3, "%02x", hasher->key[i]);
+        snprintf(out, cap, "siphash key=%s", hex);
+        break;
+    }
+    case AMQ_HASH_MD5:
+        snprintf(out, cap, "md5");
+        break;
+    case AMQ_HASH_XXH3:
+    default: {
+        uint64_t seed = 0;
+        for (int i = 7; i >= 0; i--)
+            seed = seed << 8 | hasher->key[i];
+        snprintf(out, cap, "xxh3 seed=%llu", (unsigned long long)seed);
+        break;
+    }
+    }
+}

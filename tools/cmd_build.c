@@ -1,0 +1,272 @@
+/*
+ * cmd_build.c - `amq build -t TYPE [options] -o FILE [INPUT...]`.
+ *
+ * The family options are passed on to the library as a spec ("bloom
+ * n=1000000 p=0.01 ..."), so each family accepts or refuses them by name in
+ * one place (the spec parser). A dynamic family given -n is filled line by
+ * line as the input streams past; otherwise (a static family, or no -n) all
+ * keys are read first and the filter is built from them, sized to their
+ * number.
+ */
+#include "cli.h"
+
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char build_usage[] =
+    "Usage: amq build -t TYPE [OPTIONS] -o FILE [INPUT...]\n"
+    "Build a filter from keys, one per line, read from the INPUT files ('-' or\n"
+    "none: standard input), and save it to FILE.\n"
+    "\n"
+    "  -t, --type TYPE            bloom, blocked-bloom, counting-bloom, scalable-bloom,\n"
+    "                             cuckoo, gcs, hfb, fuse8, fuse16\n"
+    "  -o, --output FILE          where to save the filter\n"
+    "      --force                overwrite FILE if it exists\n"
+    "      --hex                  each line is hexadecimal, decoded to bytes\n"
+    "  -n, --capacity N           keys to size for (default: the number of keys read)\n"
+    "  -p, --fpr P                false-positive rate: 0.01, 1e-4, 1/8192, 0.5%\n"
+    "      --seed S               hash seed (xxh3)\n"
+    "      --hash xxh3|md5|siphash  key hash (default xxh3)\n"
+    "      --key HEX              SipHash key, 32 hex digits\n"
+    "  -m, --bits M  -k, --hashes K        bloom, blocked-bloom, counting-bloom\n"
+    "      --layout block|split            blocked-bloom\n"
+    "      --counter-bits 4|8              counting-bloom\n"
+    "      --growth S  --tightening R      scalable-bloom\n"
+    "      --fingerprint-bits F  --bucket-size B  --max-kicks K  --semi-sort   cuckoo\n"
+    "      --range M  --rice-bits P  --divisor D  --index S  --bip158-key HEX  gcs\n"
+    "      --bank-bits LEN                 hfb\n"
+    "\n"
+    "A type refuses, by name, the options that do not apply to it.\n"
+    "Exit status: 0 built and saved, 2 an error (nothing is written).\n";
+
+/* Family options: passed into the spec under their long name. */
+static const struct option family_options[] = {
+    { "capacity", required_argument, NULL, 'n' },
+    { "fpr", required_argument, NULL, 'p' },
+    { "bits", required_argument, NULL, 'm' },
+    { "hashes", required_argument, NULL, 'k' },
+    { "seed", required_argument, NULL, 0 },
+    { "hash", required_argument, NULL, 0 },
+    { "key", required_argument, NULL, 0 },
+    { "layout", required_argument, NULL, 0 },
+    { "counter-bits", required_argument, NULL, 0 },
+    { "growth", required_argument, NULL, 0 },
+    { "tightening", required_argument, NULL, 0 },
+    { "fingerprint-bits", required_argument, NULL, 0 },
+    { "bucket-size", required_argument, NULL, 0 },
+    { "max-kicks", required_argument, NULL, 0 },
+    { "semi-sort", no_argument, NULL, 0 },
+    { "range", required_argument, NULL, 0 },
+    { "rice-bits", required_argument, NULL, 0 },
+    { "divisor", required_argument, NULL, 0 },
+    { "index", required_argument, NULL, 0 },
+    { "bip158-key", required_argument, NULL, 0 },
+    { "bank-bits", required_argument, NULL, 0 },
+};
+#define FAMILY_OPTION_COUNT (sizeof family_options / sizeof family_options[0])
+
+/* The family option a short option letter stands for. */
+static int family_option_index(int letter)
+{
+    for (size_t i = 0; i < FAMILY_OPTION_COUNT; i++)
+        if (family_options[i].val == letter)
+            return (int)i;
+    return -1;
+}
+
+/* Keys read into memory for a build from all keys at once. */
+typedef struct key_store {
+    char *bytes;
+    size_t used, capacity;
+    size_t *offsets; /* count + 1 entries */
+    size_t count, slots;
+} key_store;
+
+static int store_key(key_store *store, const void *key, size_t len)
+{
+    if (store->count + 2 > store->slots) {
+        size_t slots = store->slots ? store->slots * 2 : 1024;
+        size_t *offsets = realloc(store->offsets, slots * sizeof *offsets);
+        if (!offsets)
+            return -1;
+        store->offsets = offsets;
+        store->slots = slots;
+        if (store->count == 0)
+            store->offsets[0] = 0;
+    }
+    if (store->used + len > store->capacity) {
+        size_t capacity = store->capacity ? store->capacity : 1 << 16;
+        while (capacity < store->used + len)
+            capacity *= 2;
+        char *bytes = realloc(store->bytes, capacity);
+        if (!bytes)
+            return -1;
+        store->bytes = bytes;
+        store->capacity = capacity;
+    }
+    if (len)
+        memcpy(store->bytes + store->used, key, len);
+    store->used += len;
+    store->count++;
+    store->offsets[store->count] = store->used;
+    return 0;
+}
+
+static int build_from_store(amq_filter **out, const char *spec, key_store *store)
+{
+    const void **keys = malloc((store->count ? store->count : 1) * sizeof *keys);
+    size_t *lens = malloc((store->count ? store->count : 1) * sizeof *lens);
+    int status = AMQ_ENOMEM;
+    amq_diag diag = { .message = "" };
+    if (keys && lens) {
+        for (size_t i = 0; i < store->count; i++) {
+            keys[i] = store->bytes + store->offsets[i];
+            lens[i] = store->offsets[i + 1] - store->offsets[i];
+        }
+        status = amq_build_ex(out, spec, (const void *const *)keys, lens, store->count, &diag);
+    }
+    if (status != AMQ_OK)
+        cli_error("build: %s", diag.message[0] ? diag.message : amq_strerror(status));
+    free(keys);
+    free(lens);
+    return status;
+}
+
+int cli_build(int argc, char **argv)
+{
+    enum { OPT_FORCE = 1000, OPT_HEX, OPT_HELP };
+    struct option options[FAMILY_OPTION_COUNT + 6];
+    memcpy(options, family_options, sizeof family_options);
+    options[FAMILY_OPTION_COUNT + 0] = (struct option){ "type", required_argument, NULL, 't' };
+    options[FAMILY_OPTION_COUNT + 1] = (struct option){ "output", required_argument, NULL, 'o' };
+    options[FAMILY_OPTION_COUNT + 2] = (struct option){ "force", no_argument, NULL, OPT_FORCE };
+    options[FAMILY_OPTION_COUNT + 3] = (struct option){ "hex", no_argument, NULL, OPT_HEX };
+    options[FAMILY_OPTION_COUNT + 4] = (struct option){ "help", no_argument, NULL, 'h' };
+    options[FAMILY_OPTION_COUNT + 5] = (struct option){ NULL, 0, NULL, 0 };
+
+    const char *type = NULL, *output = NULL;
+    bool force = false, hex = false, capacity_given = false;
+    /* Family options are collected first and appended once the type is known. */
+    const char *given[FAMILY_OPTION_COUNT] = { NULL };
+    bool flag_given[FAMILY_OPTION_COUNT] = { false };
+
+    optind = 1;
+    opterr = 0;
+    int c, index = -1;
+    while ((c = getopt_long(argc, argv, ":t:o:n:p:m:k:h", options, &index)) != -1) {
+        switch (c) {
+        case 't':
+            type = optarg;
+            break;
+        case 'o':
+            output = optarg;
+            break;
+        case OPT_FORCE:
+            force = true;
+            break;
+        case OPT_HEX:
+            hex = true;
+            break;
+        case 'h':
+            fputs(build_usage, stdout);
+            return CLI_EXIT_OK;
+        case 'n':
+        case 'p':
+        case 'm':
+        case 'k':
+        case 0:
+            if (c != 0)
+                index = family_option_index(c);
+            if (index < 0 || (size_t)index >= FAMILY_OPTION_COUNT)
+                return cli_usage_error("build", "unexpected option");
+            if (given[index] || flag_given[index])
+                return cli_usage_error("build", "--%s is given twice", options[index].name);
+            if (options[index].has_arg == no_argument)
+                flag_given[index] = true;
+            else
+                given[index] = optarg;
+            if (strcmp(options[index].name, "capacity") == 0)
+                capacity_given = true;
+            break;
+        case ':':
+            return cli_usage_error("build", "option '%s' needs a value", argv[optind - 1]);
+        default:
+            return cli_usage_error("build", "unknown option '%s'", argv[optind - 1]);
+        }
+        index = -1;
+    }
+    if (!type)
+        return cli_usage_error("build", "give the filter type with -t TYPE");
+    if (!output)
+        return cli_usage_error("build", "give the output file with -o FILE");
+
+    int is_static = amq_family_is_static(type);
+    if (is_static < 0) {
+        char known[512] = "";
+        size_t used = 0;
+        for (size_t i = 0; amq_family_name(i); i++) {
+            int n = snprintf(known + used, sizeof known - used, "%s%s", i ? ", " : "",
+                             amq_family_name(i));
+            if (n < 0 || (size_t)n >= sizeof known - used)
+                break;
+            used += (size_t)n;
+        }
+        return cli_usage_error("build", "unknown filter type '%s' (this build has: %s)", type,
+                               used ? known : "none");
+    }
+    cli_spec spec;
+    cli_spec_init(&spec, type);
+    for (size_t i = 0; i < FAMILY_OPTION_COUNT; i++)
+        if ((given[i] || flag_given[i]) &&
+            cli_spec_add(&spec, "build", family_options[i].name, given[i]) < 0)
+            return CLI_EXIT_ERROR;
+    if (!force && cli_refuse_overwrite("build", output))
+        return CLI_EXIT_ERROR;
+
+    cli_input in;
+    if (cli_input_open(&in, argv + optind, argc - optind, "build", hex) < 0)
+        return CLI_EXIT_ERROR;
+    amq_filter *filter = NULL;
+    const void *key;
+    size_t len;
+    int got, status = AMQ_OK;
+    amq_diag diag = { .message = "" };
+
+    if (!is_static && capacity_given) {
+        status = amq_new_ex(&filter, spec.text, &diag);
+        if (status != AMQ_OK) {
+            cli_error("build: %s", diag.message[0] ? diag.message : amq_strerror(status));
+            cli_input_close(&in);
+            return CLI_EXIT_ERROR;
+        }
+        while ((got = cli_input_next(&in, &key, &len)) > 0) {
+            status = amq_add(filter, key, len);
+            if (status != AMQ_OK) {
+                cli_error("build: %s:%llu: %s (after %llu keys; give a larger -n)", in.name,
+                          (unsigned long long)in.line_number, amq_strerror(status),
+                          (unsigned long long)in.line_number - 1);
+                break;
+            }
+        }
+    } else {
+        key_store store = { 0 };
+        while ((got = cli_input_next(&in, &key, &len)) > 0) {
+            if (store_key(&store, key, len) < 0) {
+                cli_error("build: out of memory after %zu keys", store.count);
+                got = -1;
+                break;
+            }
+        }
+        if (got == 0)
+            status = build_from_store(&filter, spec.text, &store);
+        free(store.bytes);
+        free(store.offsets);
+    }
+    cli_input_close(&in);
+    int exit_code = CLI_EXIT_ERROR;
+    if (got == 0 && status == AMQ_OK && cli_save(filter, "build", output) == AMQ_OK)
+        exit_code = CLI_EXIT_OK;
+    amq_free(filter);
+    return exit_code;
+}

@@ -1,0 +1,78 @@
+/*
+ * cmd_merge.c - `amq merge -o OUT A B ...`: the union of compatible filters.
+ */
+#include "cli.h"
+
+#include <getopt.h>
+#include <string.h>
+
+static const char merge_usage[] =
+    "Usage: amq merge -o OUT [--force] FILE FILE...\n"
+    "Save to OUT the union of the filters in the FILEs: a key any of them may\n"
+    "hold, the result may hold. The filters must be of one type, built with the\n"
+    "same size, parameters and hash.\n"
+    "\n"
+    "  -o, --output OUT   where to save the union\n"
+    "      --force        overwrite OUT if it exists\n"
+    "Exit status: 0 merged, 2 an error (nothing is written).\n";
+
+int cli_merge(int argc, char **argv)
+{
+    static const struct option options[] = {
+        { "output", required_argument, NULL, 'o' },
+        { "force", no_argument, NULL, 'f' },
+        { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
+    };
+    const char *output = NULL;
+    bool force = false;
+    optind = 1;
+    opterr = 0;
+    int c;
+    while ((c = getopt_long(argc, argv, ":o:h", options, NULL)) != -1) {
+        switch (c) {
+        case 'o':
+            output = optarg;
+            break;
+        case 'f':
+            force = true;
+            break;
+        case 'h':
+            fputs(merge_usage, stdout);
+            return CLI_EXIT_OK;
+        case ':':
+            return cli_usage_error("merge", "option '%s' needs a value", argv[optind - 1]);
+        default:
+            return cli_usage_error("merge", "unknown option '%s'", argv[optind - 1]);
+        }
+    }
+    if (!output)
+        return cli_usage_error("merge", "give the output file with -o OUT");
+    if (argc - optind < 2)
+        return cli_usage_error("merge", "give at least two filter files");
+    if (!force && cli_refuse_overwrite("merge", output))
+        return CLI_EXIT_ERROR;
+
+    amq_filter *result = NULL;
+    if (cli_load(&result, "merge", argv[optind], 0) != AMQ_OK)
+        return CLI_EXIT_ERROR;
+    for (int i = optind + 1; i < argc; i++) {
+        amq_filter *other = NULL;
+        if (cli_load(&other, "merge", argv[i], AMQ_LOAD_MMAP) != AMQ_OK) {
+            amq_free(result);
+            return CLI_EXIT_ERROR;
+        }
+        amq_diag diag = { .message = "" };
+        int status = amq_merge(result, other, &diag);
+        amq_free(other);
+        if (status != AMQ_OK) {
+            cli_error("merge: %s and %s: %s", argv[optind], argv[i],
+                      diag.message[0] ? diag.message : amq_strerror(status));
+            amq_free(result);
+            return CLI_EXIT_ERROR;
+        }
+    }
+    int exit_code = cli_save(result, "merge", output) == AMQ_OK ? CLI_EXIT_OK : CLI_EXIT_ERROR;
+    amq_free(result);
+    return exit_code;
+}

@@ -1,0 +1,96 @@
+/*
+ * cmd_query.c - `amq query FILE [-v] [-c] [INPUT...]`: print the lines that
+ * may be in the filter, like grep prints the lines that match.
+ */
+#include "cli.h"
+
+#include <getopt.h>
+#include <string.h>
+
+static const char query_usage[] =
+    "Usage: amq query FILE [-v] [-c] [--hex] [INPUT...]\n"
+    "Print the lines of the INPUT files ('-' or none: standard input) that may be\n"
+    "in the filter saved in FILE. A line printed may be a false positive; a line\n"
+    "not printed is certainly not in the set.\n"
+    "\n"
+    "  -v, --invert   print the lines that are certainly not in the filter\n"
+    "  -c, --count    print only the number of such lines\n"
+    "      --hex      each line is hexadecimal, decoded to bytes before the query\n"
+    "Exit status: 0 at least one line printed (or counted), 1 none, 2 an error.\n";
+
+int cli_query(int argc, char **argv)
+{
+    static const struct option options[] = {
+        { "invert", no_argument, NULL, 'v' },
+        { "count", no_argument, NULL, 'c' },
+        { "hex", no_argument, NULL, 'x' },
+        { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
+    };
+    bool invert = false, count_only = false, hex = false;
+    optind = 1;
+    opterr = 0;
+    int c;
+    while ((c = getopt_long(argc, argv, "vch", options, NULL)) != -1) {
+        switch (c) {
+        case 'v':
+            invert = true;
+            break;
+        case 'c':
+            count_only = true;
+            break;
+        case 'x':
+            hex = true;
+            break;
+        case 'h':
+            fputs(query_usage, stdout);
+            return CLI_EXIT_OK;
+        default:
+            return cli_usage_error("query", "unknown option '%s'", argv[optind - 1]);
+        }
+    }
+    if (optind >= argc)
+        return cli_usage_error("query", "give the filter FILE");
+    const char *path = argv[optind++];
+    amq_filter *filter = NULL;
+    if (cli_load(&filter, "query", path, AMQ_LOAD_MMAP) != AMQ_OK)
+        return CLI_EXIT_ERROR;
+
+    cli_input in;
+    if (cli_input_open(&in, argv + optind, argc - optind, "query", hex) < 0) {
+        amq_free(filter);
+        return CLI_EXIT_ERROR;
+    }
+    const void *key;
+    size_t len;
+    int got;
+    uint64_t selected = 0;
+    bool failed = false;
+    while ((got = cli_input_next(&in, &key, &len)) > 0) {
+        int answer = amq_contains(filter, key, len);
+        if (answer < 0) {
+            cli_error("query: %s:%llu: %s", in.name, (unsigned long long)in.line_number,
+                      amq_strerror(answer));
+            failed = true;
+            break;
+        }
+        if ((answer == 1) != invert) {
+            selected++;
+            if (!count_only) {
+                fwrite(in.line, 1, in.line_len, stdout);
+                putchar('\n');
+            }
+        }
+    }
+    cli_input_close(&in);
+    amq_free(filter);
+    if (got < 0 || failed)
+        return CLI_EXIT_ERROR;
+    if (count_only)
+        printf("%llu\n", (unsigned long long)selected);
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        cli_error("query: cannot write to standard output");
+        return CLI_EXIT_ERROR;
+    }
+    return selected ? CLI_EXIT_OK : CLI_EXIT_NONE;
+}
