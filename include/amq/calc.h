@@ -12,8 +12,14 @@
  *   p = (1 - e^(-k * n / m))^k                the rate at n, m, k
  *
  * For k = 5, m = 20000, n = 2000, p = 0.01 they give 7, 19171, 2031 and
- * 0.009430929226122474. These are the classic filter's figures; blocked
- * variants need more bits for the same p (see bloom.h).
+ * 0.009430929226122473 (the correctly rounded double of
+ * 0.0094309292261224729...; calculators that raise to the k-th power by
+ * repeated squaring print ...474, one unit in the last place higher).
+ * These are the classic filter's figures; blocked variants need more bits
+ * for the same p (see bloom.h).
+ *
+ * The functions are pure computations: they never allocate and are safe
+ * to call from any thread.
  */
 #ifndef AMQ_CALC_H
 #define AMQ_CALC_H
@@ -37,7 +43,8 @@ typedef struct amq_calc {
     uint64_t n; /**< keys (>= 1) */
     uint64_t m; /**< bits (>= 1) */
     uint32_t k; /**< hash functions (1..AMQ_CALC_MAX_K) */
-    double p;   /**< false-positive rate, in (0, 1) */
+    double p;   /**< false-positive rate: given, in (0, 1); or computed, when it
+                     may round to 0 (a nearly empty filter) or 1 (a saturated one) */
     /** The false-positive rate the filter actually has at the final n, m, k
      *  (differs from p when p was a target and m, k were rounded). */
     double actual_p;
@@ -55,6 +62,7 @@ AMQ_API int amq_calc_optimal_k(uint32_t *k, uint64_t m, uint64_t n);
 
 /**
  * Optimal number of bits for n keys at rate p: m = ceil(-n ln p / (ln 2)^2).
+ * @param m receives m; not NULL.
  * @return AMQ_OK; AMQ_EINVAL (n = 0, p not in (0, 1)); AMQ_ERANGE (m would
  *   not fit 64 bits).
  */
@@ -63,14 +71,20 @@ AMQ_API int amq_calc_optimal_m(uint64_t *m, uint64_t n, double p);
 /**
  * Number of keys m bits and k hash functions hold at rate p:
  * n = ceil(-m / k * ln(1 - e^(ln p / k))).
- * @return AMQ_OK; AMQ_EINVAL; AMQ_ERANGE.
+ *
+ * Rounding up follows the published relation: at the returned n the rate is
+ * p or slightly above it, and at n - 1 it is below p.
+ * @param n receives n (at least 1); not NULL.
+ * @return AMQ_OK; AMQ_EINVAL (m = 0, k = 0, p not in (0, 1)); AMQ_ERANGE
+ *   (k > AMQ_CALC_MAX_K, or n would not fit 64 bits).
  */
 AMQ_API int amq_calc_capacity(uint64_t *n, uint64_t m, uint32_t k, double p);
 
 /**
  * False-positive rate of n keys in m bits with k hash functions:
  * p = (1 - e^(-k n / m))^k.
- * @return AMQ_OK; AMQ_EINVAL (m = 0 or k = 0).
+ * @param p receives p; not NULL. n = 0 gives 0; results may round to 0 or 1.
+ * @return AMQ_OK; AMQ_EINVAL (m = 0 or k = 0); AMQ_ERANGE (k > AMQ_CALC_MAX_K).
  */
 AMQ_API int amq_calc_fpr(double *p, uint64_t n, uint64_t m, uint32_t k);
 
@@ -86,7 +100,10 @@ AMQ_API int amq_calc_fpr(double *p, uint64_t n, uint64_t m, uint32_t k);
  *   m, p          -> n for the optimal k: n = floor(-m (ln 2)^2 / ln p), k;
  *   n, m, p       -> k optimal for m, n (actual_p may exceed p: compare);
  *   n, m, k, p    -> only actual_p is computed.
- * Any other set is AMQ_EINVAL with a message saying what is missing.
+ * Any other set is AMQ_EINVAL with a message saying what is missing, e.g.
+ * "only n and k given; also give p, or m". A given field that is out of
+ * range fails with a message naming it; for m and p, m bits that cannot
+ * hold a single key at p are AMQ_EINVAL. On failure *io is unchanged.
  *
  * @param io given fields in, all fields out; not NULL.
  * @param known AMQ_CALC_* flags.
