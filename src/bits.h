@@ -45,8 +45,13 @@ static inline uint64_t amq__bitvec_words_for(uint64_t bit_count)
     return bit_count / 64 + (bit_count % 64 != 0);
 }
 
-/* Allocate a vector of bit_count zero bits (bit_count may be 0).
- * Returns AMQ_OK, AMQ_ERANGE (the byte size does not fit size_t) or AMQ_ENOMEM. */
+/* The largest bit vector: 2^63 bits (2^60 bytes), so that its word count
+ * times 64 fits a uint64_t and its byte size fits ptrdiff_t and off_t. */
+#define AMQ__BITVEC_MAX_BITS ((uint64_t)1 << 63)
+
+/* Allocate a vector of bit_count zero bits (bit_count may be 0; words is then
+ * NULL). Returns AMQ_OK, AMQ_ERANGE (bit_count above AMQ__BITVEC_MAX_BITS, or
+ * a byte size that does not fit size_t) or AMQ_ENOMEM; on error v is empty. */
 int amq__bitvec_init(amq__bitvec *v, uint64_t bit_count);
 
 /* Free the words; v becomes an empty vector. Accepts an empty vector. */
@@ -79,6 +84,21 @@ static inline bool amq__bitvec_test_and_set(amq__bitvec *v, uint64_t i)
 /* Number of set bits. */
 uint64_t amq__bitvec_popcount(const amq__bitvec *v);
 
+/* The words as they are saved: amq__bitvec_words_for(bit_count) * 8 bytes,
+ * each word little-endian. On a little-endian host these are v's own words
+ * and *scratch is left alone; elsewhere a converted copy is allocated and
+ * stored in *scratch for the caller to free(). Never NULL for an empty
+ * vector; NULL only when the copy cannot be allocated. */
+const void *amq__bitvec_le_words(const amq__bitvec *v, void **scratch);
+
+/* Allocate v with bit_count bits read from saved words (as written by
+ * amq__bitvec_le_words). Untrusted input: len must be exactly
+ * amq__bitvec_words_for(bit_count) * 8 and the bits past bit_count must be 0,
+ * else AMQ_ECORRUPT (with a message in *diag, which may be NULL). Also
+ * AMQ_ERANGE and AMQ_ENOMEM as amq__bitvec_init; on error v is empty. */
+int amq__bitvec_load_words(amq__bitvec *v, uint64_t bit_count, const uint8_t *bytes, uint64_t len,
+                           amq_diag *diag);
+
 /* ---- bit writer ---------------------------------------------------------- */
 
 typedef struct amq__bitwriter {
@@ -94,7 +114,10 @@ void amq__bitwriter_init(amq__bitwriter *w);
 /* Make room for at least bit_count more bits (optional; avoids regrowth). */
 void amq__bitwriter_reserve(amq__bitwriter *w, uint64_t bit_count);
 
-/* Write the low bit_count bits of value, most significant first. 0..64. */
+/* Write the low bit_count bits of value, most significant first. 0..64.
+ * Errors (all sticky, reported by amq__bitwriter_finish): AMQ_ENOMEM;
+ * AMQ_ERANGE when the stream would pass 2^64 bits; AMQ_EINVAL for a
+ * parameter out of range here or below (also an assert). */
 void amq__bitwriter_put(amq__bitwriter *w, uint64_t value, unsigned bit_count);
 
 /* Write q 1-bits then a 0-bit. */
@@ -130,6 +153,11 @@ void amq__bitreader_init(amq__bitreader *r, const uint8_t *bytes, uint64_t bit_c
 
 /* Move to an absolute bit position (<= bit_count), else AMQ_ECORRUPT. */
 int amq__bitreader_seek(amq__bitreader *r, uint64_t position);
+
+/* Every read below returns AMQ_OK, AMQ_ECORRUPT when the stream ends before
+ * the value does, or AMQ_EINVAL for a parameter out of range (bit_count > 64,
+ * rice_bits > 63, divisor 0). On error neither the position nor *value
+ * changes. */
 
 /* Read bit_count (0..64) bits, most significant first. */
 int amq__bitreader_get(amq__bitreader *r, unsigned bit_count, uint64_t *value);
