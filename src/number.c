@@ -10,9 +10,11 @@
  *     exponent = ( "e" | "E" ) [ "+" | "-" ] digits
  *
  * which records where the integer and fraction digits are and the exponent,
- * without computing anything. Everything outside the grammar is refused
- * before any conversion: spaces, '+' signs, "nan", "inf", "0x10", trailing
- * characters. Texts longer than MAX_TEXT characters are refused too, so the
+ * without computing anything. A leading '-' is read only to give a better
+ * message ("'-1' is negative" for a count, "not between 0 and 1" for a
+ * probability) and as the sign of a real. Everything outside the grammar
+ * is refused before any conversion: spaces, '+' signs, "nan", "inf",
+ * "0x10", trailing characters. Texts longer than MAX_TEXT characters are refused too, so the
  * rewritten form below always fits a stack buffer.
  *
  * Counts are computed exactly in integers. The digits (integer and fraction
