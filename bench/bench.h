@@ -117,8 +117,9 @@ typedef struct bench_workload {
     const char *description; /* one line for --list */
     const void *arg;         /* passed to setup: lets one file define variants */
     /* Build the state for n = config->keys keys. Returns AMQ_OK or a status
-     * code with a message in *diag (never NULL); on failure *state is not
-     * used and teardown is not called. */
+     * code, with a message in *diag (never NULL) when there is more to say
+     * than the code; on failure *state is not used and teardown is not
+     * called. */
     int (*setup)(void **state, const bench_config *config, const void *arg, amq_diag *diag);
     /* The timed passes, in the order they run, ended by one with a NULL
      * name; at most BENCH_MAX_PHASES. */

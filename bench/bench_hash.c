@@ -18,7 +18,6 @@
 #include "bench.h"
 #include "util.h"
 
-#include <stdio.h>
 #include <stdlib.h>
 
 typedef struct hash_variant {
@@ -74,9 +73,8 @@ static int hash_setup(void **state, const bench_config *config, const void *arg,
         status = bench_keys_urls(&s->urls, config->keys, config->seed, BENCH_KEYS_PRESENT);
     if (status != AMQ_OK) {
         hash_teardown(s);
-        snprintf(diag->message, sizeof diag->message, "generating %zu keys: %s", config->keys,
-                 amq_strerror(status));
-        return status;
+        return amq__fail(diag, status, "generating %zu keys: %s", config->keys,
+                         amq_strerror(status));
     }
     *state = s;
     return AMQ_OK;

@@ -6,8 +6,9 @@
  *     bits per entry  b = -ln(p) / ln(2)^2      (9.585 for p = 0.01)
  *     hashes          k = ceil(b * ln 2)        (7 for p = 0.01)
  *
- * and its k bit positions derived from two MurmurHash2 values of the key.
- * (Version 2 of libbloom renamed the call bloom_init2; Debian's 1.6 has
+ * and its k bit positions at (h1 + i * h2) mod bits, i = 0 .. k-1, from two
+ * 32-bit MurmurHash2 values h1, h2 of the key; a query stops at the first
+ * zero bit. (Version 2 of libbloom renamed the call bloom_init2; Debian's 1.6 has
  * bloom_init.)
  *
  * peer/libbloom builds a filter for n entries at p = 0.01 and runs three
