@@ -55,4 +55,7 @@ typedef struct amq__family {
     void (*destroy)(void *state);
 } amq__family;
 
+/* The families, each defined in its own file and listed in filter.c. */
+extern const amq__family amq__bloom_family;
+
 #endif /* AMQ_FAMILY_H */

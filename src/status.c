@@ -49,6 +49,7 @@ const char *amq_strerror(int status)
     }
 }
 
+AMQ__PRINTF(3, 0)
 static void diag_vset(amq_diag *diag, uint64_t offset, const char *format, va_list args)
 {
     if (!diag)

@@ -3,10 +3,11 @@
  * the test, and for the generic handle's answers to specs and files that
  * name no family this build has.
  */
-#include <cmocka.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+
+#include <cmocka.h>
 
 #include "amq/amq.h"
 #include "family.h"

@@ -1,8 +1,9 @@
 /* Tests for the version and the status codes. */
-#include <cmocka.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+
+#include <cmocka.h>
 
 #include "amq/amq.h"
 #include "test_util.h"

@@ -12,9 +12,9 @@
  *   p = (1 - e^(-k * n / m))^k                the rate at n, m, k
  *
  * For k = 5, m = 20000, n = 2000, p = 0.01 they give 7, 19171, 2031 and
- * 0.009430929226122473 (the correctly rounded double of
- * 0.0094309292261224729...; calculators that raise to the k-th power by
- * repeated squaring print ...474, one unit in the last place higher).
+ * 0.009430929226122474 (the k-th power is taken by repeated squaring, as in
+ * the calculator these relations are published with; the exact value is
+ * 0.0094309292261224729..., within one unit in the last place).
  * These are the classic filter's figures; blocked variants need more bits
  * for the same p (see bloom.h).
  *

@@ -52,7 +52,7 @@ run 2 build -t bloom -n && expect err "needs a value"
 
 # Files that are not filters: the message names the file and the problem.
 printf 'hello\n' >"$dir/text.txt"
-run 2 query "$dir/text.txt" && expect err "$dir/text.txt" && expect err "corrupt"
+run 2 query "$dir/text.txt" && expect err "$dir/text.txt" && expect err "not an amq file"
 head -c 200 /dev/urandom >"$dir/random.bin"
 printf '\211AMQ\r\n\032\n' >"$dir/magic-only.amq"
 run 2 info "$dir/random.bin" && expect err "$dir/random.bin" && expect err "not an amq file"
@@ -71,7 +71,7 @@ run 2 merge -o "$dir/exists.amq" "$dir/a.amq" "$dir/b.amq" && expect err "alread
 cmp -s "$dir/text.txt" "$dir/exists.amq" || { echo "FAIL: merge touched an existing file"; failures=$((failures + 1)); }
 run 2 build -t bloom -n 10 -o "$dir/exists.amq" "$dir/text.txt" && expect err "already exists"
 cmp -s "$dir/text.txt" "$dir/exists.amq" || { echo "FAIL: build touched an existing file"; failures=$((failures + 1)); }
-run 2 dedup -p 2 && expect err "fpr"
+run 2 dedup -t bloom -p 2 && expect err "fpr"
 
 if [ "$failures" -ne 0 ]; then
     echo "$failures failure(s)"

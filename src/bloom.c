@@ -1,0 +1,489 @@
+/*
+ * bloom.c - the classic Bloom filter (B. H. Bloom, "Space/time trade-offs in
+ * hash coding with allowable errors", CACM 13(7), 1970).
+ *
+ * The filter is m bits, all 0 at first. A key is hashed once, to 128 bits
+ * with the filter's hasher, and the 128 bits give k bit positions by
+ * enhanced double hashing (P. C. Dillinger and P. Manolios, "Bloom Filters
+ * in Probabilistic Verification", FMCAD 2004): with
+ *
+ *     x = reduce(h.low, m),   y = reduce(h.high, m)     (multiply-high)
+ *
+ * position i is g(i) = x + i*y + (i^3 - i)/6 (mod m), computed without
+ * division or multiplication as
+ *
+ *     g = x;  for i = 0 .. k-1:  use g;  g = (g + y) mod m;  y = (y + i + 1) mod m
+ *
+ * where each "mod m" is one conditional subtraction (both terms are below
+ * m, and i + 1 <= k <= 64 <= m). Plain double hashing (g = x + i*y)
+ * degenerates when y = 0 - every position is x - and gives only m^2
+ * distinct position sequences; the cubic term keeps the positions of a key
+ * apart even then and brings the FPR to that of k independent hashes for
+ * the filter sizes used here.
+ *
+ * Adding sets the k bits; a query reads them and stops at the first clear
+ * one, so a query for an absent key usually costs one or two memory
+ * accesses. The filter counts its set bits X as they change (an add knows
+ * whether each bit was already set), which gives in O(1):
+ *
+ *     estimated distinct keys   n = -(m/k) ln(1 - X/m)     (Swamidass-Baldi)
+ *     FPR to expect now         (X/m)^k
+ *
+ * Sizing, from capacity n and rate p (see calc.h for the relations):
+ *
+ *     m = ceil(-n ln p / (ln 2)^2),   k = round((m/n) ln 2)
+ *
+ * clamped to m >= 64 (so the mod-m step above stays a single subtraction)
+ * and k in [1, 64]. At p = 1% that is 9.59 bits per key and k = 7.
+ *
+ * Layout in memory and on disk: ceil(m/64) 64-bit words; bit i is bit
+ * (i mod 64) of word i/64; bits past m in the last word are 0. The file
+ * payload is those words little-endian; the parameter block holds m, k, the
+ * capacity, the target p and X.
+ *
+ *     params:  u64 m | u32 k | u64 capacity | f64 target p | u64 X
+ *
+ * Invariants, checked by amq__bloom_check() (tests call it after mutations
+ * and loads):
+ *   I1  64 <= m <= AMQ_BLOOM_MAX_BITS and 1 <= k <= AMQ_BLOOM_MAX_HASHES;
+ *   I2  the bits past m in the last word are 0;
+ *   I3  X equals the number of set bits.
+ *
+ * Only new, load, union/intersection set-up and save allocate; add and
+ * contains never do. Nothing here fails on a query: the typed queries
+ * return bool.
+ */
+#include "bloom_internal.h"
+
+#include "amq/calc.h"
+#include "bits.h"
+#include "family.h"
+#include "util.h"
+
+#include <assert.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct amq_bloom {
+    amq__bitvec bits;  /* m bits */
+    uint32_t hashes;   /* k */
+    uint64_t bits_set; /* X */
+    uint64_t capacity; /* n it was sized for (0: sized by m alone) */
+    double target_fpr; /* p it was sized for */
+    amq_hasher hasher;
+};
+
+static const double LN2 = 0.69314718055994530942;
+
+/* Keys hashed per group in amq_bloom_contains_many. */
+#define BLOOM_BATCH 16
+
+/* ---- sizing ---------------------------------------------------------------- */
+
+static bool hasher_is_zero(const amq_hasher *hasher)
+{
+    static const amq_hasher zero;
+    return memcmp(hasher, &zero, sizeof zero) == 0;
+}
+
+int amq__bloom_size(uint64_t *bits, uint32_t *hashes, uint64_t *capacity,
+                    const amq_bloom_params *params, amq_diag *diag)
+{
+    double p = params->fpr == 0 ? 0.01 : params->fpr;
+    if (!(p > 0 && p < 1))
+        return amq__fail(diag, AMQ_EINVAL, "fpr %g is not between 0 and 1", p);
+    uint64_t m = params->bits, n = params->capacity;
+    int status;
+    if (m == 0) {
+        if (n == 0)
+            return amq__fail(diag, AMQ_EINVAL, "give a capacity (n) or a number of bits (m)");
+        status = amq_calc_optimal_m(&m, n, p);
+        if (status != AMQ_OK)
+            return amq__fail(diag, status, "%llu keys at fpr %g need more than 2^64 bits",
+                             (unsigned long long)n, p);
+        if (m < AMQ_BLOOM_MIN_BITS)
+            m = AMQ_BLOOM_MIN_BITS;
+    } else if (n == 0) {
+        /* The keys m bits hold at p with the optimal k. */
+        double held = -(double)m * LN2 * LN2 / log(p);
+        n = held < 1 ? 1 : (uint64_t)held;
+    }
+    if (m < AMQ_BLOOM_MIN_BITS || m > AMQ_BLOOM_MAX_BITS)
+        return amq__fail(diag, AMQ_ERANGE, "%llu bits is outside [%d, 2^48]", (unsigned long long)m,
+                         AMQ_BLOOM_MIN_BITS);
+    uint32_t k = params->hashes;
+    if (k == 0) {
+        double optimal = round((double)m / (double)n * LN2);
+        k = optimal < 1                      ? 1
+            : optimal > AMQ_BLOOM_MAX_HASHES ? AMQ_BLOOM_MAX_HASHES
+                                             : (uint32_t)optimal;
+    }
+    if (k > AMQ_BLOOM_MAX_HASHES)
+        return amq__fail(diag, AMQ_ERANGE, "%u hash functions is more than %d", k,
+                         AMQ_BLOOM_MAX_HASHES);
+    *bits = m;
+    *hashes = k;
+    *capacity = n;
+    return AMQ_OK;
+}
+
+static int bloom_new(amq_bloom **out, const amq_bloom_params *params, amq_diag *diag)
+{
+    *out = NULL;
+    amq_hasher hasher = params->hasher;
+    if (hasher_is_zero(&hasher))
+        amq_hasher_xxh3(&hasher, 0);
+    if (amq_hasher_check(&hasher) != AMQ_OK)
+        return amq__fail(diag, AMQ_EINVAL, "invalid hasher");
+    uint64_t m, n;
+    uint32_t k;
+    int status = amq__bloom_size(&m, &k, &n, params, diag);
+    if (status != AMQ_OK)
+        return status;
+    amq_bloom *f = calloc(1, sizeof *f);
+    if (!f)
+        return AMQ_ENOMEM;
+    status = amq__bitvec_init(&f->bits, m);
+    if (status != AMQ_OK) {
+        free(f);
+        return amq__fail(diag, status, "cannot allocate %llu bits", (unsigned long long)m);
+    }
+    f->hashes = k;
+    f->capacity = n;
+    f->target_fpr = params->fpr == 0 ? 0.01 : params->fpr;
+    f->hasher = hasher;
+    *out = f;
+    return AMQ_OK;
+}
+
+int amq_bloom_new(amq_bloom **out, const amq_bloom_params *params)
+{
+    assert(out && params);
+    return bloom_new(out, params, NULL);
+}
+
+void amq_bloom_free(amq_bloom *filter)
+{
+    if (!filter)
+        return;
+    amq__bitvec_free(&filter->bits);
+    free(filter);
+}
+
+/* ---- add and query ----------------------------------------------------------- */
+
+void amq_bloom_add_hash(amq_bloom *f, amq_u128 hash)
+{
+    uint64_t m = f->bits.bit_count;
+    uint64_t position = amq_reduce(hash.low, m), step = amq_reduce(hash.high, m);
+    for (uint32_t i = 0; i < f->hashes; i++) {
+        f->bits_set += !amq__bitvec_test_and_set(&f->bits, position);
+        position += step;
+        if (position >= m)
+            position -= m;
+        step += i + 1;
+        if (step >= m)
+            step -= m;
+    }
+}
+
+void amq_bloom_add(amq_bloom *f, const void *key, size_t len)
+{
+    amq_bloom_add_hash(f, amq_hash128(&f->hasher, key, len));
+}
+
+bool amq_bloom_contains_hash(const amq_bloom *f, amq_u128 hash)
+{
+    uint64_t m = f->bits.bit_count;
+    uint64_t position = amq_reduce(hash.low, m), step = amq_reduce(hash.high, m);
+    for (uint32_t i = 0; i < f->hashes; i++) {
+        if (!amq__bitvec_get(&f->bits, position))
+            return false;
+        position += step;
+        if (position >= m)
+            position -= m;
+        step += i + 1;
+        if (step >= m)
+            step -= m;
+    }
+    return true;
+}
+
+bool amq_bloom_contains(const amq_bloom *f, const void *key, size_t len)
+{
+    return amq_bloom_contains_hash(f, amq_hash128(&f->hasher, key, len));
+}
+
+void amq_bloom_contains_many(const amq_bloom *f, const void *const *keys, const size_t *lens,
+                             size_t count, uint8_t *results)
+{
+    uint64_t m = f->bits.bit_count;
+    amq_u128 hashes[BLOOM_BATCH];
+    for (size_t start = 0; start < count; start += BLOOM_BATCH) {
+        size_t group = count - start < BLOOM_BATCH ? count - start : BLOOM_BATCH;
+        /* Hash the group and start fetching every bit it will read. */
+        for (size_t j = 0; j < group; j++) {
+            hashes[j] = amq_hash128(&f->hasher, keys[start + j], lens[start + j]);
+            uint64_t position = amq_reduce(hashes[j].low, m);
+            uint64_t step = amq_reduce(hashes[j].high, m);
+            for (uint32_t i = 0; i < f->hashes; i++) {
+                __builtin_prefetch(&f->bits.words[position >> 6]);
+                position += step;
+                if (position >= m)
+                    position -= m;
+                step += i + 1;
+                if (step >= m)
+                    step -= m;
+            }
+        }
+        for (size_t j = 0; j < group; j++)
+            results[start + j] = amq_bloom_contains_hash(f, hashes[j]);
+    }
+}
+
+/* ---- what the filter knows about itself ----------------------------------------- */
+
+double amq_bloom_estimated_count(const amq_bloom *f)
+{
+    double m = (double)f->bits.bit_count, x = (double)f->bits_set;
+    if (f->bits_set >= f->bits.bit_count)
+        return INFINITY;
+    return -(m / f->hashes) * log1p(-x / m);
+}
+
+double amq_bloom_expected_fpr(const amq_bloom *f)
+{
+    return pow((double)f->bits_set / (double)f->bits.bit_count, f->hashes);
+}
+
+uint64_t amq_bloom_bits(const amq_bloom *f)
+{
+    return f->bits.bit_count;
+}
+
+uint32_t amq_bloom_hashes(const amq_bloom *f)
+{
+    return f->hashes;
+}
+
+uint64_t amq_bloom_bits_set(const amq_bloom *f)
+{
+    return f->bits_set;
+}
+
+uint64_t amq_bloom_capacity(const amq_bloom *f)
+{
+    return f->capacity;
+}
+
+const amq_hasher *amq_bloom_hasher(const amq_bloom *f)
+{
+    return &f->hasher;
+}
+
+/* ---- union and intersection ---------------------------------------------------- */
+
+static int check_compatible(const amq_bloom *a, const amq_bloom *b, amq_diag *diag)
+{
+    if (a->bits.bit_count != b->bits.bit_count)
+        return amq__fail(diag, AMQ_EINCOMPATIBLE, "the filters have %llu and %llu bits",
+                         (unsigned long long)a->bits.bit_count,
+                         (unsigned long long)b->bits.bit_count);
+    if (a->hashes != b->hashes)
+        return amq__fail(diag, AMQ_EINCOMPATIBLE, "the filters use %u and %u hash functions",
+                         a->hashes, b->hashes);
+    if (memcmp(&a->hasher, &b->hasher, sizeof a->hasher) != 0)
+        return amq__fail(diag, AMQ_EINCOMPATIBLE,
+                         "the filters hash keys differently (seed or "
+                         "hash function)");
+    return AMQ_OK;
+}
+
+static int combine(amq_bloom *into, const amq_bloom *other, bool intersect, amq_diag *diag)
+{
+    int status = check_compatible(into, other, diag);
+    if (status != AMQ_OK)
+        return status;
+    uint64_t words = amq__bitvec_words_for(into->bits.bit_count);
+    for (uint64_t i = 0; i < words; i++) {
+        if (intersect)
+            into->bits.words[i] &= other->bits.words[i];
+        else
+            into->bits.words[i] |= other->bits.words[i];
+    }
+    into->bits_set = amq__bitvec_popcount(&into->bits);
+    return AMQ_OK;
+}
+
+int amq_bloom_union(amq_bloom *into, const amq_bloom *other)
+{
+    assert(into && other);
+    return combine(into, other, false, NULL);
+}
+
+int amq_bloom_intersect(amq_bloom *into, const amq_bloom *other)
+{
+    assert(into && other);
+    return combine(into, other, true, NULL);
+}
+
+/* ---- invariants -------------------------------------------------------------- */
+
+int amq__bloom_check(const amq_bloom *f)
+{
+    uint64_t m = f->bits.bit_count;
+    if (m < AMQ_BLOOM_MIN_BITS || m > AMQ_BLOOM_MAX_BITS || f->hashes < 1 ||
+        f->hashes > AMQ_BLOOM_MAX_HASHES)
+        return AMQ_ECORRUPT; /* I1 */
+    if (m % 64 != 0 && (f->bits.words[m / 64] >> (m % 64)) != 0)
+        return AMQ_ECORRUPT; /* I2 */
+    if (amq__bitvec_popcount(&f->bits) != f->bits_set)
+        return AMQ_ECORRUPT; /* I3 */
+    return AMQ_OK;
+}
+
+/* ---- the generic handle's view ------------------------------------------------- */
+
+static const amq__option option_bits = {
+    .name = "bits",
+    .alias = "m",
+    .type = AMQ__OPTION_COUNT,
+    .count_min = AMQ_BLOOM_MIN_BITS,
+    .count_max = AMQ_BLOOM_MAX_BITS,
+};
+static const amq__option option_hashes = {
+    .name = "hashes",
+    .alias = "k",
+    .type = AMQ__OPTION_COUNT,
+    .count_min = 1,
+    .count_max = AMQ_BLOOM_MAX_HASHES,
+};
+
+static const amq__option *const bloom_options[] = {
+    &amq__option_capacity, &amq__option_fpr,  &option_bits,     &option_hashes,
+    &amq__option_seed,     &amq__option_hash, &amq__option_key, NULL,
+};
+
+static int family_create(void **state, const amq__spec *spec, amq_diag *diag)
+{
+    amq_bloom_params params = {
+        .capacity = amq__spec_count(spec, &amq__option_capacity, 0),
+        .fpr = amq__spec_real(spec, &amq__option_fpr, 0.01),
+        .bits = amq__spec_count(spec, &option_bits, 0),
+        .hashes = (uint32_t)amq__spec_count(spec, &option_hashes, 0),
+    };
+    int status = amq__spec_hasher(spec, &params.hasher, 0, diag);
+    if (status != AMQ_OK)
+        return status;
+    amq_bloom *f;
+    status = bloom_new(&f, &params, diag);
+    *state = f;
+    return status;
+}
+
+static int family_add(void *state, const void *key, size_t len)
+{
+    amq_bloom_add(state, key, len);
+    return AMQ_OK;
+}
+
+static int family_contains(const void *state, const void *key, size_t len)
+{
+    return amq_bloom_contains(state, key, len);
+}
+
+static int family_merge(void *state, const void *other, amq_diag *diag)
+{
+    return combine(state, other, false, diag);
+}
+
+static int family_save(const void *state, amq__saved *out)
+{
+    const amq_bloom *f = state;
+    out->hasher = f->hasher;
+    amq__params_put_u64(&out->params, f->bits.bit_count);
+    amq__params_put_u32(&out->params, f->hashes);
+    amq__params_put_u64(&out->params, f->capacity);
+    amq__params_put_f64(&out->params, f->target_fpr);
+    amq__params_put_u64(&out->params, f->bits_set);
+    out->pieces[0].data = amq__bitvec_le_words(&f->bits, &out->scratch);
+    out->pieces[0].len = amq__bitvec_words_for(f->bits.bit_count) * 8;
+    out->piece_count = 1;
+    return out->pieces[0].data ? AMQ_OK : AMQ_ENOMEM;
+}
+
+static int family_load(void **state, const amq__container *c, bool *borrows_image, amq_diag *diag)
+{
+    *borrows_image = false;
+    amq__params_reader r;
+    amq__params_reader_init(&r, c->params, c->params_len);
+    uint64_t m = 0, capacity = 0, bits_set = 0;
+    uint32_t k = 0;
+    double fpr = 0;
+    if (amq__params_get_u64(&r, &m) || amq__params_get_u32(&r, &k) ||
+        amq__params_get_u64(&r, &capacity) || amq__params_get_f64(&r, &fpr) ||
+        amq__params_get_u64(&r, &bits_set) || amq__params_end(&r))
+        return amq__fail(diag, AMQ_ECORRUPT, "bloom parameters are %u bytes, expected 36",
+                         c->params_len);
+    if (m < AMQ_BLOOM_MIN_BITS || m > AMQ_BLOOM_MAX_BITS)
+        return amq__fail(diag, AMQ_ECORRUPT, "bloom bit count %llu is out of range",
+                         (unsigned long long)m);
+    if (k < 1 || k > AMQ_BLOOM_MAX_HASHES)
+        return amq__fail(diag, AMQ_ECORRUPT, "bloom hash count %u is out of range", k);
+    if (!(fpr > 0 && fpr < 1))
+        return amq__fail(diag, AMQ_ECORRUPT, "bloom target fpr is not in (0, 1)");
+    amq_bloom *f = calloc(1, sizeof *f);
+    if (!f)
+        return AMQ_ENOMEM;
+    int status = amq__bitvec_load_words(&f->bits, m, c->payload, c->payload_len, diag);
+    if (status != AMQ_OK) {
+        free(f);
+        return status;
+    }
+    f->hashes = k;
+    f->capacity = capacity;
+    f->target_fpr = fpr;
+    f->hasher = c->hasher;
+    f->bits_set = bits_set;
+    if (amq__bloom_check(f) != AMQ_OK) {
+        amq_bloom_free(f);
+        return amq__fail(diag, AMQ_ECORRUPT,
+                         "bloom payload disagrees with its parameters (set-bit count)");
+    }
+    *state = f;
+    return AMQ_OK;
+}
+
+static void family_info(const void *state, amq_info *out)
+{
+    const amq_bloom *f = state;
+    out->capacity = f->capacity;
+    out->estimated_count = amq_bloom_estimated_count(f);
+    out->count = isfinite(out->estimated_count) ? (uint64_t)llround(out->estimated_count)
+                                                : f->bits.bit_count;
+    out->size_bytes = amq__bitvec_words_for(f->bits.bit_count) * 8;
+    out->bits_per_key = (double)f->bits.bit_count / (double)(f->capacity ? f->capacity : 1);
+    out->target_fpr = f->target_fpr;
+    out->expected_fpr = amq_bloom_expected_fpr(f);
+    out->hasher = f->hasher;
+}
+
+static void family_destroy(void *state)
+{
+    amq_bloom_free(state);
+}
+
+const amq__family amq__bloom_family = {
+    .name = "bloom",
+    .id = AMQ__FAMILY_BLOOM,
+    .options = bloom_options,
+    .create = family_create,
+    .add = family_add,
+    .contains = family_contains,
+    .merge = family_merge,
+    .save = family_save,
+    .load = family_load,
+    .info = family_info,
+    .destroy = family_destroy,
+};
