@@ -37,10 +37,13 @@ enum amq__family_id {
 #define AMQ__FORMAT_VERSION 1
 
 /* Fixed sizes (bytes). */
-#define AMQ__FORMAT_HEADER_SIZE 64
-#define AMQ__FORMAT_PARAMS_MAX 4096 /* cap on a family's parameter block */
-#define AMQ__FORMAT_ALIGN 64        /* the payload starts at a multiple of this */
+#define AMQ__FORMAT_HEADER_SIZE  64
+#define AMQ__FORMAT_PARAMS_MAX   4096 /* cap on a family's parameter block */
+#define AMQ__FORMAT_ALIGN        64   /* the payload starts at a multiple of this */
 #define AMQ__FORMAT_TRAILER_SIZE 8
+/* The largest payload a file may hold: 2^63 bytes, so that every offset and
+ * size in the format fits in a uint64_t without overflow. */
+#define AMQ__FORMAT_PAYLOAD_MAX ((uint64_t)1 << 63)
 
 /* What a file says, apart from the payload bytes. */
 typedef struct amq__container {
@@ -58,7 +61,9 @@ typedef struct amq__piece {
     uint64_t len;
 } amq__piece;
 
-/* Size in bytes of the file that amq__format_encode / _save would write. */
+/* Size in bytes of the file that amq__format_encode / _save would write;
+ * 0 when params_len exceeds AMQ__FORMAT_PARAMS_MAX or payload_len exceeds
+ * AMQ__FORMAT_PAYLOAD_MAX. */
 uint64_t amq__format_encoded_size(uint32_t params_len, uint64_t payload_len);
 
 /* Encode a container into a new buffer (for in-memory dumps). The payload is
@@ -68,18 +73,25 @@ uint64_t amq__format_encoded_size(uint32_t params_len, uint64_t payload_len);
 int amq__format_encode(uint8_t **out, size_t *out_len, const amq__container *c,
                        const amq__piece *pieces, size_t piece_count, amq_diag *diag);
 
-/* Save atomically: write path's directory/.name.tmp.XXXXXX, fsync it, rename
- * it over path, fsync the directory. On any failure the temporary file is
- * removed and path is untouched. Returns AMQ_OK, AMQ_EIO (errno kept),
- * AMQ_EINVAL, AMQ_ENOMEM. */
+/* Save atomically: write path's directory/.name.tmp.XXXXXX (mode 0644 less
+ * the umask), fsync it, rename it over path, fsync the directory. On any
+ * failure up to the rename the temporary file is removed and path is
+ * untouched. Should only the final directory fsync fail, path already holds
+ * the new file and the diag says so. Returns AMQ_OK, AMQ_EIO (errno kept;
+ * the diag names the path and the reason), AMQ_EINVAL (as for encode, or a
+ * path ending in '/'), AMQ_ERANGE, AMQ_ENOMEM. */
 int amq__format_save(const char *path, const amq__container *c, const amq__piece *pieces,
                      size_t piece_count, amq_diag *diag);
 
 /* Validate a whole file image and describe it; the pointers in *out point
- * into buf. Checks, in order: length >= header, magic (AMQ_EFORMAT),
- * version (AMQ_EVERSION if newer, AMQ_ECORRUPT if 0), every header field,
- * lengths against the image size, padding bytes are zero, and the checksum
- * (AMQ_ECORRUPT). */
+ * into buf, and *out is written only on success. Checks, in order: length
+ * >= header + trailer (AMQ_ECORRUPT; AMQ_EFORMAT instead when the short
+ * image does not begin like the magic), magic (AMQ_EFORMAT), version
+ * (AMQ_EVERSION if newer, AMQ_ECORRUPT if 0), every header field, lengths
+ * against the image size, reserved and padding bytes are zero, and the
+ * checksum (AMQ_ECORRUPT). Every failure says in diag which field or
+ * offset and why. Untrusted input: reads only buf[0, len); allocates
+ * nothing. */
 int amq__format_parse(amq__container *out, const uint8_t *buf, size_t len, amq_diag *diag);
 
 /* A file's bytes, read into memory or mapped. */
@@ -89,10 +101,12 @@ typedef struct amq__file_image {
     bool mapped; /* munmap rather than free */
 } amq__file_image;
 
-/* Read (use_mmap false) or map read-only (true) a whole file.
- * Returns AMQ_OK, AMQ_EIO (open/read/mmap failed; errno kept), AMQ_ENOMEM. */
-int amq__file_image_open(amq__file_image *img, const char *path, bool use_mmap,
-                         amq_diag *diag);
+/* Read (use_mmap false) or map read-only (true) a whole file. An empty file
+ * gives an empty image (data NULL, len 0). Pipes and devices are read to
+ * their end even when mapping was asked for.
+ * Returns AMQ_OK, AMQ_EIO (open/read/mmap failed; errno kept), AMQ_ECORRUPT
+ * (the file changed size while being read), AMQ_ENOMEM. */
+int amq__file_image_open(amq__file_image *img, const char *path, bool use_mmap, amq_diag *diag);
 
 /* Release an image (free or munmap). Accepts an empty image. */
 void amq__file_image_close(amq__file_image *img);

@@ -1,0 +1,846 @@
+/*
+ * format.c - the container every filter is saved in: encoding, atomic
+ * saving, reading or mapping a file, and validating an image before any
+ * family trusts a byte of it. docs/FORMAT.md is the specification; this
+ * comment is the summary a reader of the code needs.
+ *
+ * One file, all integers little-endian whatever the host:
+ *
+ *   offset   size  field
+ *   ------   ----  -----------------------------------------------------
+ *        0      8  magic 89 41 4d 51 0d 0a 1a 0a  ("\x89AMQ\r\n\x1a\n")
+ *        8      4  format version (1)
+ *       12      4  family id (1..AMQ__FAMILY_MAX)
+ *       16      4  hash kind (1 xxh3, 2 md5, 3 siphash)
+ *       20      4  flags (0: version 1 defines none)
+ *       24     16  hash seed or key (as amq_hasher.key)
+ *       40      4  params length P (<= AMQ__FORMAT_PARAMS_MAX)
+ *       44     12  reserved, zero
+ *       56      8  payload length N (<= AMQ__FORMAT_PAYLOAD_MAX = 2^63)
+ *       64      P  the family's parameter block
+ *     64+P         zero padding up to O = the next multiple of 64
+ *        O      N  payload
+ *      O+N         zero padding up to T = the next multiple of 8
+ *        T      8  XXH3-64 (seed 0) of bytes [0, T)
+ *
+ *   +--------+--------+-----+---------+-----+-------+
+ *   | header | params | pad | payload | pad | XXH3  |   size = T + 8
+ *   +--------+--------+-----+---------+-----+-------+
+ *   0        64            O              T
+ *
+ * The magic is built like PNG's: a non-ASCII first byte catches 7-bit
+ * channels, CR LF and LF catch line-ending conversion, ^Z stops a DOS
+ * `type`. The payload starts on a 64-byte boundary so that a mapped file
+ * hands a family cache-line-aligned data (every mapping is page-aligned),
+ * and the trailer sits on an 8-byte boundary. With P <= 4096 and
+ * N <= 2^63 every size and offset fits in 64 bits, so the reader's
+ * arithmetic cannot overflow once those two caps are checked.
+ *
+ * Every byte is determined by the container: padding, flags and reserved
+ * bytes are zero and checked to be zero, so an image that parses
+ * re-encodes to itself byte for byte (the fuzz target relies on it), and
+ * any single damaged byte is caught by a field check or, failing that, by
+ * the checksum.
+ *
+ * Writing goes through one routine (write_container) for both the
+ * in-memory encoder and the file writer, so the two cannot drift apart:
+ * the header, parameter block and first padding are assembled in a small
+ * buffer, the payload pieces are passed straight from the caller's memory,
+ * and the checksum is computed over exactly the bytes emitted.
+ *
+ * Saving is atomic: the bytes go to a new file "<dir>/.<name>.tmp.XXXXXX"
+ * in path's directory (so the rename stays within one filesystem), which
+ * is fsynced, closed, renamed over path, and then the directory is fsynced
+ * so the rename itself is durable. A crash at any moment leaves path
+ * either old or new, never a mixture; only a stray temporary file may be
+ * left. The temporary file is created with open(O_CREAT | O_EXCL, 0644)
+ * under a random name rather than with mkstemp: mkstemp fixes mode 0600,
+ * and repairing it would need the process umask, which can only be read
+ * by changing it (a race with other threads). open applies the umask (and
+ * a directory's default ACL) itself.
+ *
+ * Reading: amq__file_image_open reads a file whole or maps it read-only.
+ * A file whose size changes while it is read is reported as corrupt: such
+ * a file is being rewritten in place by someone, never by amq's saves,
+ * which replace it. A mapped file must likewise not be truncated in place
+ * while mapped (the kernel would raise SIGBUS).
+ */
+#include "format.h"
+#include "hash.h"
+#include "util.h"
+
+#include <assert.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+static const uint8_t format_magic[8] = { 0x89, 'A', 'M', 'Q', '\r', '\n', 0x1a, '\n' };
+
+/* Header field offsets (docs/FORMAT.md, "Header"). */
+enum {
+    OFFSET_MAGIC = 0,
+    OFFSET_VERSION = 8,
+    OFFSET_FAMILY = 12,
+    OFFSET_HASH_KIND = 16,
+    OFFSET_FLAGS = 20,
+    OFFSET_HASH_KEY = 24,
+    OFFSET_PARAMS_LEN = 40,
+    OFFSET_RESERVED = 44,
+    OFFSET_PAYLOAD_LEN = 56,
+    RESERVED_SIZE = 12,
+    TRAILER_ALIGN = 8
+};
+
+_Static_assert(OFFSET_PAYLOAD_LEN + 8 == AMQ__FORMAT_HEADER_SIZE, "header fields fill 64 bytes");
+_Static_assert(OFFSET_RESERVED + RESERVED_SIZE == OFFSET_PAYLOAD_LEN, "reserved bytes");
+
+/* Reads, writes and checksum updates go in chunks of at most this, so that
+ * no single call's length overflows size_t or ssize_t anywhere. */
+#define IO_CHUNK ((size_t)1 << 30)
+
+static uint64_t align_up(uint64_t value, uint64_t alignment)
+{
+    return (value + alignment - 1) / alignment * alignment;
+}
+
+static uint64_t payload_offset(uint32_t params_len)
+{
+    return align_up((uint64_t)AMQ__FORMAT_HEADER_SIZE + params_len, AMQ__FORMAT_ALIGN);
+}
+
+uint64_t amq__format_encoded_size(uint32_t params_len, uint64_t payload_len)
+{
+    if (params_len > AMQ__FORMAT_PARAMS_MAX || payload_len > AMQ__FORMAT_PAYLOAD_MAX)
+        return 0;
+    return align_up(payload_offset(params_len) + payload_len, TRAILER_ALIGN) +
+           AMQ__FORMAT_TRAILER_SIZE;
+}
+
+static const char *hash_kind_name(uint32_t kind)
+{
+    switch (kind) {
+    case AMQ_HASH_XXH3:
+        return "xxh3";
+    case AMQ_HASH_MD5:
+        return "md5";
+    case AMQ_HASH_SIPHASH:
+        return "siphash";
+    default:
+        return "unknown";
+    }
+}
+
+/* ---- writing --------------------------------------------------------------- */
+
+/* Where encoded bytes go: a buffer (encode) or a file descriptor (save). */
+typedef struct sink {
+    amq__checksum checksum;
+    uint8_t *memory; /* NULL when writing to fd */
+    int fd;
+    uint64_t written;
+} sink;
+
+/* Write all of len bytes to fd, resuming after partial writes and EINTR.
+ * Returns 0, or -1 with errno set. */
+static int write_all(int fd, const uint8_t *data, uint64_t len)
+{
+    while (len > 0) {
+        size_t chunk = len < IO_CHUNK ? (size_t)len : IO_CHUNK;
+        ssize_t n = write(fd, data, chunk);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            return -1;
+        }
+        if (n == 0) {
+            errno = EIO;
+            return -1;
+        }
+        data += n;
+        len -= (uint64_t)n;
+    }
+    return 0;
+}
+
+/* Pass bytes to the sink without checksumming them (the trailer). */
+static int sink_output(sink *s, const void *data, uint64_t len)
+{
+    if (s->memory) {
+        memcpy(s->memory + s->written, data, (size_t)len);
+    } else if (write_all(s->fd, data, len) != 0) {
+        return -1;
+    }
+    s->written += len;
+    return 0;
+}
+
+/* Checksum bytes and pass them to the sink. */
+static int sink_emit(sink *s, const void *data, uint64_t len)
+{
+    const uint8_t *bytes = data;
+    while (len > 0) {
+        size_t chunk = len < IO_CHUNK ? (size_t)len : IO_CHUNK;
+        amq__checksum_update(&s->checksum, bytes, chunk);
+        if (sink_output(s, bytes, chunk) != 0)
+            return -1;
+        bytes += chunk;
+        len -= chunk;
+    }
+    return 0;
+}
+
+static void store_header(uint8_t *header, const amq__container *c, uint64_t payload_len)
+{
+    memset(header, 0, AMQ__FORMAT_HEADER_SIZE); /* flags and reserved bytes are zero */
+    memcpy(header + OFFSET_MAGIC, format_magic, sizeof format_magic);
+    amq__store_u32le(header + OFFSET_VERSION, AMQ__FORMAT_VERSION);
+    amq__store_u32le(header + OFFSET_FAMILY, c->family);
+    amq__store_u32le(header + OFFSET_HASH_KIND, (uint32_t)c->hasher.kind);
+    memcpy(header + OFFSET_HASH_KEY, c->hasher.key, sizeof c->hasher.key);
+    amq__store_u32le(header + OFFSET_PARAMS_LEN, c->params_len);
+    amq__store_u64le(header + OFFSET_PAYLOAD_LEN, payload_len);
+}
+
+/* Emit a whole container. Returns 0, or -1 with errno set (file sinks). */
+static int write_container(sink *s, const amq__container *c, const amq__piece *pieces,
+                           size_t piece_count, uint64_t payload_len)
+{
+    uint8_t prefix[AMQ__FORMAT_HEADER_SIZE + AMQ__FORMAT_PARAMS_MAX + AMQ__FORMAT_ALIGN];
+    uint64_t offset = payload_offset(c->params_len);
+    store_header(prefix, c, payload_len);
+    if (c->params_len > 0)
+        memcpy(prefix + AMQ__FORMAT_HEADER_SIZE, c->params, c->params_len);
+    memset(prefix + AMQ__FORMAT_HEADER_SIZE + c->params_len, 0,
+           (size_t)offset - AMQ__FORMAT_HEADER_SIZE - c->params_len);
+
+    amq__checksum_init(&s->checksum);
+    if (sink_emit(s, prefix, offset) != 0)
+        return -1;
+    for (size_t i = 0; i < piece_count; i++)
+        if (sink_emit(s, pieces[i].data, pieces[i].len) != 0)
+            return -1;
+
+    uint64_t end = offset + payload_len;
+    size_t pad = (size_t)(align_up(end, TRAILER_ALIGN) - end);
+    uint8_t tail[TRAILER_ALIGN - 1 + AMQ__FORMAT_TRAILER_SIZE] = { 0 };
+    amq__checksum_update(&s->checksum, tail, pad);
+    amq__store_u64le(tail + pad, amq__checksum_final(&s->checksum));
+    return sink_output(s, tail, pad + AMQ__FORMAT_TRAILER_SIZE);
+}
+
+/* Check what a writer was given and total the payload. */
+static int check_container(const amq__container *c, const amq__piece *pieces, size_t piece_count,
+                           uint64_t *payload_len, amq_diag *diag)
+{
+    if (c->family < 1 || c->family > AMQ__FAMILY_MAX)
+        return amq__fail(diag, AMQ_EINVAL, "family id %" PRIu32 " is not in 1..%d", c->family,
+                         AMQ__FAMILY_MAX);
+    if (amq_hasher_check(&c->hasher) != AMQ_OK)
+        return amq__fail(diag, AMQ_EINVAL, "malformed hasher (kind %d, %s)", (int)c->hasher.kind,
+                         hash_kind_name((uint32_t)c->hasher.kind));
+    if (c->params_len > AMQ__FORMAT_PARAMS_MAX)
+        return amq__fail(diag, AMQ_EINVAL,
+                         "parameter block of %" PRIu32 " bytes exceeds the %d-byte limit",
+                         c->params_len, AMQ__FORMAT_PARAMS_MAX);
+    assert(c->params_len == 0 || c->params != NULL);
+    uint64_t total = 0;
+    for (size_t i = 0; i < piece_count; i++) {
+        assert(pieces[i].len == 0 || pieces[i].data != NULL);
+        if (!amq__add_u64(total, pieces[i].len, &total) || total > AMQ__FORMAT_PAYLOAD_MAX)
+            return amq__fail(diag, AMQ_ERANGE, "payload exceeds the format's limit of 2^63 bytes");
+    }
+    *payload_len = total;
+    return AMQ_OK;
+}
+
+int amq__format_encode(uint8_t **out, size_t *out_len, const amq__container *c,
+                       const amq__piece *pieces, size_t piece_count, amq_diag *diag)
+{
+    uint64_t payload_len;
+    int status = check_container(c, pieces, piece_count, &payload_len, diag);
+    if (status != AMQ_OK)
+        return status;
+    uint64_t size = amq__format_encoded_size(c->params_len, payload_len);
+#if SIZE_MAX < UINT64_MAX
+    if (size > SIZE_MAX)
+        return amq__fail(diag, AMQ_ERANGE, "a %" PRIu64 "-byte container does not fit in memory",
+                         size);
+#endif
+    uint8_t *buffer = malloc((size_t)size);
+    if (!buffer)
+        return amq__fail(diag, AMQ_ENOMEM, "cannot allocate %" PRIu64 " bytes for a container",
+                         size);
+    sink s = { .memory = buffer, .fd = -1, .written = 0 };
+    (void)write_container(&s, c, pieces, piece_count, payload_len); /* memory cannot fail */
+    assert(s.written == size);
+    *out = buffer;
+    *out_len = (size_t)size;
+    return AMQ_OK;
+}
+
+/* ---- saving ---------------------------------------------------------------- */
+
+/* Fill diag with the printf-style message, ": ", and strerror(saved_errno);
+ * leave errno at saved_errno; return AMQ_EIO. */
+static int io_fail(amq_diag *diag, int saved_errno, const char *format, ...) AMQ__PRINTF(3, 4);
+
+static int io_fail(amq_diag *diag, int saved_errno, const char *format, ...)
+{
+    char what[sizeof diag->message];
+    va_list args;
+    va_start(args, format);
+    vsnprintf(what, sizeof what, format, args);
+    va_end(args);
+    char reason[128];
+    if (strerror_r(saved_errno, reason, sizeof reason) != 0)
+        snprintf(reason, sizeof reason, "error %d", saved_errno);
+    amq__fail(diag, AMQ_EIO, "%s: %s", what, reason);
+    errno = saved_errno;
+    return AMQ_EIO;
+}
+
+#define TEMP_INFIX      ".tmp."
+#define TEMP_SUFFIX_LEN 6
+
+/* The paths a save uses, derived from the destination path. */
+typedef struct save_paths {
+    char *directory; /* for the final fsync; "." when path has no slash */
+    char *temporary; /* "<dir>/.<name>.tmp.XXXXXX"; the X's replaced per attempt */
+    size_t suffix_at;
+} save_paths;
+
+static int save_paths_init(save_paths *p, const char *path, amq_diag *diag)
+{
+    const char *slash = strrchr(path, '/');
+    const char *name = slash ? slash + 1 : path;
+    if (*name == '\0')
+        return amq__fail(diag, AMQ_EINVAL, "cannot save to '%s': it does not end in a file name",
+                         path);
+    /* "name" -> ".", "/name" -> "/", "dir/name" -> "dir" */
+    const char *directory = slash ? path : ".";
+    size_t directory_len = !slash ? 1 : slash == path ? 1 : (size_t)(slash - path);
+    size_t head = (size_t)(name - path); /* path up to and including the slash */
+    size_t name_len = strlen(name);
+    p->directory = malloc(directory_len + 1);
+    p->temporary = malloc(head + 1 + name_len + strlen(TEMP_INFIX) + TEMP_SUFFIX_LEN + 1);
+    if (!p->directory || !p->temporary) {
+        free(p->directory);
+        free(p->temporary);
+        return amq__fail(diag, AMQ_ENOMEM, "out of memory saving '%s'", path);
+    }
+    memcpy(p->directory, directory, directory_len);
+    p->directory[directory_len] = '\0';
+    memcpy(p->temporary, path, head);
+    p->temporary[head] = '.';
+    memcpy(p->temporary + head + 1, name, name_len);
+    memcpy(p->temporary + head + 1 + name_len, TEMP_INFIX, strlen(TEMP_INFIX));
+    p->suffix_at = head + 1 + name_len + strlen(TEMP_INFIX);
+    p->temporary[p->suffix_at] = '\0';
+    return AMQ_OK;
+}
+
+static void save_paths_free(save_paths *p)
+{
+    free(p->directory);
+    free(p->temporary);
+}
+
+/* Create the temporary file under a fresh random name. The name only needs
+ * to be unlikely to collide; O_EXCL makes a collision a retry, not a
+ * clobber. Returns the descriptor, or -1 with errno set. */
+static int create_temporary(save_paths *p)
+{
+    static const char alphabet[] = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
+    struct {
+        struct timespec now;
+        pid_t pid;
+        const void *stack;
+        unsigned attempt;
+    } entropy;
+    memset(&entropy, 0, sizeof entropy);
+    entropy.pid = getpid();
+    entropy.stack = &entropy;
+    for (unsigned attempt = 0; attempt < 100; attempt++) {
+        clock_gettime(CLOCK_REALTIME, &entropy.now);
+        entropy.attempt = attempt;
+        uint64_t bits = amq__xxh3_64(&entropy, sizeof entropy, 0);
+        for (size_t i = 0; i < TEMP_SUFFIX_LEN; i++) {
+            p->temporary[p->suffix_at + i] = alphabet[bits % (sizeof alphabet - 1)];
+            bits /= sizeof alphabet - 1;
+        }
+        p->temporary[p->suffix_at + TEMP_SUFFIX_LEN] = '\0';
+        int fd = open(p->temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+        if (fd >= 0 || errno != EEXIST)
+            return fd;
+    }
+    errno = EEXIST;
+    return -1;
+}
+
+/* Make a completed rename durable. Filesystems that cannot sync a
+ * directory say EINVAL; that is not an error of the save. Returns 0, or -1
+ * with errno set. */
+static int sync_directory(const char *directory)
+{
+    int fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    int result = fsync(fd);
+    if (result != 0 && errno == EINVAL)
+        result = 0;
+    int saved_errno = errno;
+    close(fd);
+    errno = saved_errno;
+    return result;
+}
+
+int amq__format_save(const char *path, const amq__container *c, const amq__piece *pieces,
+                     size_t piece_count, amq_diag *diag)
+{
+    uint64_t payload_len;
+    int status = check_container(c, pieces, piece_count, &payload_len, diag);
+    if (status != AMQ_OK)
+        return status;
+    save_paths paths = { NULL, NULL, 0 };
+    status = save_paths_init(&paths, path, diag);
+    if (status != AMQ_OK)
+        return status;
+
+    int fd = create_temporary(&paths);
+    if (fd < 0) {
+        status = io_fail(diag, errno, "saving '%s': cannot create a temporary file in '%s'", path,
+                         paths.directory);
+        save_paths_free(&paths);
+        return status;
+    }
+
+    sink s = { .memory = NULL, .fd = fd, .written = 0 };
+    if (write_container(&s, c, pieces, piece_count, payload_len) != 0)
+        status = io_fail(diag, errno, "saving '%s': writing '%s'", path, paths.temporary);
+    else if (fsync(fd) != 0)
+        status = io_fail(diag, errno, "saving '%s': syncing '%s'", path, paths.temporary);
+    int saved_errno = errno;
+    if (close(fd) != 0 && status == AMQ_OK) {
+        saved_errno = errno;
+        status = io_fail(diag, errno, "saving '%s': closing '%s'", path, paths.temporary);
+    }
+    if (status == AMQ_OK && rename(paths.temporary, path) != 0) {
+        saved_errno = errno;
+        status = io_fail(diag, errno, "saving '%s': renaming '%s' over it", path, paths.temporary);
+    }
+    if (status != AMQ_OK) {
+        unlink(paths.temporary);
+    } else if (sync_directory(paths.directory) != 0) {
+        saved_errno = errno;
+        status = io_fail(diag, errno,
+                         "'%s' was replaced, but syncing its directory '%s' failed, so the "
+                         "replacement may not survive a crash",
+                         path, paths.directory);
+    }
+    save_paths_free(&paths);
+    if (status != AMQ_OK)
+        errno = saved_errno;
+    return status;
+}
+
+/* ---- parsing --------------------------------------------------------------- */
+
+static int check_zero(const uint8_t *buf, uint64_t from, uint64_t to, const char *what,
+                      amq_diag *diag)
+{
+    for (uint64_t i = from; i < to; i++)
+        if (buf[i] != 0)
+            return amq__fail_at(diag, AMQ_ECORRUPT, i,
+                                "%s byte at offset %" PRIu64 " is 0x%02x, not zero", what, i,
+                                buf[i]);
+    return AMQ_OK;
+}
+
+static int check_magic(const uint8_t *buf, amq_diag *diag)
+{
+    if (memcmp(buf, format_magic, sizeof format_magic) == 0)
+        return AMQ_OK;
+    size_t first = 0;
+    while (buf[first] == format_magic[first])
+        first++;
+    if (first >= 4)
+        return amq__fail_at(diag, AMQ_EFORMAT, first,
+                            "the amq magic's line-ending bytes are altered (byte %zu is 0x%02x, "
+                            "not 0x%02x): the file was probably transferred in text mode",
+                            first, buf[first], format_magic[first]);
+    return amq__fail_at(diag, AMQ_EFORMAT, first,
+                        "not an amq file: byte %zu is 0x%02x where the magic has 0x%02x", first,
+                        buf[first], format_magic[first]);
+}
+
+/* The header's own fields, each on its own; no lengths against the size. */
+static int check_header_fields(const uint8_t *buf, amq_diag *diag)
+{
+    uint32_t version = amq__load_u32le(buf + OFFSET_VERSION);
+    if (version == 0)
+        return amq__fail_at(diag, AMQ_ECORRUPT, OFFSET_VERSION,
+                            "format version at offset %d is 0, which no amq file has",
+                            OFFSET_VERSION);
+    if (version > AMQ__FORMAT_VERSION)
+        return amq__fail_at(diag, AMQ_EVERSION, OFFSET_VERSION,
+                            "format version %" PRIu32 " (offset %d) is newer than the %d this "
+                            "library reads, or the header is damaged",
+                            version, OFFSET_VERSION, AMQ__FORMAT_VERSION);
+
+    uint32_t family = amq__load_u32le(buf + OFFSET_FAMILY);
+    if (family < 1 || family > AMQ__FAMILY_MAX)
+        return amq__fail_at(diag, AMQ_ECORRUPT, OFFSET_FAMILY,
+                            "family id %" PRIu32 " at offset %d is not in 1..%d", family,
+                            OFFSET_FAMILY, AMQ__FAMILY_MAX);
+
+    uint32_t kind = amq__load_u32le(buf + OFFSET_HASH_KIND);
+    if (kind != AMQ_HASH_XXH3 && kind != AMQ_HASH_MD5 && kind != AMQ_HASH_SIPHASH)
+        return amq__fail_at(diag, AMQ_ECORRUPT, OFFSET_HASH_KIND,
+                            "hash kind %" PRIu32 " at offset %d is not 1 (xxh3), 2 (md5) or "
+                            "3 (siphash)",
+                            kind, OFFSET_HASH_KIND);
+    amq_hasher hasher;
+    hasher.kind = (amq_hash_kind)kind;
+    memcpy(hasher.key, buf + OFFSET_HASH_KEY, sizeof hasher.key);
+    if (amq_hasher_check(&hasher) != AMQ_OK)
+        return amq__fail_at(diag, AMQ_ECORRUPT, OFFSET_HASH_KEY,
+                            "hash key at offset %d has nonzero bytes that hash kind %s does "
+                            "not use",
+                            OFFSET_HASH_KEY, hash_kind_name(kind));
+
+    uint32_t flags = amq__load_u32le(buf + OFFSET_FLAGS);
+    if (flags != 0)
+        return amq__fail_at(diag, AMQ_ECORRUPT, OFFSET_FLAGS,
+                            "flags at offset %d are 0x%08" PRIx32 "; format version 1 defines "
+                            "none",
+                            OFFSET_FLAGS, flags);
+
+    uint32_t params_len = amq__load_u32le(buf + OFFSET_PARAMS_LEN);
+    if (params_len > AMQ__FORMAT_PARAMS_MAX)
+        return amq__fail_at(diag, AMQ_ECORRUPT, OFFSET_PARAMS_LEN,
+                            "parameter block length %" PRIu32 " at offset %d exceeds the "
+                            "%d-byte limit",
+                            params_len, OFFSET_PARAMS_LEN, AMQ__FORMAT_PARAMS_MAX);
+
+    int status =
+        check_zero(buf, OFFSET_RESERVED, OFFSET_RESERVED + RESERVED_SIZE, "reserved", diag);
+    if (status != AMQ_OK)
+        return status;
+
+    uint64_t payload_len = amq__load_u64le(buf + OFFSET_PAYLOAD_LEN);
+    if (payload_len > AMQ__FORMAT_PAYLOAD_MAX)
+        return amq__fail_at(diag, AMQ_ECORRUPT, OFFSET_PAYLOAD_LEN,
+                            "payload length %" PRIu64 " at offset %d exceeds the limit of 2^63",
+                            payload_len, OFFSET_PAYLOAD_LEN);
+    return AMQ_OK;
+}
+
+static uint64_t checksum_of(const uint8_t *buf, size_t len)
+{
+    amq__checksum checksum;
+    amq__checksum_init(&checksum);
+    for (size_t done = 0; done < len;) {
+        size_t chunk = len - done < IO_CHUNK ? len - done : IO_CHUNK;
+        amq__checksum_update(&checksum, buf + done, chunk);
+        done += chunk;
+    }
+    return amq__checksum_final(&checksum);
+}
+
+int amq__format_parse(amq__container *out, const uint8_t *buf, size_t len, amq_diag *diag)
+{
+    const size_t minimum = AMQ__FORMAT_HEADER_SIZE + AMQ__FORMAT_TRAILER_SIZE;
+    if (len < minimum) {
+        /* A short file that does not even begin like one is not an amq file;
+         * a short prefix of an amq file is a truncated one. */
+        size_t compare = len < sizeof format_magic ? len : sizeof format_magic;
+        if (compare > 0 && memcmp(buf, format_magic, compare) != 0)
+            return amq__fail(diag, AMQ_EFORMAT,
+                             "not an amq file: %zu bytes, not beginning with the amq magic", len);
+        return amq__fail_at(diag, AMQ_ECORRUPT, len,
+                            "file is %zu bytes, shorter than the %zu-byte minimum (a %d-byte "
+                            "header and a %d-byte checksum): truncated",
+                            len, minimum, AMQ__FORMAT_HEADER_SIZE, AMQ__FORMAT_TRAILER_SIZE);
+    }
+    int status = check_magic(buf, diag);
+    if (status == AMQ_OK)
+        status = check_header_fields(buf, diag);
+    if (status != AMQ_OK)
+        return status;
+
+    uint32_t params_len = amq__load_u32le(buf + OFFSET_PARAMS_LEN);
+    uint64_t payload_len = amq__load_u64le(buf + OFFSET_PAYLOAD_LEN);
+    uint64_t expected = amq__format_encoded_size(params_len, payload_len);
+    if (expected != (uint64_t)len)
+        return amq__fail_at(diag, AMQ_ECORRUPT, len,
+                            "file is %zu bytes but its header (parameter block %" PRIu32
+                            " bytes, payload %" PRIu64 " bytes) describes %" PRIu64 " bytes: %s",
+                            len, params_len, payload_len, expected,
+                            expected > (uint64_t)len ? "truncated" : "extra bytes at the end");
+
+    uint64_t offset = payload_offset(params_len);
+    uint64_t trailer = (uint64_t)len - AMQ__FORMAT_TRAILER_SIZE;
+    status =
+        check_zero(buf, AMQ__FORMAT_HEADER_SIZE + (uint64_t)params_len, offset, "padding", diag);
+    if (status == AMQ_OK)
+        status = check_zero(buf, offset + payload_len, trailer, "padding", diag);
+    if (status != AMQ_OK)
+        return status;
+
+    uint64_t stored = amq__load_u64le(buf + trailer);
+    uint64_t computed = checksum_of(buf, (size_t)trailer);
+    if (stored != computed)
+        return amq__fail_at(diag, AMQ_ECORRUPT, trailer,
+                            "checksum mismatch: the file stores %016" PRIx64 " at offset %" PRIu64
+                            " but bytes 0..%" PRIu64 " hash to %016" PRIx64,
+                            stored, trailer, trailer - 1, computed);
+
+    out->family = amq__load_u32le(buf + OFFSET_FAMILY);
+    out->hasher.kind = (amq_hash_kind)amq__load_u32le(buf + OFFSET_HASH_KIND);
+    memcpy(out->hasher.key, buf + OFFSET_HASH_KEY, sizeof out->hasher.key);
+    out->params = buf + AMQ__FORMAT_HEADER_SIZE;
+    out->params_len = params_len;
+    out->payload = buf + offset;
+    out->payload_len = payload_len;
+    return AMQ_OK;
+}
+
+/* ---- file images ----------------------------------------------------------- */
+
+/* Read up to len bytes, stopping early only at end of file. Returns the
+ * count read, or -1 with errno set. */
+static int64_t read_fully(int fd, uint8_t *buf, size_t len)
+{
+    size_t done = 0;
+    while (done < len) {
+        size_t chunk = len - done < IO_CHUNK ? len - done : IO_CHUNK;
+        ssize_t n = read(fd, buf + done, chunk);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            return -1;
+        }
+        if (n == 0)
+            break;
+        done += (size_t)n;
+    }
+    return (int64_t)done;
+}
+
+/* A regular file of a known size: read it exactly, and notice if it
+ * shrinks or grows meanwhile. */
+static int read_regular(amq__file_image *img, int fd, size_t size, const char *path, amq_diag *diag)
+{
+    uint8_t *data = malloc(size);
+    if (!data)
+        return amq__fail(diag, AMQ_ENOMEM, "cannot allocate %zu bytes to read '%s'", size, path);
+    int64_t got = read_fully(fd, data, size);
+    uint8_t extra;
+    int64_t beyond = got == (int64_t)size ? read_fully(fd, &extra, 1) : 0;
+    if (got < 0 || beyond < 0) {
+        int saved_errno = errno;
+        free(data);
+        return io_fail(diag, saved_errno, "reading '%s'", path);
+    }
+    if (got != (int64_t)size || beyond != 0) {
+        free(data);
+        return amq__fail(diag, AMQ_ECORRUPT,
+                         "'%s' changed size from %zu bytes while being read: it is being "
+                         "rewritten in place",
+                         path, size);
+    }
+    img->data = data;
+    img->len = size;
+    return AMQ_OK;
+}
+
+/* A pipe or device: read until end of file, growing the buffer. */
+static int read_stream(amq__file_image *img, int fd, const char *path, amq_diag *diag)
+{
+    size_t capacity = 1 << 16, used = 0;
+    uint8_t *data = NULL;
+    for (;;) {
+        uint8_t *bigger = capacity > SIZE_MAX / 2 ? NULL : realloc(data, capacity);
+        if (!bigger) {
+            free(data);
+            return amq__fail(diag, AMQ_ENOMEM, "out of memory reading '%s'", path);
+        }
+        data = bigger;
+        int64_t got = read_fully(fd, data + used, capacity - used);
+        if (got < 0) {
+            int saved_errno = errno;
+            free(data);
+            return io_fail(diag, saved_errno, "reading '%s'", path);
+        }
+        used += (size_t)got;
+        if (used < capacity)
+            break;
+        capacity *= 2;
+    }
+    if (used == 0) {
+        free(data);
+        data = NULL;
+    }
+    img->data = data;
+    img->len = used;
+    return AMQ_OK;
+}
+
+int amq__file_image_open(amq__file_image *img, const char *path, bool use_mmap, amq_diag *diag)
+{
+    img->data = NULL;
+    img->len = 0;
+    img->mapped = false;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return io_fail(diag, errno, "cannot open '%s'", path);
+    struct stat st;
+    int status = AMQ_OK;
+    if (fstat(fd, &st) != 0) {
+        status = io_fail(diag, errno, "cannot stat '%s'", path);
+    } else if (!S_ISREG(st.st_mode)) {
+        status = read_stream(img, fd, path, diag);
+    } else if ((uint64_t)st.st_size > SIZE_MAX) {
+        status = amq__fail(diag, AMQ_ENOMEM, "'%s' is too large for this address space", path);
+    } else if (st.st_size == 0) {
+        status = AMQ_OK; /* nothing to map; the parser rejects the empty image */
+    } else if (use_mmap) {
+        void *map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+        if (map == MAP_FAILED) {
+            status = io_fail(diag, errno, "cannot map '%s'", path);
+        } else {
+            img->data = map;
+            img->len = (size_t)st.st_size;
+            img->mapped = true;
+        }
+    } else {
+        status = read_regular(img, fd, (size_t)st.st_size, path, diag);
+    }
+    int saved_errno = errno;
+    close(fd);
+    errno = saved_errno;
+    return status;
+}
+
+void amq__file_image_close(amq__file_image *img)
+{
+    if (img->mapped)
+        munmap(img->data, img->len);
+    else
+        free(img->data);
+    img->data = NULL;
+    img->len = 0;
+    img->mapped = false;
+}
+
+/* ---- parameter blocks ------------------------------------------------------ */
+
+void amq__params_init(amq__params_writer *w)
+{
+    w->len = 0;
+    w->overflow = false;
+}
+
+/* Append bytes. After one put fails every later put is refused too, so a
+ * smaller field can never land where a larger one was skipped. */
+static void params_put(amq__params_writer *w, const uint8_t *bytes, uint32_t n)
+{
+    if (w->overflow || n > AMQ__FORMAT_PARAMS_MAX - w->len) {
+        w->overflow = true;
+        return;
+    }
+    memcpy(w->bytes + w->len, bytes, n);
+    w->len += n;
+}
+
+void amq__params_put_u8(amq__params_writer *w, uint8_t v)
+{
+    params_put(w, &v, 1);
+}
+
+void amq__params_put_u32(amq__params_writer *w, uint32_t v)
+{
+    uint8_t bytes[4];
+    amq__store_u32le(bytes, v);
+    params_put(w, bytes, sizeof bytes);
+}
+
+void amq__params_put_u64(amq__params_writer *w, uint64_t v)
+{
+    uint8_t bytes[8];
+    amq__store_u64le(bytes, v);
+    params_put(w, bytes, sizeof bytes);
+}
+
+void amq__params_put_f64(amq__params_writer *w, double v)
+{
+    uint64_t bits;
+    memcpy(&bits, &v, sizeof bits);
+    amq__params_put_u64(w, bits);
+}
+
+void amq__params_reader_init(amq__params_reader *r, const uint8_t *bytes, uint32_t len)
+{
+    r->bytes = bytes;
+    r->len = len;
+    r->position = 0;
+}
+
+/* The next n bytes, or NULL (position unchanged) when fewer remain. */
+static const uint8_t *params_take(amq__params_reader *r, uint32_t n)
+{
+    if (n > r->len - r->position)
+        return NULL;
+    const uint8_t *p = r->bytes + r->position;
+    r->position += n;
+    return p;
+}
+
+int amq__params_get_u8(amq__params_reader *r, uint8_t *v)
+{
+    const uint8_t *p = params_take(r, 1);
+    if (!p)
+        return AMQ_ECORRUPT;
+    *v = *p;
+    return AMQ_OK;
+}
+
+int amq__params_get_u32(amq__params_reader *r, uint32_t *v)
+{
+    const uint8_t *p = params_take(r, 4);
+    if (!p)
+        return AMQ_ECORRUPT;
+    *v = amq__load_u32le(p);
+    return AMQ_OK;
+}
+
+int amq__params_get_u64(amq__params_reader *r, uint64_t *v)
+{
+    const uint8_t *p = params_take(r, 8);
+    if (!p)
+        return AMQ_ECORRUPT;
+    *v = amq__load_u64le(p);
+    return AMQ_OK;
+}
+
+int amq__params_get_f64(amq__params_reader *r, double *v)
+{
+    uint64_t bits;
+    int status = amq__params_get_u64(r, &bits);
+    if (status == AMQ_OK)
+        memcpy(v, &bits, sizeof bits);
+    return status;
+}
+
+int amq__params_end(const amq__params_reader *r)
+{
+    return r->position == r->len ? AMQ_OK : AMQ_ECORRUPT;
+}
