@@ -343,6 +343,11 @@ int amq__bloom_check(const amq_bloom *f)
     return AMQ_OK;
 }
 
+const uint64_t *amq__bloom_words(const amq_bloom *f)
+{
+    return f->bits.words;
+}
+
 /* ---- the generic handle's view ------------------------------------------------- */
 
 static const amq__option option_bits = {

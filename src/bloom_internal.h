@@ -14,4 +14,7 @@ int amq__bloom_size(uint64_t *bits, uint32_t *hashes, uint64_t *capacity,
 /* AMQ_OK if the filter's invariants hold, else AMQ_ECORRUPT. O(m). */
 int amq__bloom_check(const amq_bloom *filter);
 
+/* The filter's words (for tests comparing filters bit for bit). */
+const uint64_t *amq__bloom_words(const amq_bloom *filter);
+
 #endif /* AMQ_BLOOM_INTERNAL_H */

@@ -55,6 +55,10 @@ typedef struct amq__family {
     void (*destroy)(void *state);
 } amq__family;
 
+/* Every family this build has, NULL-terminated (for the spec parser's
+ * tests and fuzz targets). */
+const amq__family *const *amq__family_table(void);
+
 /* The families, each defined in its own file and listed in filter.c. */
 extern const amq__family amq__bloom_family;
 

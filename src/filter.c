@@ -33,6 +33,11 @@ static const amq__family *const families[] = {
 
 static const size_t family_count = sizeof families / sizeof families[0] - 1;
 
+const amq__family *const *amq__family_table(void)
+{
+    return families;
+}
+
 const char *amq_family_name(size_t index)
 {
     return index < family_count ? families[index]->name : NULL;

@@ -1,0 +1,504 @@
+/*
+ * Tests for the classic Bloom filter (src/bloom.c): sizing, no false
+ * negatives, the false-positive rate against the formula within a binomial
+ * tolerance, the count estimate, union and intersection, batch queries,
+ * save/load through the generic handle, and damaged files.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+
+#include <cmocka.h>
+
+#include "amq/amq.h"
+#include "amq/bloom.h"
+#include "amq/calc.h"
+#include "bloom_internal.h"
+#include "test_util.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static uint64_t seed;
+
+/* Keys are 16 bytes: a tag (present / absent set) and a counter, so the two
+ * sets never share a key whatever the seed. */
+typedef struct test_key {
+    uint64_t tag;
+    uint64_t index;
+} test_key;
+
+static test_key make_key(uint64_t set, uint64_t i)
+{
+    test_key key = { .tag = seed * 2 + set, .index = i * 0x9e3779b97f4a7c15ULL + seed };
+    return key;
+}
+
+static amq_bloom *new_filter(uint64_t capacity, double fpr)
+{
+    amq_bloom_params params = { .capacity = capacity, .fpr = fpr };
+    amq_hasher_xxh3(&params.hasher, seed);
+    amq_bloom *f = NULL;
+    assert_int_equal(amq_bloom_new(&f, &params), AMQ_OK);
+    return f;
+}
+
+static void test_sizing_follows_the_formulas(void **state)
+{
+    (void)state;
+    amq_bloom *f = new_filter(1000000, 0.01);
+    uint64_t m = 0;
+    uint32_t k = 0;
+    assert_int_equal(amq_calc_optimal_m(&m, 1000000, 0.01), AMQ_OK);
+    assert_int_equal(amq_calc_optimal_k(&k, m, 1000000), AMQ_OK);
+    assert_int_equal(amq_bloom_bits(f), m);
+    assert_int_equal(amq_bloom_hashes(f), k);
+    assert_int_equal(k, 7);
+    /* Bits per key within 1% of -ln p / (ln 2)^2. */
+    double formula = -log(0.01) / (log(2) * log(2));
+    double per_key = (double)amq_bloom_bits(f) / 1e6;
+    assert_true(fabs(per_key / formula - 1) < 0.01);
+    assert_int_equal(amq_bloom_capacity(f), 1000000);
+    amq_bloom_free(f);
+
+    /* Sized by m and k directly. */
+    amq_bloom_params params = { .bits = 1 << 20, .hashes = 3 };
+    assert_int_equal(amq_bloom_new(&f, &params), AMQ_OK);
+    assert_int_equal(amq_bloom_bits(f), 1 << 20);
+    assert_int_equal(amq_bloom_hashes(f), 3);
+    assert_int_equal(amq_bloom_hasher(f)->kind, AMQ_HASH_XXH3);
+    amq_bloom_free(f);
+}
+
+static void test_sizing_errors(void **state)
+{
+    (void)state;
+    amq_bloom *f = (amq_bloom *)&f;
+    amq_bloom_params params = { 0 };
+    assert_int_equal(amq_bloom_new(&f, &params), AMQ_EINVAL);
+    assert_null(f);
+    params = (amq_bloom_params){ .capacity = 1000, .fpr = 1.5 };
+    assert_int_equal(amq_bloom_new(&f, &params), AMQ_EINVAL);
+    params = (amq_bloom_params){ .capacity = 1000, .fpr = -0.1 };
+    assert_int_equal(amq_bloom_new(&f, &params), AMQ_EINVAL);
+    params = (amq_bloom_params){ .capacity = 1000000000000000ULL, .fpr = 0.01 };
+    assert_int_equal(amq_bloom_new(&f, &params), AMQ_ERANGE);
+    params = (amq_bloom_params){ .bits = 1000, .hashes = AMQ_BLOOM_MAX_HASHES + 1 };
+    assert_int_equal(amq_bloom_new(&f, &params), AMQ_ERANGE);
+    params = (amq_bloom_params){ .bits = 10 };
+    assert_int_equal(amq_bloom_new(&f, &params), AMQ_ERANGE);
+    params = (amq_bloom_params){ .capacity = 10, .hasher = { .kind = (amq_hash_kind)9 } };
+    assert_int_equal(amq_bloom_new(&f, &params), AMQ_EINVAL);
+    assert_null(f);
+    /* A tiny capacity still gets the minimum size, not an error. */
+    params = (amq_bloom_params){ .capacity = 1, .fpr = 0.5 };
+    assert_int_equal(amq_bloom_new(&f, &params), AMQ_OK);
+    assert_int_equal(amq_bloom_bits(f), AMQ_BLOOM_MIN_BITS);
+    amq_bloom_free(f);
+    amq_bloom_free(NULL);
+}
+
+/* n keys added; none missing; then the FPR over 2n absent keys is within 4
+ * binomial standard deviations of (1 - e^(-kn/m))^k for the actual m, k. */
+static void check_fpr(uint64_t n, double p)
+{
+    amq_bloom *f = new_filter(n, p);
+    for (uint64_t i = 0; i < n; i++) {
+        test_key key = make_key(0, i);
+        amq_bloom_add(f, &key, sizeof key);
+    }
+    assert_int_equal(amq__bloom_check(f), AMQ_OK);
+    for (uint64_t i = 0; i < n; i++) {
+        test_key key = make_key(0, i);
+        if (!amq_bloom_contains(f, &key, sizeof key))
+            fail_msg("false negative: key %llu of %llu (p = %g)", (unsigned long long)i,
+                     (unsigned long long)n, p);
+    }
+    uint64_t trials = 2 * n, positives = 0;
+    for (uint64_t i = 0; i < trials; i++) {
+        test_key key = make_key(1, i);
+        positives += amq_bloom_contains(f, &key, sizeof key);
+    }
+    double expected = 0;
+    assert_int_equal(amq_calc_fpr(&expected, n, amq_bloom_bits(f), amq_bloom_hashes(f)), AMQ_OK);
+    double measured = (double)positives / (double)trials;
+    double sigma = sqrt(expected * (1 - expected) / (double)trials);
+    print_message("n=%llu p=%g m=%llu k=%u: measured FPR %.6f, expected %.6f (4 sigma %.6f)\n",
+                  (unsigned long long)n, p, (unsigned long long)amq_bloom_bits(f),
+                  amq_bloom_hashes(f), measured, expected, 4 * sigma);
+    if (fabs(measured - expected) > 4 * sigma)
+        fail_msg("FPR %.6f is more than 4 sigma (%.6f) from %.6f", measured, 4 * sigma, expected);
+    /* The fill-based estimate agrees with the formula too. */
+    assert_true(fabs(amq_bloom_expected_fpr(f) - expected) < 4 * sigma);
+    amq_bloom_free(f);
+}
+
+static void test_fpr_10_percent(void **state)
+{
+    (void)state;
+    check_fpr(1000000, 0.1);
+}
+
+static void test_fpr_1_percent(void **state)
+{
+    (void)state;
+    check_fpr(1000000, 0.01);
+}
+
+static void test_fpr_tenth_percent(void **state)
+{
+    (void)state;
+    check_fpr(1000000, 0.001);
+}
+
+static void test_estimated_count(void **state)
+{
+    (void)state;
+    /* Sized for 1M at 1%: 100k .. 1M keys fill it from 7% to 50%, and the
+     * estimate stays within 2% all the way. */
+    amq_bloom *f = new_filter(1000000, 0.01);
+    uint64_t added = 0;
+    for (uint64_t step = 1; step <= 10; step++) {
+        for (; added < step * 100000; added++) {
+            test_key key = make_key(0, added);
+            amq_bloom_add(f, &key, sizeof key);
+        }
+        double fill = (double)amq_bloom_bits_set(f) / (double)amq_bloom_bits(f);
+        double estimate = amq_bloom_estimated_count(f);
+        if (fabs(estimate / (double)added - 1) > 0.02)
+            fail_msg("after %llu keys (fill %.3f) the estimate is %.0f", (unsigned long long)added,
+                     fill, estimate);
+    }
+    /* At capacity an optimal filter is half full. */
+    double fill = (double)amq_bloom_bits_set(f) / (double)amq_bloom_bits(f);
+    assert_true(fill > 0.48 && fill < 0.52);
+    /* Adding the same keys again changes nothing. */
+    uint64_t bits_set = amq_bloom_bits_set(f);
+    for (uint64_t i = 0; i < 1000; i++) {
+        test_key key = make_key(0, i);
+        amq_bloom_add(f, &key, sizeof key);
+    }
+    assert_int_equal(amq_bloom_bits_set(f), bits_set);
+    amq_bloom_free(f);
+}
+
+static void test_union_equals_filter_of_union(void **state)
+{
+    (void)state;
+    amq_bloom *a = new_filter(200000, 0.01), *b = new_filter(200000, 0.01);
+    amq_bloom *both = new_filter(200000, 0.01), *common = new_filter(200000, 0.01);
+    /* A holds keys 0..99999, B holds 50000..149999. */
+    for (uint64_t i = 0; i < 150000; i++) {
+        test_key key = make_key(0, i);
+        if (i < 100000)
+            amq_bloom_add(a, &key, sizeof key);
+        if (i >= 50000)
+            amq_bloom_add(b, &key, sizeof key);
+        amq_bloom_add(both, &key, sizeof key);
+        if (i >= 50000 && i < 100000)
+            amq_bloom_add(common, &key, sizeof key);
+    }
+    amq_bloom *intersection = new_filter(200000, 0.01);
+    assert_int_equal(amq_bloom_union(intersection, a), AMQ_OK);
+    assert_int_equal(amq_bloom_intersect(intersection, b), AMQ_OK);
+    assert_int_equal(amq__bloom_check(intersection), AMQ_OK);
+
+    assert_int_equal(amq_bloom_union(a, b), AMQ_OK);
+    assert_int_equal(amq__bloom_check(a), AMQ_OK);
+    assert_int_equal(amq_bloom_bits_set(a), amq_bloom_bits_set(both));
+    /* Bit-identical, and so the same answer to every probe. */
+    assert_memory_equal(amq__bloom_words(a), amq__bloom_words(both),
+                        (amq_bloom_bits(a) + 63) / 64 * 8);
+    for (uint64_t i = 0; i < 300000; i++) {
+        test_key key = make_key(i & 1, i);
+        assert_int_equal(amq_bloom_contains(a, &key, sizeof key),
+                         amq_bloom_contains(both, &key, sizeof key));
+    }
+    /* The intersection holds every common key and is a superset of the
+     * filter of the common keys. */
+    assert_true(amq_bloom_bits_set(intersection) >= amq_bloom_bits_set(common));
+    for (uint64_t i = 50000; i < 100000; i++) {
+        test_key key = make_key(0, i);
+        assert_true(amq_bloom_contains(intersection, &key, sizeof key));
+    }
+    amq_bloom_free(a);
+    amq_bloom_free(b);
+    amq_bloom_free(both);
+    amq_bloom_free(common);
+    amq_bloom_free(intersection);
+}
+
+static void test_incompatible_filters_refused(void **state)
+{
+    (void)state;
+    amq_bloom *a = new_filter(1000, 0.01);
+    amq_bloom *other_size = new_filter(2000, 0.01);
+    amq_bloom_params params = { .bits = amq_bloom_bits(a), .hashes = amq_bloom_hashes(a) + 1 };
+    amq_hasher_xxh3(&params.hasher, seed);
+    amq_bloom *other_k = NULL;
+    assert_int_equal(amq_bloom_new(&other_k, &params), AMQ_OK);
+    params.hashes = amq_bloom_hashes(a);
+    amq_hasher_xxh3(&params.hasher, seed + 1);
+    amq_bloom *other_seed = NULL;
+    assert_int_equal(amq_bloom_new(&other_seed, &params), AMQ_OK);
+
+    assert_int_equal(amq_bloom_union(a, other_size), AMQ_EINCOMPATIBLE);
+    assert_int_equal(amq_bloom_union(a, other_k), AMQ_EINCOMPATIBLE);
+    assert_int_equal(amq_bloom_union(a, other_seed), AMQ_EINCOMPATIBLE);
+    assert_int_equal(amq_bloom_intersect(a, other_seed), AMQ_EINCOMPATIBLE);
+    amq_bloom_free(a);
+    amq_bloom_free(other_size);
+    amq_bloom_free(other_k);
+    amq_bloom_free(other_seed);
+}
+
+static void test_batch_and_hash_forms_agree(void **state)
+{
+    (void)state;
+    amq_bloom *f = new_filter(50000, 0.05);
+    for (uint64_t i = 0; i < 50000; i++) {
+        test_key key = make_key(0, i);
+        if (i % 2)
+            amq_bloom_add(f, &key, sizeof key);
+        else
+            amq_bloom_add_hash(f, amq_hash128(amq_bloom_hasher(f), &key, sizeof key));
+    }
+    enum { COUNT = 1003 };
+    static test_key keys[COUNT];
+    const void *pointers[COUNT];
+    size_t lens[COUNT];
+    uint8_t results[COUNT];
+    for (uint64_t i = 0; i < COUNT; i++) {
+        keys[i] = make_key(i % 3 == 0, i * 37);
+        pointers[i] = &keys[i];
+        lens[i] = sizeof keys[i];
+    }
+    amq_bloom_contains_many(f, pointers, lens, COUNT, results);
+    uint64_t maybes = 0;
+    for (uint64_t i = 0; i < COUNT; i++) {
+        assert_int_equal(results[i], amq_bloom_contains(f, &keys[i], sizeof keys[i]));
+        assert_int_equal(
+            results[i],
+            amq_bloom_contains_hash(f, amq_hash128(amq_bloom_hasher(f), &keys[i], sizeof keys[i])));
+        maybes += results[i];
+    }
+    assert_true(maybes >= COUNT * 2 / 3 - 1); /* every present key at least */
+    amq_bloom_contains_many(f, pointers, lens, 0, results);
+    amq_bloom_free(f);
+}
+
+static void test_zero_step_hash_still_spreads(void **state)
+{
+    (void)state;
+    amq_bloom_params params = { .bits = 1 << 16, .hashes = 8 };
+    amq_bloom *f = NULL;
+    assert_int_equal(amq_bloom_new(&f, &params), AMQ_OK);
+    amq_u128 hash = { .low = 0x123456789abcdef0ULL, .high = 0 };
+    amq_bloom_add_hash(f, hash);
+    /* g(i) = x + (i^3 - i)/6: 0, 0, 1, 4, 10, ... - only the first two coincide. */
+    assert_int_equal(amq_bloom_bits_set(f), 7);
+    assert_true(amq_bloom_contains_hash(f, hash));
+    amq_bloom_free(f);
+}
+
+static void test_past_2_to_the_32_bits(void **state)
+{
+    (void)state;
+    uint64_t m = ((uint64_t)1 << 32) + 4096;
+    amq_bloom_params params = { .bits = m, .hashes = 4 };
+    amq_bloom *f = NULL;
+    assert_int_equal(amq_bloom_new(&f, &params), AMQ_OK);
+    assert_int_equal(amq_bloom_bits(f), m);
+    /* Keys whose bits land past 2^32: the position is not truncated. */
+    amq_u128 high = { .low = UINT64_MAX - 1000, .high = 1 };
+    amq_bloom_add_hash(f, high);
+    assert_true(amq_bloom_contains_hash(f, high));
+    amq_u128 low = { .low = 1000, .high = 1 };
+    assert_false(amq_bloom_contains_hash(f, low));
+    for (uint64_t i = 0; i < 1000; i++) {
+        test_key key = make_key(0, i);
+        amq_bloom_add(f, &key, sizeof key);
+    }
+    for (uint64_t i = 0; i < 1000; i++) {
+        test_key key = make_key(0, i);
+        assert_true(amq_bloom_contains(f, &key, sizeof key));
+    }
+    /* 4004 positions among 2^32 bits: a collision is a one-in-500 event. */
+    assert_true(amq_bloom_bits_set(f) >= 4002 && amq_bloom_bits_set(f) <= 4004);
+    amq_bloom_free(f);
+}
+
+/* ---- through the generic handle ------------------------------------------------ */
+
+static void test_generic_round_trip(void **state)
+{
+    (void)state;
+    char *dir = amq_test_scratch_dir();
+    assert_non_null(dir);
+    char path[512], spec[128];
+    snprintf(path, sizeof path, "%s/f.amq", dir);
+    snprintf(spec, sizeof spec, "bloom n=20000 p=0.02 seed=%llu", (unsigned long long)seed);
+
+    amq_filter *f = NULL;
+    assert_int_equal(amq_new(&f, spec), AMQ_OK);
+    assert_string_equal(amq_family(f), "bloom");
+    for (uint64_t i = 0; i < 20000; i++) {
+        test_key key = make_key(0, i);
+        assert_int_equal(amq_add(f, &key, sizeof key), AMQ_OK);
+    }
+    assert_int_equal(amq_remove(f, "x", 1), AMQ_EUNSUPPORTED);
+    assert_int_equal(amq_save(f, path), AMQ_OK);
+
+    for (unsigned flags = 0; flags <= AMQ_LOAD_MMAP; flags += AMQ_LOAD_MMAP) {
+        amq_filter *g = NULL;
+        amq_diag diag = { .message = "" };
+        assert_int_equal(amq_load_ex(&g, path, flags, &diag), AMQ_OK);
+        amq_info a, b;
+        assert_int_equal(amq_info_get(f, &a), AMQ_OK);
+        assert_int_equal(amq_info_get(g, &b), AMQ_OK);
+        assert_string_equal(b.family, "bloom");
+        assert_int_equal(a.capacity, 20000);
+        assert_int_equal(b.capacity, a.capacity);
+        assert_true(b.estimated_count == a.estimated_count);
+        assert_true(b.expected_fpr == a.expected_fpr);
+        assert_true(b.target_fpr == 0.02);
+        assert_int_equal(b.size_bytes, a.size_bytes);
+        assert_memory_equal(&b.hasher, &a.hasher, sizeof a.hasher);
+        assert_true(b.file_checksum != 0);
+        assert_true(fabs(a.estimated_count / 20000 - 1) < 0.02);
+        for (uint64_t i = 0; i < 40000; i++) {
+            test_key key = make_key(i & 1, i / 2);
+            assert_int_equal(amq_contains(g, &key, sizeof key), amq_contains(f, &key, sizeof key));
+        }
+        /* Loaded filters keep working: add, merge. */
+        assert_int_equal(amq_add(g, "new key", 7), AMQ_OK);
+        assert_int_equal(amq_contains(g, "new key", 7), 1);
+        assert_int_equal(amq_merge(g, f, &diag), AMQ_OK);
+        amq_free(g);
+    }
+
+    /* Merging a filter of a different size names the difference. */
+    amq_filter *other = NULL;
+    assert_int_equal(amq_new(&other, "bloom n=1000"), AMQ_OK);
+    amq_diag diag = { .message = "" };
+    assert_int_equal(amq_merge(f, other, &diag), AMQ_EINCOMPATIBLE);
+    assert_non_null(strstr(diag.message, "bits"));
+    amq_free(other);
+    amq_free(f);
+    amq_test_remove_tree(dir);
+    free(dir);
+}
+
+static void test_generic_spec_errors(void **state)
+{
+    (void)state;
+    amq_filter *f = NULL;
+    amq_diag diag;
+    struct {
+        const char *spec;
+        int status;
+        const char *message;
+    } cases[] = {
+        { "bloom", AMQ_EINVAL, "capacity" },
+        { "bloom n=0", AMQ_EINVAL, "capacity" },
+        { "bloom n=1e15", AMQ_ERANGE, "bits" },
+        { "bloom n=1000 k=65", AMQ_EINVAL, "hashes" },
+        { "bloom n=1000 layout=split", AMQ_EINVAL, "unknown option 'layout' for bloom" },
+        { "bloom n=1000 p=2", AMQ_EINVAL, "fpr" },
+        { "bloom n=1000 m=abc", AMQ_EINVAL, "bits" },
+        { "bloom n=1000 hash=siphash", AMQ_EINVAL, "key" },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        memset(&diag, 0, sizeof diag);
+        int status = amq_new_ex(&f, cases[i].spec, &diag);
+        if (status != cases[i].status || !strstr(diag.message, cases[i].message))
+            fail_msg("'%s': status %d '%s', expected %d mentioning '%s'", cases[i].spec, status,
+                     diag.message, cases[i].status, cases[i].message);
+        assert_null(f);
+    }
+    /* m and k directly; siphash and md5 hashers. */
+    const char *good[] = {
+        "bloom m=100000 k=5",
+        "bloom n=1000 hash=siphash key=000102030405060708090a0b0c0d0e0f",
+        "bloom n=1000 hash=md5",
+    };
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+        assert_int_equal(amq_new(&f, good[i]), AMQ_OK);
+        assert_int_equal(amq_add(f, "k", 1), AMQ_OK);
+        assert_int_equal(amq_contains(f, "k", 1), 1);
+        amq_free(f);
+    }
+    /* amq_build sizes a dynamic filter by its keys when no n is given. */
+    const void *keys[3] = { "a", "b", "c" };
+    size_t lens[3] = { 1, 1, 1 };
+    assert_int_equal(amq_build(&f, "bloom p=0.01", keys, lens, 3), AMQ_OK);
+    amq_info info;
+    amq_info_get(f, &info);
+    assert_int_equal(info.capacity, 3);
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(amq_contains(f, keys[i], 1), 1);
+    amq_free(f);
+}
+
+/* Saved files whose parameters disagree with the payload are refused. */
+static void test_damaged_parameters(void **state)
+{
+    (void)state;
+    char *dir = amq_test_scratch_dir();
+    assert_non_null(dir);
+    char path[512];
+    snprintf(path, sizeof path, "%s/f.amq", dir);
+    amq_filter *f = NULL;
+    assert_int_equal(amq_new(&f, "bloom m=1000 k=3"), AMQ_OK);
+    for (int i = 0; i < 50; i++)
+        amq_add(f, &i, sizeof i);
+    assert_int_equal(amq_save(f, path), AMQ_OK);
+    amq_free(f);
+    size_t len = 0;
+    uint8_t *good = (uint8_t *)amq_test_read_file(path, &len);
+    assert_non_null(good);
+
+    /* Every single-byte change anywhere is refused, never loaded. */
+    for (size_t i = 0; i < len; i++) {
+        uint8_t *bad = malloc(len);
+        assert_non_null(bad);
+        memcpy(bad, good, len);
+        bad[i] ^= 0x10;
+        FILE *out = fopen(path, "wb");
+        assert_non_null(out);
+        assert_int_equal(fwrite(bad, 1, len, out), len);
+        fclose(out);
+        int status = amq_load(&f, path);
+        if (status == AMQ_OK)
+            fail_msg("a change at byte %zu of %zu was not detected", i, len);
+        assert_null(f);
+        free(bad);
+    }
+    free(good);
+    amq_test_remove_tree(dir);
+    free(dir);
+}
+
+int main(void)
+{
+    seed = amq_test_seed(20261122);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_sizing_follows_the_formulas),
+        cmocka_unit_test(test_sizing_errors),
+        cmocka_unit_test(test_fpr_10_percent),
+        cmocka_unit_test(test_fpr_1_percent),
+        cmocka_unit_test(test_fpr_tenth_percent),
+        cmocka_unit_test(test_estimated_count),
+        cmocka_unit_test(test_union_equals_filter_of_union),
+        cmocka_unit_test(test_incompatible_filters_refused),
+        cmocka_unit_test(test_batch_and_hash_forms_agree),
+        cmocka_unit_test(test_zero_step_hash_still_spreads),
+        cmocka_unit_test(test_past_2_to_the_32_bits),
+        cmocka_unit_test(test_generic_round_trip),
+        cmocka_unit_test(test_generic_spec_errors),
+        cmocka_unit_test(test_damaged_parameters),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
