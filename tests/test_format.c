@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -778,6 +779,46 @@ static void test_failed_saves_leave_old_file(void **state)
     free(dir);
 }
 
+/* A write that fails part-way (the file-size limit stands in for a full
+ * disk): the partial temporary file is removed, the old file stays, errno
+ * tells why. */
+static void test_failed_write_leaves_old_file(void **state)
+{
+    (void)state;
+    char *dir = amq_test_scratch_dir();
+    char *path = join(dir, "filter.amq");
+    write_file(path, "old contents", 12);
+    golden g;
+    golden_init(&g);
+
+    struct rlimit old_limit;
+    assert_int_equal(getrlimit(RLIMIT_FSIZE, &old_limit), 0);
+    struct sigaction ignore, old_action;
+    memset(&ignore, 0, sizeof ignore);
+    ignore.sa_handler = SIG_IGN;
+    assert_int_equal(sigaction(SIGXFSZ, &ignore, &old_action), 0);
+    /* 100 bytes: the first write (128 bytes of header and parameters) is
+     * cut short, and the next one fails with EFBIG. */
+    struct rlimit small = { 100, old_limit.rlim_max };
+    assert_int_equal(setrlimit(RLIMIT_FSIZE, &small), 0);
+    amq_diag diag = { "", 0 };
+    errno = 0;
+    int status = amq__format_save(path, &g.container, g.pieces, 3, &diag);
+    int saved_errno = errno;
+    assert_int_equal(setrlimit(RLIMIT_FSIZE, &old_limit), 0);
+    assert_int_equal(sigaction(SIGXFSZ, &old_action, NULL), 0);
+
+    assert_int_equal(status, AMQ_EIO);
+    assert_int_equal(saved_errno, EFBIG);
+    assert_non_null(strstr(diag.message, "writing"));
+    assert_non_null(strstr(diag.message, path));
+    assert_holds(path, "old contents", 12);
+    assert_int_equal(count_entries(dir), 1);
+    free(path);
+    amq_test_remove_tree(dir);
+    free(dir);
+}
+
 /* A writer killed at a random moment of a save leaves the previous file
  * whole. The child saves two alternating 64 MiB versions over one path
  * without pause; the parent kills it after a random delay, then the file
@@ -1018,6 +1059,7 @@ int main(void)
         cmocka_unit_test(test_writers_reject_bad_containers),
         cmocka_unit_test(test_save_replaces_and_sets_mode),
         cmocka_unit_test(test_failed_saves_leave_old_file),
+        cmocka_unit_test(test_failed_write_leaves_old_file),
         cmocka_unit_test(test_kill_during_save),
         cmocka_unit_test(test_image_from_pipe),
         cmocka_unit_test(test_params_round_trip),
