@@ -97,7 +97,8 @@ int cli_save(const amq_filter *f, const char *command, const char *path);
 /* True if path exists; prints the --force hint when it does. */
 bool cli_refuse_overwrite(const char *command, const char *path);
 
-/* Human-readable sizes: IEC bytes ("2.23 GiB") and SI bits ("19.17 Gbit"). */
+/* Human-readable sizes to three significant digits: IEC bytes ("2.23 GiB")
+ * and SI bits ("19.2 Gbit"). */
 void cli_format_bytes(char *out, size_t cap, double bytes);
 void cli_format_bits(char *out, size_t cap, double bits);
 

@@ -98,29 +98,30 @@ bool cli_refuse_overwrite(const char *command, const char *path)
     return true;
 }
 
-static void format_scaled(char *out, size_t cap, double value, double base,
+/* value with the largest unit that keeps it below 1000, each unit step
+ * times the one before, to three significant digits ("2.23 GiB",
+ * "229 KiB", "19.2 Gbit"). */
+static void format_scaled(char *out, size_t cap, double value, double step,
                           const char *const *units, size_t unit_count)
 {
     size_t unit = 0;
-    while (value >= base && unit + 1 < unit_count) {
-        value /= base;
+    while (value >= 999.5 && unit + 1 < unit_count) {
+        value /= step;
         unit++;
     }
-    if (unit == 0)
-        snprintf(out, cap, "%.0f %s", value, units[0]);
-    else
-        snprintf(out, cap, "%.2f %s", value, units[unit]);
+    int decimals = unit == 0 || value >= 99.95 ? 0 : value >= 9.995 ? 1 : 2;
+    snprintf(out, cap, "%.*f %s", decimals, value, units[unit]);
 }
 
 void cli_format_bytes(char *out, size_t cap, double bytes)
 {
-    static const char *const units[] = { "bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };
+    static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };
     format_scaled(out, cap, bytes, 1024.0, units, sizeof units / sizeof units[0]);
 }
 
 void cli_format_bits(char *out, size_t cap, double bits)
 {
-    static const char *const units[] = { "bits", "kbit", "Mbit", "Gbit", "Tbit", "Pbit", "Ebit" };
+    static const char *const units[] = { "bit", "kbit", "Mbit", "Gbit", "Tbit", "Pbit", "Ebit" };
     format_scaled(out, cap, bits, 1000.0, units, sizeof units / sizeof units[0]);
 }
 

@@ -79,32 +79,6 @@ static const char *option_name(int option)
     }
 }
 
-/* Format value (at least 1) with the largest of the units that keeps it
- * below 1000, scaled by step, to three significant digits. */
-static void format_scaled(char *out, size_t size, double value, double step,
-                          const char *const units[], size_t unit_count)
-{
-    size_t unit = 0;
-    while (value >= 999.5 && unit + 1 < unit_count) {
-        value /= step;
-        unit++;
-    }
-    int decimals = unit == 0 || value >= 99.95 ? 0 : value >= 9.995 ? 1 : 2;
-    snprintf(out, size, "%.*f %s", decimals, value, units[unit]);
-}
-
-static void format_bits(char *out, size_t size, uint64_t bits)
-{
-    static const char *const units[] = { "bit", "kbit", "Mbit", "Gbit", "Tbit", "Pbit", "Ebit" };
-    format_scaled(out, size, (double)bits, 1000.0, units, sizeof units / sizeof units[0]);
-}
-
-static void format_bytes(char *out, size_t size, uint64_t bytes)
-{
-    static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };
-    format_scaled(out, size, (double)bytes, 1024.0, units, sizeof units / sizeof units[0]);
-}
-
 /* A rate as "1 in N" (N = 1/p), or empty when p is 0. */
 static void format_odds(char *out, size_t size, double p)
 {
@@ -136,8 +110,8 @@ static uint64_t bytes_of(uint64_t bits)
 static void print_table(const amq_calc *r, unsigned known)
 {
     char bits[32], bytes[32], odds[48];
-    format_bits(bits, sizeof bits, r->m);
-    format_bytes(bytes, sizeof bytes, bytes_of(r->m));
+    cli_format_bits(bits, sizeof bits, (double)r->m);
+    cli_format_bytes(bytes, sizeof bytes, (double)bytes_of(r->m));
     printf("%-20s %llu\n", "n (keys)", (unsigned long long)r->n);
     printf("%-20s %llu  (%s, %s)\n", "m (bits)", (unsigned long long)r->m, bits, bytes);
     printf("%-20s %lu\n", "k (hash functions)", (unsigned long)r->k);
