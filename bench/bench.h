@@ -135,6 +135,7 @@ extern const bench_workload bench_hash_xxh3_128;
 extern const bench_workload bench_hash_siphash;
 extern const bench_workload bench_hash_md5;
 extern const bench_workload bench_libbloom;
+extern const bench_workload bench_bloom_classic;
 
 /* ---- results (the runner's) -------------------------------------------------- */
 

@@ -45,6 +45,7 @@
 static const bench_workload *const workloads[] = {
 #ifdef AMQ_BENCH_HAVE_LIBBLOOM
     &bench_libbloom,
+    &bench_bloom_classic,
 #endif
     &bench_hash_xxh3_64,
     &bench_hash_xxh3_128,

@@ -171,6 +171,12 @@ void amq_bloom_free(amq_bloom *filter)
     free(filter);
 }
 
+void amq_bloom_clear(amq_bloom *f)
+{
+    memset(f->bits.words, 0, amq__bitvec_words_for(f->bits.bit_count) * 8);
+    f->bits_set = 0;
+}
+
 /* ---- add and query ----------------------------------------------------------- */
 
 void amq_bloom_add_hash(amq_bloom *f, amq_u128 hash)

@@ -73,6 +73,12 @@ AMQ_API int amq_bloom_new(amq_bloom **out, const amq_bloom_params *params);
 AMQ_API void amq_bloom_free(amq_bloom *filter);
 
 /**
+ * Empty a filter: every bit cleared, as when it was created.
+ * Complexity: O(m).
+ */
+AMQ_API void amq_bloom_clear(amq_bloom *filter);
+
+/**
  * Add a key.
  * @param key the key's bytes; may be NULL when len is 0.
  * Allocates: never. Complexity: one hash, k bit writes.
