@@ -21,10 +21,11 @@
  * apart even then and brings the FPR to that of k independent hashes for
  * the filter sizes used here.
  *
- * Adding sets the k bits; a query reads them and stops at the first clear
- * one, so a query for an absent key usually costs one or two memory
- * accesses. The filter counts its set bits X as they change (an add knows
- * whether each bit was already set), which gives in O(1):
+ * Adding sets the k bits; a query reads all k and answers whether all are
+ * set. (Stopping at the first clear bit saves reads on absent keys, but the
+ * branch it needs is unpredictable there, and on this filter's sizes the
+ * mispredictions cost more than the reads, which overlap.) The filter counts its set bits X as they
+ * change (an add knows whether each bit was already set), which gives in O(1):
  *
  *     estimated distinct keys   n = -(m/k) ln(1 - X/m)     (Swamidass-Baldi)
  *     FPR to expect now         (X/m)^k
@@ -58,6 +59,7 @@
 #include "amq/calc.h"
 #include "bits.h"
 #include "family.h"
+#include "hash.h"
 #include "util.h"
 
 #include <assert.h>
@@ -196,29 +198,30 @@ void amq_bloom_add_hash(amq_bloom *f, amq_u128 hash)
 
 void amq_bloom_add(amq_bloom *f, const void *key, size_t len)
 {
-    amq_bloom_add_hash(f, amq_hash128(&f->hasher, key, len));
+    amq_bloom_add_hash(f, amq__hash128(&f->hasher, key, len));
 }
 
+/* All k bits are read, without an early exit: the exit's branch is taken
+ * at random for absent keys, and mispredicting it costs more than the few
+ * extra reads, which overlap in the memory system. */
 bool amq_bloom_contains_hash(const amq_bloom *f, amq_u128 hash)
 {
     uint64_t m = f->bits.bit_count;
     uint64_t position = amq_reduce(hash.low, m), step = amq_reduce(hash.high, m);
+    uint64_t all_set = 1;
     for (uint32_t i = 0; i < f->hashes; i++) {
-        if (!amq__bitvec_get(&f->bits, position))
-            return false;
+        all_set &= f->bits.words[position >> 6] >> (position & 63);
         position += step;
-        if (position >= m)
-            position -= m;
+        position -= position >= m ? m : 0;
         step += i + 1;
-        if (step >= m)
-            step -= m;
+        step -= step >= m ? m : 0;
     }
-    return true;
+    return all_set & 1;
 }
 
 bool amq_bloom_contains(const amq_bloom *f, const void *key, size_t len)
 {
-    return amq_bloom_contains_hash(f, amq_hash128(&f->hasher, key, len));
+    return amq_bloom_contains_hash(f, amq__hash128(&f->hasher, key, len));
 }
 
 void amq_bloom_contains_many(const amq_bloom *f, const void *const *keys, const size_t *lens,
@@ -230,7 +233,7 @@ void amq_bloom_contains_many(const amq_bloom *f, const void *const *keys, const 
         size_t group = count - start < BLOOM_BATCH ? count - start : BLOOM_BATCH;
         /* Hash the group and start fetching every bit it will read. */
         for (size_t j = 0; j < group; j++) {
-            hashes[j] = amq_hash128(&f->hasher, keys[start + j], lens[start + j]);
+            hashes[j] = amq__hash128(&f->hasher, keys[start + j], lens[start + j]);
             uint64_t position = amq_reduce(hashes[j].low, m);
             uint64_t step = amq_reduce(hashes[j].high, m);
             for (uint32_t i = 0; i < f->hashes; i++) {

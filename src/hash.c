@@ -25,9 +25,6 @@
 #include "hash.h"
 #include "util.h"
 
-#define XXH_INLINE_ALL
-#include <xxhash.h>
-
 /* The low-level MD5 calls are deprecated in OpenSSL 3 in favour of EVP, but
  * EVP_Digest allocates a context per call; these do not, and MD5 itself is
  * fixed forever. */

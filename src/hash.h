@@ -13,6 +13,24 @@
 
 #include <stdint.h>
 
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+/* amq_hash128 for a family's hot path: XXH3, the default, inlined; the
+ * other kinds through the library's entry point. Same results. */
+static inline amq_u128 amq__hash128(const amq_hasher *hasher, const void *key, size_t len)
+{
+    if (hasher->kind == AMQ_HASH_XXH3) {
+        uint64_t seed = 0;
+        for (int i = 7; i >= 0; i--)
+            seed = seed << 8 | hasher->key[i];
+        XXH128_hash_t h = XXH3_128bits_withSeed(key, len, seed);
+        amq_u128 out = { h.low64, h.high64 };
+        return out;
+    }
+    return amq_hash128(hasher, key, len);
+}
+
 /* XXH3-64 of a buffer with a seed. */
 uint64_t amq__xxh3_64(const void *data, size_t len, uint64_t seed);
 
