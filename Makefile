@@ -6,6 +6,7 @@
 #   make bench         the benchmarks (see bench/), against the peers
 #   make fuzz          each fuzz target for FUZZ_SECONDS seconds (libFuzzer)
 #   make format        clang-format the sources; make format-check checks them
+#                      (make test runs format-check first)
 #   make install       PREFIX=/usr/local
 
 BUILD       ?= build
@@ -33,7 +34,7 @@ build: deps
 demo: build
 	@sh scripts/demo.sh $(BUILD)/amq
 
-test: test-plain test-asan
+test: format-check test-plain test-asan
 
 test-plain: build
 	$(CTEST) --test-dir $(BUILD) --output-on-failure -j $(JOBS)
@@ -67,7 +68,7 @@ fuzz: deps
 format:
 	clang-format -i $(FORMAT_FILES)
 
-format-check:
+format-check: deps
 	clang-format --dry-run -Werror $(FORMAT_FILES)
 
 install: build
