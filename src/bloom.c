@@ -21,11 +21,12 @@
  * apart even then and brings the FPR to that of k independent hashes for
  * the filter sizes used here.
  *
- * Adding sets the k bits; a query reads all k and answers whether all are
- * set. (Stopping at the first clear bit saves reads on absent keys, but the
- * branch it needs is unpredictable there, and on this filter's sizes the
- * mispredictions cost more than the reads, which overlap.) The filter counts its set bits X as they
- * change (an add knows whether each bit was already set), which gives in O(1):
+ * Adding sets the k bits; a query reads them and stops at the first clear
+ * one, so a query for an absent key costs two memory accesses on average
+ * (each bit is set with probability 1/2 in a filter at capacity). On
+ * filters larger than the caches that early exit is what matters; reading
+ * all k bits without the exit's branch is faster only for present keys. The filter counts its set
+ * bits X as they change (an add knows whether each bit was already set), which gives in O(1):
  *
  *     estimated distinct keys   n = -(m/k) ln(1 - X/m)     (Swamidass-Baldi)
  *     FPR to expect now         (X/m)^k
@@ -201,22 +202,19 @@ void amq_bloom_add(amq_bloom *f, const void *key, size_t len)
     amq_bloom_add_hash(f, amq__hash128(&f->hasher, key, len));
 }
 
-/* All k bits are read, without an early exit: the exit's branch is taken
- * at random for absent keys, and mispredicting it costs more than the few
- * extra reads, which overlap in the memory system. */
 bool amq_bloom_contains_hash(const amq_bloom *f, amq_u128 hash)
 {
     uint64_t m = f->bits.bit_count;
     uint64_t position = amq_reduce(hash.low, m), step = amq_reduce(hash.high, m);
-    uint64_t all_set = 1;
     for (uint32_t i = 0; i < f->hashes; i++) {
-        all_set &= f->bits.words[position >> 6] >> (position & 63);
+        if (!amq__bitvec_get(&f->bits, position))
+            return false;
         position += step;
         position -= position >= m ? m : 0;
         step += i + 1;
         step -= step >= m ? m : 0;
     }
-    return all_set & 1;
+    return true;
 }
 
 bool amq_bloom_contains(const amq_bloom *f, const void *key, size_t len)
