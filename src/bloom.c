@@ -182,18 +182,32 @@ void amq_bloom_clear(amq_bloom *f)
 
 /* ---- add and query ----------------------------------------------------------- */
 
+/* A key's k bit positions, g(i) = x + i*y + (i^3 - i)/6 mod m, one at a time. */
+typedef struct bloom_probe {
+    uint64_t position, step, bits;
+} bloom_probe;
+
+static inline bloom_probe probe_start(amq_u128 hash, uint64_t bits)
+{
+    bloom_probe p = { amq_reduce(hash.low, bits), amq_reduce(hash.high, bits), bits };
+    return p;
+}
+
+/* Move to the position after the i-th (i counts from 0). */
+static inline void probe_next(bloom_probe *p, uint32_t i)
+{
+    p->position += p->step;
+    p->position -= p->position >= p->bits ? p->bits : 0;
+    p->step += i + 1;
+    p->step -= p->step >= p->bits ? p->bits : 0;
+}
+
 void amq_bloom_add_hash(amq_bloom *f, amq_u128 hash)
 {
-    uint64_t m = f->bits.bit_count;
-    uint64_t position = amq_reduce(hash.low, m), step = amq_reduce(hash.high, m);
+    bloom_probe p = probe_start(hash, f->bits.bit_count);
     for (uint32_t i = 0; i < f->hashes; i++) {
-        f->bits_set += !amq__bitvec_test_and_set(&f->bits, position);
-        position += step;
-        if (position >= m)
-            position -= m;
-        step += i + 1;
-        if (step >= m)
-            step -= m;
+        f->bits_set += !amq__bitvec_test_and_set(&f->bits, p.position);
+        probe_next(&p, i);
     }
 }
 
@@ -204,15 +218,11 @@ void amq_bloom_add(amq_bloom *f, const void *key, size_t len)
 
 bool amq_bloom_contains_hash(const amq_bloom *f, amq_u128 hash)
 {
-    uint64_t m = f->bits.bit_count;
-    uint64_t position = amq_reduce(hash.low, m), step = amq_reduce(hash.high, m);
+    bloom_probe p = probe_start(hash, f->bits.bit_count);
     for (uint32_t i = 0; i < f->hashes; i++) {
-        if (!amq__bitvec_get(&f->bits, position))
+        if (!amq__bitvec_get(&f->bits, p.position))
             return false;
-        position += step;
-        position -= position >= m ? m : 0;
-        step += i + 1;
-        step -= step >= m ? m : 0;
+        probe_next(&p, i);
     }
     return true;
 }
@@ -225,23 +235,16 @@ bool amq_bloom_contains(const amq_bloom *f, const void *key, size_t len)
 void amq_bloom_contains_many(const amq_bloom *f, const void *const *keys, const size_t *lens,
                              size_t count, uint8_t *results)
 {
-    uint64_t m = f->bits.bit_count;
     amq_u128 hashes[BLOOM_BATCH];
     for (size_t start = 0; start < count; start += BLOOM_BATCH) {
         size_t group = count - start < BLOOM_BATCH ? count - start : BLOOM_BATCH;
         /* Hash the group and start fetching every bit it will read. */
         for (size_t j = 0; j < group; j++) {
             hashes[j] = amq__hash128(&f->hasher, keys[start + j], lens[start + j]);
-            uint64_t position = amq_reduce(hashes[j].low, m);
-            uint64_t step = amq_reduce(hashes[j].high, m);
+            bloom_probe p = probe_start(hashes[j], f->bits.bit_count);
             for (uint32_t i = 0; i < f->hashes; i++) {
-                __builtin_prefetch(&f->bits.words[position >> 6]);
-                position += step;
-                if (position >= m)
-                    position -= m;
-                step += i + 1;
-                if (step >= m)
-                    step -= m;
+                __builtin_prefetch(&f->bits.words[p.position >> 6]);
+                probe_next(&p, i);
             }
         }
         for (size_t j = 0; j < group; j++)

@@ -10,6 +10,7 @@
 #define AMQ_HASH_H
 
 #include "amq/amq.h"
+#include "util.h"
 
 #include <stdint.h>
 
@@ -21,10 +22,7 @@
 static inline amq_u128 amq__hash128(const amq_hasher *hasher, const void *key, size_t len)
 {
     if (hasher->kind == AMQ_HASH_XXH3) {
-        uint64_t seed = 0;
-        for (int i = 7; i >= 0; i--)
-            seed = seed << 8 | hasher->key[i];
-        XXH128_hash_t h = XXH3_128bits_withSeed(key, len, seed);
+        XXH128_hash_t h = XXH3_128bits_withSeed(key, len, amq__load_u64le(hasher->key));
         amq_u128 out = { h.low64, h.high64 };
         return out;
     }
