@@ -372,3 +372,29 @@ int amq_parse_count(uint64_t *out, const char *text, uint64_t min, uint64_t max,
     *out = value;
     return AMQ_OK;
 }
+
+static int hex_digit_value(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+int amq_parse_hex(uint8_t *out, const char *text, size_t text_len, amq_diag *diag)
+{
+    if (text_len % 2 != 0)
+        return amq__fail(diag, AMQ_EINVAL, "odd number of hex digits (%zu)", text_len);
+    for (size_t i = 0; i < text_len; i += 2) {
+        int high = hex_digit_value(text[i]), low = hex_digit_value(text[i + 1]);
+        if (high < 0 || low < 0) {
+            size_t bad = high < 0 ? i : i + 1;
+            return amq__fail_at(diag, AMQ_EINVAL, bad, "character %zu is not a hex digit", bad + 1);
+        }
+        out[i / 2] = (uint8_t)(high << 4 | low);
+    }
+    return AMQ_OK;
+}

@@ -103,17 +103,6 @@ static void list_option_names(char *out, size_t cap, const amq__family *family)
     }
 }
 
-static int hex_digit(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 static int parse_value(amq__option_value *value, const amq__option *option, const char *text,
                        amq_diag *diag)
 {
@@ -155,13 +144,9 @@ static int parse_value(amq__option_value *value, const amq__option *option, cons
             return amq__fail(diag, AMQ_EINVAL,
                              "option '%s': expected %zu hex digits (%zu bytes), got %zu",
                              option->name, 2 * option->hex_bytes, option->hex_bytes, len);
-        for (size_t i = 0; i < option->hex_bytes; i++) {
-            int hi = hex_digit(text[2 * i]), lo = hex_digit(text[2 * i + 1]);
-            if (hi < 0 || lo < 0)
-                return amq__fail(diag, AMQ_EINVAL, "option '%s': '%s' is not hexadecimal",
-                                 option->name, text);
-            value->hex[i] = (uint8_t)(hi << 4 | lo);
-        }
+        if (amq_parse_hex(value->hex, text, len, &inner) != AMQ_OK)
+            return amq__fail(diag, AMQ_EINVAL, "option '%s': '%s' is not hexadecimal (%s)",
+                             option->name, text, inner.message);
         return AMQ_OK;
     }
     case AMQ__OPTION_FLAG:

@@ -296,13 +296,42 @@ static void test_random_round_trips(void **state)
     }
 }
 
+static void test_hex(void **state)
+{
+    (void)state;
+    uint8_t out[8] = { 0 };
+    amq_diag diag = { .message = "" };
+    assert_int_equal(amq_parse_hex(out, "00fFa9", 6, &diag), AMQ_OK);
+    assert_int_equal(out[0], 0x00);
+    assert_int_equal(out[1], 0xff);
+    assert_int_equal(out[2], 0xa9);
+    /* Only text_len digits are read: the text need not end there. */
+    assert_int_equal(amq_parse_hex(out, "0102zz", 4, &diag), AMQ_OK);
+    assert_int_equal(out[1], 0x02);
+    assert_int_equal(amq_parse_hex(NULL, "", 0, &diag), AMQ_OK);
+
+    assert_int_equal(amq_parse_hex(out, "abc", 3, &diag), AMQ_EINVAL);
+    assert_non_null(strstr(diag.message, "odd number of hex digits (3)"));
+    assert_int_equal(amq_parse_hex(out, "0g", 2, &diag), AMQ_EINVAL);
+    assert_non_null(strstr(diag.message, "character 2"));
+    assert_int_equal(diag.offset, 1);
+    assert_int_equal(amq_parse_hex(out, "12 4", 4, &diag), AMQ_EINVAL);
+    assert_int_equal(diag.offset, 2);
+    assert_int_equal(amq_parse_hex(out, "x0", 2, NULL), AMQ_EINVAL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_count_accepts),       cmocka_unit_test(test_count_range),
-        cmocka_unit_test(test_count_rejects),       cmocka_unit_test(test_probability_accepts),
-        cmocka_unit_test(test_probability_rejects), cmocka_unit_test(test_real),
-        cmocka_unit_test(test_locale_independent),  cmocka_unit_test(test_random_round_trips),
+        cmocka_unit_test(test_count_accepts),
+        cmocka_unit_test(test_count_range),
+        cmocka_unit_test(test_count_rejects),
+        cmocka_unit_test(test_probability_accepts),
+        cmocka_unit_test(test_probability_rejects),
+        cmocka_unit_test(test_real),
+        cmocka_unit_test(test_locale_independent),
+        cmocka_unit_test(test_random_round_trips),
+        cmocka_unit_test(test_hex),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -134,36 +134,6 @@ static long refill(cli_input *in)
     return (long)got;
 }
 
-static int hex_value(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
-static int decode_hex(cli_input *in, const char *line, size_t len)
-{
-    if (len % 2 != 0) {
-        cli_error("%s: %s:%llu: hex key has an odd number of digits (%zu)", in->command, in->name,
-                  (unsigned long long)in->line_number, len);
-        return -1;
-    }
-    for (size_t i = 0; i < len / 2; i++) {
-        int hi = hex_value(line[2 * i]), lo = hex_value(line[2 * i + 1]);
-        if (hi < 0 || lo < 0) {
-            cli_error("%s: %s:%llu: not a hex key (character %zu)", in->command, in->name,
-                      (unsigned long long)in->line_number, 2 * i + 1 + (hi >= 0));
-            return -1;
-        }
-        in->decoded[i] = (uint8_t)(hi << 4 | lo);
-    }
-    return 0;
-}
-
 int cli_input_next(cli_input *in, const void **key, size_t *len)
 {
     for (;;) {
@@ -206,8 +176,12 @@ int cli_input_next(cli_input *in, const void **key, size_t *len)
         in->line = start;
         in->line_len = line_len;
         if (in->hex) {
-            if (decode_hex(in, start, line_len) < 0)
+            amq_diag diag;
+            if (amq_parse_hex(in->decoded, start, line_len, &diag) != AMQ_OK) {
+                cli_error("%s: %s:%llu: not a hex key: %s", in->command, in->name,
+                          (unsigned long long)in->line_number, diag.message);
                 return -1;
+            }
             *key = in->decoded;
             *len = line_len / 2;
         } else {

@@ -251,6 +251,18 @@ AMQ_API int amq_parse_probability(double *out, const char *text, amq_diag *diag)
 AMQ_API int amq_parse_count(uint64_t *out, const char *text, uint64_t min, uint64_t max,
                             amq_diag *diag);
 
+/**
+ * Decode hexadecimal text ("00ff0a", either case) into bytes: the SipHash
+ * key of a spec, the command line's --hex keys.
+ * @param out receives text_len / 2 bytes; not NULL unless text_len is 0.
+ * @param text the digits; need not be NUL-terminated.
+ * @param text_len the number of digits; must be even.
+ * @return AMQ_OK; AMQ_EINVAL (an odd number of digits, or a character that
+ *   is not a hex digit, whose index goes to diag->offset) with a message in
+ *   *diag (may be NULL).
+ */
+AMQ_API int amq_parse_hex(uint8_t *out, const char *text, size_t text_len, amq_diag *diag);
+
 /* ------------------------------------------------------------------------ */
 /* The generic handle                                                        */
 /* ------------------------------------------------------------------------ */

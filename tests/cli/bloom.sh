@@ -93,7 +93,7 @@ run 0 query --hex -c "$dir/hex.amq" "$dir/hex.txt" && expect out 2
 printf '00ff\nzz\n' >"$dir/badhex.txt"
 run 2 query --hex "$dir/hex.amq" "$dir/badhex.txt" && expect err "badhex.txt:2: not a hex key"
 printf '00ff\nabc\n' >"$dir/oddhex.txt"
-run 2 query --hex "$dir/hex.amq" "$dir/oddhex.txt" && expect err "oddhex.txt:2: hex key has an odd number"
+run 2 query --hex "$dir/hex.amq" "$dir/oddhex.txt" && expect err "oddhex.txt:2: not a hex key" && expect err "odd number of hex digits"
 
 # A 64 MiB line: a clear error naming the file and line, in bounded memory;
 # add leaves the filter as it was.
