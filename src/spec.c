@@ -74,33 +74,21 @@ static long next_word(const char **text, char word[AMQ__SPEC_WORD_MAX])
     return (long)len;
 }
 
-static void list_family_names(char *out, size_t cap, const amq__family *const *families)
-{
-    size_t used = 0;
-    out[0] = 0;
-    for (size_t i = 0; families[i]; i++) {
-        int n = snprintf(out + used, cap - used, "%s%s", i ? ", " : "", families[i]->name);
-        if (n < 0 || (size_t)n >= cap - used)
-            break;
-        used += (size_t)n;
-    }
-    if (!families[0])
-        snprintf(out, cap, "none are built in");
-}
+/* A list of names for a message, built in a fixed buffer; what does not fit
+ * is dropped. */
+typedef struct name_list {
+    char text[512];
+    size_t used;
+} name_list;
 
-static void list_option_names(char *out, size_t cap, const amq__family *family)
+static void name_list_add(name_list *list, const char *separator, const char *name,
+                          const char *alias)
 {
-    size_t used = 0;
-    out[0] = 0;
-    for (size_t i = 0; family->options[i]; i++) {
-        const amq__option *o = family->options[i];
-        int n = o->alias ? snprintf(out + used, cap - used, "%s%s (%s)", i ? ", " : "", o->name,
-                                    o->alias)
-                         : snprintf(out + used, cap - used, "%s%s", i ? ", " : "", o->name);
-        if (n < 0 || (size_t)n >= cap - used)
-            break;
-        used += (size_t)n;
-    }
+    size_t room = sizeof list->text - list->used;
+    int n = snprintf(list->text + list->used, room, "%s%s%s%s%s", list->used ? separator : "", name,
+                     alias ? " (" : "", alias ? alias : "", alias ? ")" : "");
+    if (n > 0 && (size_t)n < room)
+        list->used += (size_t)n;
 }
 
 static int parse_value(amq__option_value *value, const amq__option *option, const char *text,
@@ -126,17 +114,11 @@ static int parse_value(amq__option_value *value, const amq__option *option, cons
             }
         }
         {
-            char choices[160] = "";
-            size_t used = 0;
-            for (unsigned i = 0; option->choices[i]; i++) {
-                int n = snprintf(choices + used, sizeof choices - used, "%s%s", i ? "|" : "",
-                                 option->choices[i]);
-                if (n < 0 || (size_t)n >= sizeof choices - used)
-                    break;
-                used += (size_t)n;
-            }
+            name_list choices = { .used = 0 };
+            for (unsigned i = 0; option->choices[i]; i++)
+                name_list_add(&choices, "|", option->choices[i], NULL);
             return amq__fail(diag, AMQ_EINVAL, "option '%s': '%s' is not one of %s", option->name,
-                             text, choices);
+                             text, choices.text);
         }
     case AMQ__OPTION_HEX: {
         size_t len = strlen(text);
@@ -190,9 +172,11 @@ int amq__spec_parse(amq__spec *out, const char *text, const amq__family *const *
                          AMQ__SPEC_WORD_MAX - 1);
     const amq__family *family = find_family(families, word);
     if (!family) {
-        char names[512];
-        list_family_names(names, sizeof names, families);
-        return amq__fail(diag, AMQ_EINVAL, "unknown filter type '%s' (known: %s)", word, names);
+        name_list names = { .used = 0 };
+        for (size_t i = 0; families[i]; i++)
+            name_list_add(&names, ", ", families[i]->name, NULL);
+        return amq__fail(diag, AMQ_EINVAL, "unknown filter type '%s' (known: %s)", word,
+                         names.used ? names.text : "none are built in");
     }
     out->family = family;
 
@@ -209,11 +193,12 @@ int amq__spec_parse(amq__spec *out, const char *text, const amq__family *const *
         }
         long index = find_option(family, word);
         if (index < 0) {
-            char names[512];
-            list_option_names(names, sizeof names, family);
+            name_list names = { .used = 0 };
+            for (size_t i = 0; family->options[i]; i++)
+                name_list_add(&names, ", ", family->options[i]->name, family->options[i]->alias);
             return amq__fail_at(diag, AMQ_EINVAL, offset,
                                 "unknown option '%s' for %s (it takes: %s)", word, family->name,
-                                names);
+                                names.text);
         }
         const amq__option *option = family->options[index];
         amq__option_value *value = &out->values[index];
