@@ -1,36 +1,7 @@
 #!/bin/sh
 # The amq tool's dispatch, help, version and error paths: stdout, stderr and
 # exit codes.   basic.sh PATH_TO_AMQ SCRATCH_DIR
-set -u
-amq=$1 dir=$2
-rm -rf "$dir"; mkdir -p "$dir"
-failures=0
-
-# run EXPECTED_EXIT ARGS...: runs amq, keeps stdout/stderr in $dir/out, $dir/err.
-run() {
-    expected=$1; shift
-    "$amq" "$@" >"$dir/out" 2>"$dir/err" </dev/null
-    code=$?
-    if [ "$code" -ne "$expected" ]; then
-        echo "FAIL: amq $* exited $code, expected $expected"; sed 's/^/  stderr: /' "$dir/err"
-        failures=$((failures + 1))
-        return 1
-    fi
-    return 0
-}
-# expect FILE TEXT: the file (out or err) contains TEXT.
-expect() {
-    if ! grep -qF -- "$2" "$dir/$1"; then
-        echo "FAIL: $1 of the last command lacks '$2':"; sed 's/^/  | /' "$dir/$1"
-        failures=$((failures + 1))
-    fi
-}
-empty() {
-    if [ -s "$dir/$1" ]; then
-        echo "FAIL: $1 of the last command should be empty:"; sed 's/^/  | /' "$dir/$1"
-        failures=$((failures + 1))
-    fi
-}
+. "$(dirname "$0")/lib/common.sh"
 
 run 0 --version && expect out "amq 0." && empty err
 run 0 --help && expect out "Usage: amq COMMAND" && expect out "build" && expect out "calc"
@@ -48,7 +19,7 @@ run 2 build -o "$dir/f.amq" && expect err "give the filter type with -t TYPE"
 run 2 build -t bloom && expect err "give the output file with -o FILE"
 run 2 build -t no-such-type -o "$dir/f.amq" && expect err "unknown filter type 'no-such-type'"
 run 2 build -t bloom -n && expect err "needs a value"
-[ -e "$dir/f.amq" ] && { echo "FAIL: a failed build wrote a file"; failures=$((failures + 1)); }
+[ -e "$dir/f.amq" ] && fail "a failed build wrote a file"
 
 # Files that are not filters: the message names the file and the problem.
 printf 'hello\n' >"$dir/text.txt"
@@ -68,13 +39,9 @@ run 2 merge -o "$dir/m.amq" "$dir/a.amq" && expect err "at least two"
 run 2 merge "$dir/a.amq" "$dir/b.amq" && expect err "give the output file"
 cp "$dir/text.txt" "$dir/exists.amq"
 run 2 merge -o "$dir/exists.amq" "$dir/a.amq" "$dir/b.amq" && expect err "already exists"
-cmp -s "$dir/text.txt" "$dir/exists.amq" || { echo "FAIL: merge touched an existing file"; failures=$((failures + 1)); }
+cmp -s "$dir/text.txt" "$dir/exists.amq" || fail "merge touched an existing file"
 run 2 build -t bloom -n 10 -o "$dir/exists.amq" "$dir/text.txt" && expect err "already exists"
-cmp -s "$dir/text.txt" "$dir/exists.amq" || { echo "FAIL: build touched an existing file"; failures=$((failures + 1)); }
+cmp -s "$dir/text.txt" "$dir/exists.amq" || fail "build touched an existing file"
 run 2 dedup -t bloom -p 2 && expect err "fpr"
 
-if [ "$failures" -ne 0 ]; then
-    echo "$failures failure(s)"
-    exit 1
-fi
-echo "cli basic: ok"
+finish "cli basic"

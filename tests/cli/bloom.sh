@@ -3,32 +3,7 @@
 # -c, exit codes), add, info, merge, dedup, and the error paths that need a
 # real filter: over-long lines, bad hex, damaged files, refused overwrites.
 #   bloom.sh PATH_TO_AMQ SCRATCH_DIR
-set -u
-amq=$1 dir=$2
-rm -rf "$dir"; mkdir -p "$dir"
-failures=0
-
-run() {
-    expected=$1; shift
-    "$amq" "$@" >"$dir/out" 2>"$dir/err" </dev/null
-    code=$?
-    if [ "$code" -ne "$expected" ]; then
-        echo "FAIL: amq $* exited $code, expected $expected"; sed 's/^/  stderr: /' "$dir/err"
-        failures=$((failures + 1)); return 1
-    fi
-}
-expect() {
-    if ! grep -qF -- "$2" "$dir/$1"; then
-        echo "FAIL: $1 lacks '$2':"; sed 's/^/  | /' "$dir/$1" | head -5
-        failures=$((failures + 1))
-    fi
-}
-lines() { # FILE COUNT: the file has exactly COUNT lines
-    got=$(wc -l <"$dir/$1" | tr -d ' ')
-    if [ "$got" != "$2" ]; then
-        echo "FAIL: $1 has $got lines, expected $2"; failures=$((failures + 1))
-    fi
-}
+. "$(dirname "$0")/lib/common.sh"
 
 seq 1 20000 | sed 's/^/key-/' >"$dir/keys.txt"
 seq 1 20000 | sed 's/^/other-/' >"$dir/others.txt"
@@ -41,7 +16,7 @@ run 1 query -v "$dir/f.amq" "$dir/keys.txt" && lines out 0
 "$amq" query -c "$dir/f.amq" "$dir/others.txt" >"$dir/out"
 fp=$(cat "$dir/out")
 if [ "$fp" -lt 100 ] || [ "$fp" -gt 400 ]; then
-    echo "FAIL: $fp false positives of 20000 at p = 0.01"; failures=$((failures + 1))
+    fail "$fp false positives of 20000 at p = 0.01"
 fi
 run 0 query -v -c "$dir/f.amq" "$dir/others.txt" && expect out $((20000 - fp))
 # Standard input, '-' and several inputs.
@@ -56,7 +31,7 @@ run 0 query -c "$dir/f.amq" "$dir/crlf.txt" && expect out 3
 run 0 info "$dir/f.amq" && expect out "type             bloom" && expect out "capacity         20000"
 run 0 info --json "$dir/f.amq"
 if ! /usr/bin/python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["family"]=="bloom" and d["capacity"]==20000 and abs(d["estimated_count"]-20000)<400, d' "$dir/out"; then
-    echo "FAIL: info --json"; failures=$((failures + 1))
+    fail "info --json"
 fi
 
 # add: the new keys are found afterwards; the file was replaced atomically.
@@ -65,17 +40,17 @@ run 0 query -c "$dir/f.amq" "$dir/others.txt" && expect out 20000
 # remove is refused by name for a classic filter, and the file is unchanged.
 cp "$dir/f.amq" "$dir/before.amq"
 run 2 remove "$dir/f.amq" "$dir/keys.txt" && expect err "cannot remove"
-cmp -s "$dir/f.amq" "$dir/before.amq" || { echo "FAIL: remove changed the file"; failures=$((failures + 1)); }
+cmp -s "$dir/f.amq" "$dir/before.amq" || fail "remove changed the file"
 
 # merge: the union of two filters answers for both key sets.
 run 0 build -t bloom -n 20000 -p 0.01 -o "$dir/a.amq" "$dir/keys.txt"
 run 0 build -t bloom -n 20000 -p 0.01 -o "$dir/b.amq" "$dir/others.txt"
 run 0 merge -o "$dir/ab.amq" "$dir/a.amq" "$dir/b.amq"
 run 0 query -c "$dir/ab.amq" "$dir/keys.txt" "$dir/others.txt" && expect out 40000
-cmp -s "$dir/ab.amq" "$dir/f.amq" || { echo "FAIL: merge differs from adding both key sets"; failures=$((failures + 1)); }
+cmp -s "$dir/ab.amq" "$dir/f.amq" || fail "merge differs from adding both key sets"
 run 0 build -t bloom -n 5000 -o "$dir/small.amq" "$dir/keys.txt"
 run 2 merge -o "$dir/bad.amq" "$dir/a.amq" "$dir/small.amq" && expect err "bits"
-[ -e "$dir/bad.amq" ] && { echo "FAIL: a failed merge wrote a file"; failures=$((failures + 1)); }
+[ -e "$dir/bad.amq" ] && fail "a failed merge wrote a file"
 
 # build without -n sizes the filter to the keys; refuses to overwrite.
 run 0 build -t bloom -o "$dir/auto.amq" "$dir/keys.txt"
@@ -101,7 +76,7 @@ run 2 query --hex "$dir/hex.amq" "$dir/oddhex.txt" && expect err "oddhex.txt:2: 
 run 2 query "$dir/f.amq" "$dir/long.txt" && expect err "long.txt:2: line is longer than 1048576 bytes"
 cp "$dir/f.amq" "$dir/before.amq"
 run 2 add "$dir/f.amq" "$dir/long.txt" && expect err "long.txt:2"
-cmp -s "$dir/f.amq" "$dir/before.amq" || { echo "FAIL: a failed add changed the file"; failures=$((failures + 1)); }
+cmp -s "$dir/f.amq" "$dir/before.amq" || fail "a failed add changed the file"
 rm -f "$dir/long.txt"
 
 # Damaged files: a flipped byte or a truncation is refused; nothing crashes.
@@ -118,9 +93,6 @@ run 2 query "$dir/a.amq" "$dir/no-such-input.txt" && expect err "no-such-input.t
 printf 'b\na\nb\nc\na\n' >"$dir/dups.txt"
 run 0 dedup -t bloom -n 100 "$dir/dups.txt"
 printf 'b\na\nc\n' >"$dir/dedup-expected.txt"
-cmp -s "$dir/out" "$dir/dedup-expected.txt" || { echo "FAIL: dedup output"; cat "$dir/out"; failures=$((failures + 1)); }
+cmp -s "$dir/out" "$dir/dedup-expected.txt" || { fail "dedup output"; cat "$dir/out"; }
 
-if [ "$failures" -ne 0 ]; then
-    echo "$failures failure(s)"; exit 1
-fi
-echo "cli bloom: ok"
+finish "cli bloom"

@@ -2,34 +2,8 @@
 # `amq calc`: the published example, the article's figures, every form of -p,
 # the JSON output, and the error paths (stdout, stderr, exit codes).
 #   calc.sh PATH_TO_AMQ SCRATCH_DIR
-set -u
-amq=$1 dir=$2
-rm -rf "$dir"; mkdir -p "$dir"
-failures=0
+. "$(dirname "$0")/lib/common.sh"
 
-fail() {
-    echo "FAIL: $*"
-    failures=$((failures + 1))
-}
-
-# run EXPECTED_EXIT ARGS...: runs amq calc, keeps stdout/stderr in $dir/out,
-# $dir/err; says what ran when the exit status differs.
-run() {
-    expected=$1; shift
-    last="amq calc $*"
-    "$amq" calc "$@" >"$dir/out" 2>"$dir/err" </dev/null
-    code=$?
-    if [ "$code" -ne "$expected" ]; then
-        fail "$last exited $code, expected $expected"
-        sed 's/^/  stdout: /' "$dir/out"; sed 's/^/  stderr: /' "$dir/err"
-        return 1
-    fi
-    return 0
-}
-# expect out|err TEXT: that output of the last command contains TEXT.
-expect() {
-    grep -qF -- "$2" "$dir/$1" || { fail "$1 of '$last' lacks '$2':"; sed 's/^/  | /' "$dir/$1"; }
-}
 # field LABEL VALUE: the table row LABEL (the text before the value) starts
 # with VALUE.
 field() {
@@ -43,33 +17,29 @@ field() {
     *) fail "'$last': row '$1' is '$value', expected '$2'" ;;
     esac
 }
-empty() {
-    [ -s "$dir/$1" ] && { fail "$1 of '$last' should be empty:"; sed 's/^/  | /' "$dir/$1"; }
-    return 0
-}
 
 # The article's figures.
-run 0 -n 1000000000 -p 0.0001 && empty err && expect out "2.23 GiB" && field "k (hash functions)" 13 &&
+run 0 calc -n 1000000000 -p 0.0001 && empty err && expect out "2.23 GiB" && field "k (hash functions)" 13 &&
     field "m (bits)" 19170116755 && field "bits per key" 19.17
-run 0 -n 100000 -p 1/8192 && expect out "229 KiB" && expect out "1.88 Mbit" && field "k (hash functions)" 13
+run 0 calc -n 100000 -p 1/8192 && expect out "229 KiB" && expect out "1.88 Mbit" && field "k (hash functions)" 13
 
 # The published example: the four relations.
-run 0 -m 20000 -n 2000 && field "k (hash functions)" 7 && field "p (at n, m, k)" 0.00819372
-run 0 -n 2000 -p 0.01 && field "m (bits)" 19171 && field "k (hash functions)" 7
-run 0 -m 20000 -k 5 -p 0.01 && field "n (keys)" 2031
-run 0 -n 2000 -m 20000 -k 5 && field "p (at n, m, k)" 0.00943093
-run 0 --bits 20000 --capacity 2000 --hashes 5 --json && expect out '"p": 0.009430929226122474'
-run 0 -m 19171 -p 0.01 && field "n (keys)" 2000 && field "k (hash functions)" 7
+run 0 calc -m 20000 -n 2000 && field "k (hash functions)" 7 && field "p (at n, m, k)" 0.00819372
+run 0 calc -n 2000 -p 0.01 && field "m (bits)" 19171 && field "k (hash functions)" 7
+run 0 calc -m 20000 -k 5 -p 0.01 && field "n (keys)" 2031
+run 0 calc -n 2000 -m 20000 -k 5 && field "p (at n, m, k)" 0.00943093
+run 0 calc --bits 20000 --capacity 2000 --hashes 5 --json && expect out '"p": 0.009430929226122474'
+run 0 calc -m 19171 -p 0.01 && field "n (keys)" 2000 && field "k (hash functions)" 7
 
 # Every spelling of the same probability gives the same answer.
-run 0 -n 1e9 -p 1e-4 && cp "$dir/out" "$dir/sci"
+run 0 calc -n 1e9 -p 1e-4 && cp "$dir/out" "$dir/sci"
 for p in 0.0001 0.01% 1/10000 .0001 1e-4 0.1e-3 10e-5; do
-    run 0 -n 1000000000 -p "$p" && { cmp -s "$dir/out" "$dir/sci" || fail "-p $p differs from -p 1e-4"; }
+    run 0 calc -n 1000000000 -p "$p" && { cmp -s "$dir/out" "$dir/sci" || fail "-p $p differs from -p 1e-4"; }
 done
-run 0 -n 1000000000 --fpr=0.01% && { cmp -s "$dir/out" "$dir/sci" || fail "--fpr=0.01% differs"; }
+run 0 calc -n 1000000000 --fpr=0.01% && { cmp -s "$dir/out" "$dir/sci" || fail "--fpr=0.01% differs"; }
 
 # JSON: one object with every field, parsed by Python's json module.
-run 0 -n 1000000000 -p 0.0001 --json && empty err
+run 0 calc -n 1000000000 -p 0.0001 --json && empty err
 if /usr/bin/python3 -c 'import json, sys; json.load(sys.stdin)' <"$dir/out" 2>"$dir/py"; then
     /usr/bin/python3 - "$dir/out" <<'EOF' || fail "JSON fields are wrong: $(cat "$dir/out")"
 import json, sys
@@ -83,47 +53,43 @@ EOF
 else
     fail "--json output does not parse: $(cat "$dir/py")"
 fi
-run 0 -n 2000 -m 20000 --json && /usr/bin/python3 -c '
+run 0 calc -n 2000 -m 20000 --json && /usr/bin/python3 -c '
 import json, sys
 r = json.load(sys.stdin)
 assert r["k"] == 7 and r["bytes"] == 2500 and r["p"] == r["actual_p"], r' <"$dir/out" ||
     fail "JSON for -n 2000 -m 20000 is wrong: $(cat "$dir/out")"
 
 # Errors: exit 2, nothing on stdout, and a message naming the problem.
-run 2 -n 1000 -p 0 && empty out && expect err "-p/--fpr: '0' is not between 0 and 1"
-run 2 -n 1000 -p 1 && expect err "'1' is not between 0 and 1"
-run 2 -n 1000 -p 1.5 && expect err "'1.5' is not between 0 and 1"
-run 2 -n 1000 -p 100% && expect err "'100%' is not between 0 and 1"
-run 2 -n 1000 -p abc && expect err "-p/--fpr: 'abc' is not a number"
-run 2 -n 1000 -p 1/0 && expect err "divides by zero"
-run 2 -n 0 -p 0.01 && empty out && expect err "-n/--capacity: '0' is below the minimum"
-run 2 -n 1.5 -p 0.01 && expect err "'1.5' is not a whole number"
-run 2 -n -5 -p 0.01 && expect err "-n/--capacity: '-5'"
-run 2 -n 1e20 -p 0.01 && expect err "'1e20' is above the maximum"
-run 2 -n 0x10 -p 0.01 && expect err "unexpected 'x'"
-run 2 -m 0 -n 5 && expect err "-m/--bits: '0' is below the minimum"
-run 2 -k 0 -m 100 -n 5 && expect err "-k/--hashes: '0' is below the minimum"
-run 2 -k 2000 -m 100 -n 5 && expect err "'2000' is above the maximum, 1024"
-run 2 -n 1000 && empty out && expect err "only n given; also give p, or m"
-run 2 -p 0.01 && expect err "only p given; also give n, or m"
-run 2 -k 3 -m 1000 && expect err "only m and k given; also give n, or p"
-run 2 && expect err "nothing given"
-run 2 -n && expect err "option '-n' needs a value"
-run 2 -n 10 --fpr && expect err "option '--fpr' needs a value"
-run 2 -x && expect err "unknown option '-x'" && expect err "Try 'amq calc --help'"
-run 2 --capacity 10 --bogus && expect err "unknown option '--bogus'"
-run 2 --json=yes -n 10 -p 0.1 && expect err "option '--json' takes no value"
-run 2 -n 10 -p 0.1 extra && expect err "unexpected argument 'extra'"
-run 2 -n 1e19 -p 1e-300 && empty out && expect err "past the maximum 2^64 - 1"
-run 2 -n 1 -m 1000000 && expect err "above the maximum, 1024"
-run 2 -m 3 -p 0.001 && expect err "cannot hold even one key"
+run 2 calc -n 1000 -p 0 && empty out && expect err "-p/--fpr: '0' is not between 0 and 1"
+run 2 calc -n 1000 -p 1 && expect err "'1' is not between 0 and 1"
+run 2 calc -n 1000 -p 1.5 && expect err "'1.5' is not between 0 and 1"
+run 2 calc -n 1000 -p 100% && expect err "'100%' is not between 0 and 1"
+run 2 calc -n 1000 -p abc && expect err "-p/--fpr: 'abc' is not a number"
+run 2 calc -n 1000 -p 1/0 && expect err "divides by zero"
+run 2 calc -n 0 -p 0.01 && empty out && expect err "-n/--capacity: '0' is below the minimum"
+run 2 calc -n 1.5 -p 0.01 && expect err "'1.5' is not a whole number"
+run 2 calc -n -5 -p 0.01 && expect err "-n/--capacity: '-5'"
+run 2 calc -n 1e20 -p 0.01 && expect err "'1e20' is above the maximum"
+run 2 calc -n 0x10 -p 0.01 && expect err "unexpected 'x'"
+run 2 calc -m 0 -n 5 && expect err "-m/--bits: '0' is below the minimum"
+run 2 calc -k 0 -m 100 -n 5 && expect err "-k/--hashes: '0' is below the minimum"
+run 2 calc -k 2000 -m 100 -n 5 && expect err "'2000' is above the maximum, 1024"
+run 2 calc -n 1000 && empty out && expect err "only n given; also give p, or m"
+run 2 calc -p 0.01 && expect err "only p given; also give n, or m"
+run 2 calc -k 3 -m 1000 && expect err "only m and k given; also give n, or p"
+run 2 calc && expect err "nothing given"
+run 2 calc -n && expect err "option '-n' needs a value"
+run 2 calc -n 10 --fpr && expect err "option '--fpr' needs a value"
+run 2 calc -x && expect err "unknown option '-x'" && expect err "Try 'amq calc --help'"
+run 2 calc --capacity 10 --bogus && expect err "unknown option '--bogus'"
+run 2 calc --json=yes -n 10 -p 0.1 && expect err "option '--json' takes no value"
+run 2 calc -n 10 -p 0.1 extra && expect err "unexpected argument 'extra'"
+run 2 calc -n 1e19 -p 1e-300 && empty out && expect err "past the maximum 2^64 - 1"
+run 2 calc -n 1 -m 1000000 && expect err "above the maximum, 1024"
+run 2 calc -m 3 -p 0.001 && expect err "cannot hold even one key"
 
 # Help.
-run 0 --help && empty err && expect out "Usage: amq calc" && expect out "Examples:" && expect out "1/8192"
-run 0 -h && expect out "Usage: amq calc"
+run 0 calc --help && empty err && expect out "Usage: amq calc" && expect out "Examples:" && expect out "1/8192"
+run 0 calc -h && expect out "Usage: amq calc"
 
-if [ "$failures" -ne 0 ]; then
-    echo "cli calc: $failures failure(s)"
-    exit 1
-fi
-echo "cli calc: ok"
+finish "cli calc"
