@@ -131,7 +131,7 @@ int amq__bloom_size(uint64_t *bits, uint32_t *hashes, uint64_t *capacity,
     return AMQ_OK;
 }
 
-static int bloom_new(amq_bloom **out, const amq_bloom_params *params, amq_diag *diag)
+int amq__bloom_new(amq_bloom **out, const amq_bloom_params *params, amq_diag *diag)
 {
     *out = NULL;
     amq_hasher hasher = params->hasher;
@@ -163,7 +163,7 @@ static int bloom_new(amq_bloom **out, const amq_bloom_params *params, amq_diag *
 int amq_bloom_new(amq_bloom **out, const amq_bloom_params *params)
 {
     assert(out && params);
-    return bloom_new(out, params, NULL);
+    return amq__bloom_new(out, params, NULL);
 }
 
 void amq_bloom_free(amq_bloom *filter)
@@ -182,32 +182,12 @@ void amq_bloom_clear(amq_bloom *f)
 
 /* ---- add and query ----------------------------------------------------------- */
 
-/* A key's k bit positions, g(i) = x + i*y + (i^3 - i)/6 mod m, one at a time. */
-typedef struct bloom_probe {
-    uint64_t position, step, bits;
-} bloom_probe;
-
-static inline bloom_probe probe_start(amq_u128 hash, uint64_t bits)
-{
-    bloom_probe p = { amq_reduce(hash.low, bits), amq_reduce(hash.high, bits), bits };
-    return p;
-}
-
-/* Move to the position after the i-th (i counts from 0). */
-static inline void probe_next(bloom_probe *p, uint32_t i)
-{
-    p->position += p->step;
-    p->position -= p->position >= p->bits ? p->bits : 0;
-    p->step += i + 1;
-    p->step -= p->step >= p->bits ? p->bits : 0;
-}
-
 void amq_bloom_add_hash(amq_bloom *f, amq_u128 hash)
 {
-    bloom_probe p = probe_start(hash, f->bits.bit_count);
+    amq__bloom_probe p = amq__bloom_probe_start(hash, f->bits.bit_count);
     for (uint32_t i = 0; i < f->hashes; i++) {
         f->bits_set += !amq__bitvec_test_and_set(&f->bits, p.position);
-        probe_next(&p, i);
+        amq__bloom_probe_next(&p, i);
     }
 }
 
@@ -218,11 +198,11 @@ void amq_bloom_add(amq_bloom *f, const void *key, size_t len)
 
 bool amq_bloom_contains_hash(const amq_bloom *f, amq_u128 hash)
 {
-    bloom_probe p = probe_start(hash, f->bits.bit_count);
+    amq__bloom_probe p = amq__bloom_probe_start(hash, f->bits.bit_count);
     for (uint32_t i = 0; i < f->hashes; i++) {
         if (!amq__bitvec_get(&f->bits, p.position))
             return false;
-        probe_next(&p, i);
+        amq__bloom_probe_next(&p, i);
     }
     return true;
 }
@@ -241,10 +221,10 @@ void amq_bloom_contains_many(const amq_bloom *f, const void *const *keys, const 
         /* Hash the group and start fetching every bit it will read. */
         for (size_t j = 0; j < group; j++) {
             hashes[j] = amq__hash128(&f->hasher, keys[start + j], lens[start + j]);
-            bloom_probe p = probe_start(hashes[j], f->bits.bit_count);
+            amq__bloom_probe p = amq__bloom_probe_start(hashes[j], f->bits.bit_count);
             for (uint32_t i = 0; i < f->hashes; i++) {
                 __builtin_prefetch(&f->bits.words[p.position >> 6]);
-                probe_next(&p, i);
+                amq__bloom_probe_next(&p, i);
             }
         }
         for (size_t j = 0; j < group; j++)
@@ -392,7 +372,7 @@ static int family_create(void **state, const amq__spec *spec, amq_diag *diag)
     if (status != AMQ_OK)
         return status;
     amq_bloom *f;
-    status = bloom_new(&f, &params, diag);
+    status = amq__bloom_new(&f, &params, diag);
     *state = f;
     return status;
 }

@@ -7,9 +7,40 @@
 
 #include "amq/bloom.h"
 
+#include <stdint.h>
+
+/* amq_bloom_new with a diagnostic. */
+int amq__bloom_new(amq_bloom **out, const amq_bloom_params *params, amq_diag *diag);
+
 /* m, k and the capacity for params (see amq_bloom_new). */
 int amq__bloom_size(uint64_t *bits, uint32_t *hashes, uint64_t *capacity,
                     const amq_bloom_params *params, amq_diag *diag);
+
+/* A key's k positions among m by enhanced double hashing (see bloom.c),
+ * g(i) = x + i*y + (i^3 - i)/6 mod m, one at a time:
+ *
+ *     amq__bloom_probe p = amq__bloom_probe_start(hash, m);
+ *     for (i = 0; i < k; i++) { use p.position; amq__bloom_probe_next(&p, i); }
+ *
+ * m must be at least 64 (so that each "mod m" is one subtraction). */
+typedef struct amq__bloom_probe {
+    uint64_t position, step, bits;
+} amq__bloom_probe;
+
+static inline amq__bloom_probe amq__bloom_probe_start(amq_u128 hash, uint64_t bits)
+{
+    amq__bloom_probe p = { amq_reduce(hash.low, bits), amq_reduce(hash.high, bits), bits };
+    return p;
+}
+
+/* Move to the position after the i-th (i counts from 0). */
+static inline void amq__bloom_probe_next(amq__bloom_probe *p, uint32_t i)
+{
+    p->position += p->step;
+    p->position -= p->position >= p->bits ? p->bits : 0;
+    p->step += i + 1;
+    p->step -= p->step >= p->bits ? p->bits : 0;
+}
 
 /* AMQ_OK if the filter's invariants hold, else AMQ_ECORRUPT. O(m). */
 int amq__bloom_check(const amq_bloom *filter);

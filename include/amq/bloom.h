@@ -152,6 +152,235 @@ AMQ_API uint64_t amq_bloom_capacity(const amq_bloom *filter);
 /** The key hash; valid as long as the filter. */
 AMQ_API const amq_hasher *amq_bloom_hasher(const amq_bloom *filter);
 
+/* ==== Counting Bloom filter ==================================================
+ *
+ * A classic Bloom filter whose m bits are m small counters (4 bits by
+ * default, or 8): adding a key increments its k counters, removing it
+ * decrements them, and a query asks whether all k are non-zero. It takes 4
+ * (or 8) times the memory of a classic filter at the same FPR, in exchange
+ * for removal.
+ *
+ * A counter that reaches its maximum (15 or 255) saturates: it is never
+ * incremented further nor decremented again, since its true value is no
+ * longer known. A saturated counter can only cause false positives, never
+ * false negatives; amq_counting_bloom_saturated tells how many there are.
+ * With 4-bit counters at the optimal k a counter saturates with probability
+ * about 1e-15 per counter at capacity, so saturation signals heavy overfill
+ * or one key added many times.
+ */
+
+/** A counting Bloom filter; opaque. */
+typedef struct amq_counting_bloom amq_counting_bloom;
+
+/** How to size a counting Bloom filter; as amq_bloom_params, with counters
+ *  in place of bits. */
+typedef struct amq_counting_bloom_params {
+    uint64_t capacity;     /**< n: keys to hold at fpr */
+    double fpr;            /**< p: target false-positive rate in (0, 1); 0 = 0.01 */
+    uint64_t counters;     /**< m: counters (0: optimal for capacity and fpr) */
+    uint32_t hashes;       /**< k: counters per key (0: optimal) */
+    uint32_t counter_bits; /**< 4 or 8; 0 = 4 */
+    amq_hasher hasher;     /**< key hash; all-zero = XXH3 with seed 0 */
+} amq_counting_bloom_params;
+
+/**
+ * Create an empty counting Bloom filter, sized as amq_bloom_new sizes a
+ * classic one (m counters, k hashes).
+ * @return AMQ_OK; AMQ_EINVAL (no capacity or counters, fpr outside (0, 1),
+ *   counter_bits not 4 or 8, an invalid hasher); AMQ_ERANGE (m or k out of
+ *   the classic filter's ranges); AMQ_ENOMEM.
+ * Allocates: m * counter_bits / 8 bytes, zeroed.
+ */
+AMQ_API int amq_counting_bloom_new(amq_counting_bloom **out,
+                                   const amq_counting_bloom_params *params);
+
+/** Free a filter. Accepts NULL. */
+AMQ_API void amq_counting_bloom_free(amq_counting_bloom *filter);
+
+/** Set every counter to 0. Complexity: O(m). */
+AMQ_API void amq_counting_bloom_clear(amq_counting_bloom *filter);
+
+/**
+ * Add a key: increment its k counters (a saturated counter stays as it is).
+ * Allocates: never.
+ */
+AMQ_API void amq_counting_bloom_add(amq_counting_bloom *filter, const void *key, size_t len);
+
+/** As amq_counting_bloom_add, by the key's 128-bit hash under the filter's
+ *  hasher. */
+AMQ_API void amq_counting_bloom_add_hash(amq_counting_bloom *filter, amq_u128 hash);
+
+/**
+ * Remove a key: decrement its k counters (saturated ones stay).
+ *
+ * Remove only keys that were added. If some counter of the key is 0 the key
+ * is certainly absent: nothing changes and the call answers AMQ_ENOTFOUND.
+ * But a key that was never added and is a false positive (all its counters
+ * are non-zero because of other keys) is "removed" from those other keys'
+ * counters, and a later query for one of them can answer "absent" - a false
+ * negative. Removing keys you did not add is how a counting filter loses
+ * keys.
+ * @return AMQ_OK; AMQ_ENOTFOUND (certainly absent, nothing changed).
+ */
+AMQ_API int amq_counting_bloom_remove(amq_counting_bloom *filter, const void *key, size_t len);
+
+/** As amq_counting_bloom_remove, by the key's 128-bit hash. */
+AMQ_API int amq_counting_bloom_remove_hash(amq_counting_bloom *filter, amq_u128 hash);
+
+/** Ask whether a key may be in the filter (all its counters non-zero). */
+AMQ_API bool amq_counting_bloom_contains(const amq_counting_bloom *filter, const void *key,
+                                         size_t len);
+
+/** As amq_counting_bloom_contains, by the key's 128-bit hash. */
+AMQ_API bool amq_counting_bloom_contains_hash(const amq_counting_bloom *filter, amq_u128 hash);
+
+/** Ask about many keys at once, hashing ahead and prefetching as
+ *  amq_bloom_contains_many does. results: 1 maybe present, 0 absent. */
+AMQ_API void amq_counting_bloom_contains_many(const amq_counting_bloom *filter,
+                                              const void *const *keys, const size_t *lens,
+                                              size_t count, uint8_t *results);
+
+/**
+ * How many times the key may have been added: the smallest of its k
+ * counters (never less than the truth for an added key that was never
+ * removed more often than added; the counter maximum if that counter is
+ * saturated).
+ */
+AMQ_API uint32_t amq_counting_bloom_count(const amq_counting_bloom *filter, const void *key,
+                                          size_t len);
+
+/**
+ * Add other's counters to into's, saturating (a union that can still
+ * remove keys of either).
+ * @return AMQ_OK; AMQ_EINCOMPATIBLE if m, k, the counter width or the
+ *   hasher differ.
+ */
+AMQ_API int amq_counting_bloom_merge(amq_counting_bloom *into, const amq_counting_bloom *other);
+
+/** Estimated distinct keys held, from the non-zero counters as
+ *  amq_bloom_estimated_count does from set bits. O(1). */
+AMQ_API double amq_counting_bloom_estimated_count(const amq_counting_bloom *filter);
+/** The FPR to expect now: (non-zero counters / m)^k. O(1). */
+AMQ_API double amq_counting_bloom_expected_fpr(const amq_counting_bloom *filter);
+/** m, the number of counters. */
+AMQ_API uint64_t amq_counting_bloom_counters(const amq_counting_bloom *filter);
+/** k, the counters per key. */
+AMQ_API uint32_t amq_counting_bloom_hashes(const amq_counting_bloom *filter);
+/** 4 or 8. */
+AMQ_API uint32_t amq_counting_bloom_counter_bits(const amq_counting_bloom *filter);
+/** The counters that are not 0. */
+AMQ_API uint64_t amq_counting_bloom_nonzero(const amq_counting_bloom *filter);
+/** The counters that are saturated. */
+AMQ_API uint64_t amq_counting_bloom_saturated(const amq_counting_bloom *filter);
+/** The capacity the filter was sized for. */
+AMQ_API uint64_t amq_counting_bloom_capacity(const amq_counting_bloom *filter);
+/** The key hash; valid as long as the filter. */
+AMQ_API const amq_hasher *amq_counting_bloom_hasher(const amq_counting_bloom *filter);
+
+/* ==== Scalable Bloom filter ==================================================
+ *
+ * A Bloom filter that needs no capacity up front (P. S. Almeida, C. Baquero,
+ * N. Preguica, D. Hutchison, "Scalable Bloom Filters", IPL 101(6), 2007). It
+ * is a chain of classic filters, stages 0, 1, 2, ...: stage i holds
+ * capacity * growth^i keys at error p * (1 - r) * r^i, where r is the
+ * tightening ratio. Keys go into the newest stage; when it is full a new
+ * stage is added. A query asks every stage, and the compound FPR stays below
+ * p * (1 - r) * (1 + r + r^2 + ...) = p however many keys arrive.
+ *
+ * An add first asks all stages: a key that may already be present is not
+ * added again (so re-adding a key does not use up capacity, and the count
+ * of keys added is exact up to false positives).
+ */
+
+/** A scalable Bloom filter; opaque. */
+typedef struct amq_scalable_bloom amq_scalable_bloom;
+
+/** The most stages a scalable filter grows to; adding past that fails. */
+#define AMQ_SCALABLE_BLOOM_MAX_STAGES 64
+
+/** How a scalable Bloom filter starts and grows. Fields left 0 take the
+ *  defaults. */
+typedef struct amq_scalable_bloom_params {
+    uint64_t capacity; /**< keys in the first stage; 0 = 1024 */
+    double fpr;        /**< p: the bound on the compound FPR, in (0, 1); 0 = 0.01 */
+    double growth;     /**< s: each stage holds s times the keys of the one before, in
+                            [1.25, 16]; 0 = 2 */
+    double tightening; /**< r: each stage's error is r times the one before, in
+                            [0.5, 0.95]; 0 = the default, 0.85 (docs/BLOOM.md says why) */
+    amq_hasher hasher; /**< key hash; all-zero = XXH3 with seed 0 */
+} amq_scalable_bloom_params;
+
+/**
+ * Create an empty scalable Bloom filter with its first stage.
+ * @return AMQ_OK; AMQ_EINVAL (a parameter out of its range, an invalid
+ *   hasher); AMQ_ENOMEM.
+ */
+AMQ_API int amq_scalable_bloom_new(amq_scalable_bloom **out,
+                                   const amq_scalable_bloom_params *params);
+
+/** Free a filter. Accepts NULL. */
+AMQ_API void amq_scalable_bloom_free(amq_scalable_bloom *filter);
+
+/** Drop every stage but the first and empty it. */
+AMQ_API void amq_scalable_bloom_clear(amq_scalable_bloom *filter);
+
+/**
+ * Add a key unless it may already be present.
+ * @return 1: added; 0: maybe present already, nothing changed;
+ *   AMQ_ERANGE: the newest stage is full and a new one would exceed
+ *   AMQ_SCALABLE_BLOOM_MAX_STAGES or the largest classic filter, nothing
+ *   changed; AMQ_ENOMEM: a new stage could not be allocated, nothing changed.
+ * Allocates: a new stage when the newest is full.
+ */
+AMQ_API int amq_scalable_bloom_add(amq_scalable_bloom *filter, const void *key, size_t len);
+
+/** As amq_scalable_bloom_add, by the key's 128-bit hash under the filter's
+ *  hasher. */
+AMQ_API int amq_scalable_bloom_add_hash(amq_scalable_bloom *filter, amq_u128 hash);
+
+/** Ask whether a key may be in the filter (in any stage). */
+AMQ_API bool amq_scalable_bloom_contains(const amq_scalable_bloom *filter, const void *key,
+                                         size_t len);
+
+/** As amq_scalable_bloom_contains, by the key's 128-bit hash. */
+AMQ_API bool amq_scalable_bloom_contains_hash(const amq_scalable_bloom *filter, amq_u128 hash);
+
+/** Ask about many keys at once, hashing ahead and prefetching. results: 1
+ *  maybe present, 0 absent. */
+AMQ_API void amq_scalable_bloom_contains_many(const amq_scalable_bloom *filter,
+                                              const void *const *keys, const size_t *lens,
+                                              size_t count, uint8_t *results);
+
+/**
+ * Make into the union of into and other: stage by stage OR of two filters
+ * with the same parameters and hasher (into grows empty stages to match
+ * other's count first). The union is refused, and into left unchanged, if
+ * the result's expected FPR (from the stages' fill) would exceed p.
+ * @return AMQ_OK; AMQ_EINCOMPATIBLE (different parameters or hasher, or
+ *   the union would break the FPR bound); AMQ_ENOMEM.
+ */
+AMQ_API int amq_scalable_bloom_union(amq_scalable_bloom *into, const amq_scalable_bloom *other);
+
+/** Keys added (adds that answered 1). */
+AMQ_API uint64_t amq_scalable_bloom_count(const amq_scalable_bloom *filter);
+/** The number of stages. */
+AMQ_API size_t amq_scalable_bloom_stages(const amq_scalable_bloom *filter);
+/** Stage i (i < amq_scalable_bloom_stages), a classic filter owned by the
+ *  scalable one: read it, never modify or free it. */
+AMQ_API const amq_bloom *amq_scalable_bloom_stage(const amq_scalable_bloom *filter, size_t i);
+/** Keys the filter holds before it adds its next stage. */
+AMQ_API uint64_t amq_scalable_bloom_capacity(const amq_scalable_bloom *filter);
+/** Bytes of all stages' bits. */
+AMQ_API uint64_t amq_scalable_bloom_size_bytes(const amq_scalable_bloom *filter);
+/** The FPR to expect now: 1 - prod(1 - each stage's expected FPR). */
+AMQ_API double amq_scalable_bloom_expected_fpr(const amq_scalable_bloom *filter);
+/** p, s and r as used (defaults filled in). */
+AMQ_API double amq_scalable_bloom_fpr(const amq_scalable_bloom *filter);
+AMQ_API double amq_scalable_bloom_growth(const amq_scalable_bloom *filter);
+AMQ_API double amq_scalable_bloom_tightening(const amq_scalable_bloom *filter);
+/** The key hash; valid as long as the filter. */
+AMQ_API const amq_hasher *amq_scalable_bloom_hasher(const amq_scalable_bloom *filter);
+
 #ifdef __cplusplus
 }
 #endif
