@@ -136,6 +136,8 @@ extern const bench_workload bench_hash_siphash;
 extern const bench_workload bench_hash_md5;
 extern const bench_workload bench_libbloom;
 extern const bench_workload bench_bloom_classic;
+extern const bench_workload bench_bloom_split_block;
+extern const bench_workload bench_bloom_blocked;
 
 /* ---- results (the runner's) -------------------------------------------------- */
 

@@ -46,6 +46,8 @@ static const bench_workload *const workloads[] = {
 #ifdef AMQ_BENCH_HAVE_LIBBLOOM
     &bench_libbloom,
     &bench_bloom_classic,
+    &bench_bloom_split_block,
+    &bench_bloom_blocked,
 #endif
     &bench_hash_xxh3_64,
     &bench_hash_xxh3_128,

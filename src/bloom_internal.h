@@ -48,4 +48,9 @@ int amq__bloom_check(const amq_bloom *filter);
 /* The filter's words (for tests comparing filters bit for bit). */
 const uint64_t *amq__bloom_words(const amq_bloom *filter);
 
+/* Blocked filters (blocked_bloom.c), for tests: make the filter use the
+ * portable split-block path even on a CPU with AVX2; whether it uses AVX2. */
+void amq__blocked_bloom_use_portable(amq_blocked_bloom *filter);
+bool amq__blocked_bloom_uses_avx2(const amq_blocked_bloom *filter);
+
 #endif /* AMQ_BLOOM_INTERNAL_H */

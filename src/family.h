@@ -61,5 +61,6 @@ const amq__family *const *amq__family_table(void);
 
 /* The families, each defined in its own file and listed in filter.c. */
 extern const amq__family amq__bloom_family;
+extern const amq__family amq__blocked_bloom_family;
 
 #endif /* AMQ_FAMILY_H */

@@ -28,6 +28,7 @@ struct amq_filter {
 /* Every family this build has. Families add themselves here. */
 static const amq__family *const families[] = {
     &amq__bloom_family,
+    &amq__blocked_bloom_family,
     NULL,
 };
 

@@ -29,6 +29,14 @@ static inline amq_u128 amq__hash128(const amq_hasher *hasher, const void *key, s
     return amq_hash128(hasher, key, len);
 }
 
+/* amq_hash64 for a family's hot path, as amq__hash128 is for amq_hash128. */
+static inline uint64_t amq__hash64(const amq_hasher *hasher, const void *key, size_t len)
+{
+    if (hasher->kind == AMQ_HASH_XXH3)
+        return XXH3_64bits_withSeed(key, len, amq__load_u64le(hasher->key));
+    return amq_hash64(hasher, key, len);
+}
+
 /* XXH3-64 of a buffer with a seed. */
 uint64_t amq__xxh3_64(const void *data, size_t len, uint64_t seed);
 

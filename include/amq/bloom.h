@@ -152,6 +152,171 @@ AMQ_API uint64_t amq_bloom_capacity(const amq_bloom *filter);
 /** The key hash; valid as long as the filter. */
 AMQ_API const amq_hasher *amq_bloom_hasher(const amq_bloom *filter);
 
+/* ==== Blocked Bloom filters =================================================
+ *
+ * A blocked Bloom filter puts all of a key's bits in one block that fits a
+ * cache line, chosen by the key's hash: a query costs one memory access
+ * where the classic filter's costs up to k. The price is a higher FPR at
+ * the same size, because blocks receive unequal numbers of keys (a Poisson
+ * spread around the mean); the filter is sized for it, from
+ *
+ *     FPR = sum over j >= 0 of Poisson(j; lambda) * FPR_block(j)
+ *
+ * where lambda is the mean number of keys per block and FPR_block(j) the
+ * FPR of one block that holds j keys, so it takes some more bits per key
+ * than a classic filter at the same p (docs/BLOOM.md has the table). Two
+ * layouts:
+ *
+ *   AMQ_BLOCKED_SPLIT  256-bit blocks of eight 32-bit words; a key sets one
+ *                      bit in each word (k = 8), the bit chosen by
+ *                      multiplying the key's hash with one odd constant per
+ *                      word. This is the split-block Bloom filter Apache
+ *                      Parquet specifies, bit for bit when given the hashes
+ *                      Parquet uses (XXH64 of the value, through
+ *                      amq_blocked_bloom_add_hash), and the fastest layout:
+ *                      a query is a few vector instructions (AVX2, chosen at
+ *                      run time on CPUs that have it; otherwise a portable
+ *                      path that sets exactly the same bits). The default.
+ *   AMQ_BLOCKED_BLOCK  512-bit blocks (one 64-byte cache line); a key sets k
+ *                      bits anywhere in its block, k chosen for the smallest
+ *                      filter. Smaller than split at low FPRs (p < 0.5%).
+ */
+
+/** A blocked Bloom filter; opaque. */
+typedef struct amq_blocked_bloom amq_blocked_bloom;
+
+/** The block layouts. */
+typedef enum amq_blocked_layout {
+    AMQ_BLOCKED_SPLIT = 0, /**< 256-bit split blocks, k = 8 (Parquet's) */
+    AMQ_BLOCKED_BLOCK = 1  /**< 512-bit blocks, k bits anywhere in the block */
+} amq_blocked_layout;
+
+/** Largest k of the 512-bit layout. */
+#define AMQ_BLOCKED_BLOOM_MAX_HASHES 16
+/** Largest number of blocks (2^32: 128 GiB of split blocks). */
+#define AMQ_BLOCKED_BLOOM_MAX_BLOCKS ((uint64_t)1 << 32)
+
+/** How to size a blocked Bloom filter. Fields left 0 are derived. */
+typedef struct amq_blocked_bloom_params {
+    uint64_t capacity;         /**< n: keys to hold at fpr */
+    double fpr;                /**< p: target false-positive rate in (0, 1); 0 = 0.01 */
+    uint64_t bits;             /**< m: bits, rounded up to whole blocks (0: the fewest
+                                    whose FPR, by the formula above, is at most p) */
+    uint32_t hashes;           /**< k: 8 for split (0 or 8); 1..16 for block (0:
+                                    the k that needs the fewest bits) */
+    amq_blocked_layout layout; /**< AMQ_BLOCKED_SPLIT (0) or AMQ_BLOCKED_BLOCK */
+    amq_hasher hasher;         /**< key hash; all-zero = XXH3 with seed 0 */
+} amq_blocked_bloom_params;
+
+/**
+ * The FPR of a blocked filter of the given layout, bits (whole blocks) and
+ * k after n distinct keys, by the Poisson-mix formula above. This is what
+ * amq_blocked_bloom_new sizes by.
+ * @return the FPR in [0, 1]; NAN if layout, bits or k is invalid.
+ */
+AMQ_API double amq_blocked_bloom_formula_fpr(amq_blocked_layout layout, uint64_t n, uint64_t bits,
+                                             uint32_t k);
+
+/**
+ * Create an empty blocked Bloom filter.
+ *
+ * With capacity and fpr: the fewest blocks (and for the block layout the k)
+ * for which amq_blocked_bloom_formula_fpr is at most p. With bits: that
+ * many bits rounded up to whole blocks; the capacity, when not given, is the
+ * most keys they hold at p.
+ * @return AMQ_OK; AMQ_EINVAL (neither capacity nor bits; fpr outside (0, 1);
+ *   an unknown layout; k other than 8 for split; an invalid hasher);
+ *   AMQ_ERANGE (more than AMQ_BLOCKED_BLOOM_MAX_BLOCKS blocks; k above
+ *   AMQ_BLOCKED_BLOOM_MAX_HASHES); AMQ_ENOMEM.
+ * Allocates: the blocks, 64-byte aligned, zeroed.
+ */
+AMQ_API int amq_blocked_bloom_new(amq_blocked_bloom **out, const amq_blocked_bloom_params *params);
+
+/** Free a filter. Accepts NULL. */
+AMQ_API void amq_blocked_bloom_free(amq_blocked_bloom *filter);
+
+/** Clear every bit. Complexity: O(m). */
+AMQ_API void amq_blocked_bloom_clear(amq_blocked_bloom *filter);
+
+/** Add a key. Allocates: never. Complexity: one hash, one block. */
+AMQ_API void amq_blocked_bloom_add(amq_blocked_bloom *filter, const void *key, size_t len);
+
+/**
+ * Add a key by its 64-bit hash, computed with the filter's hasher
+ * (amq_hash64(amq_blocked_bloom_hasher(filter), key, len)), or any 64-bit
+ * hash the caller uses consistently (for a Parquet-compatible split-block
+ * filter: XXH64 with seed 0 of the value's plain encoding). The block is
+ * chosen by the high 32 bits, the bits within it by the low 32.
+ */
+AMQ_API void amq_blocked_bloom_add_hash(amq_blocked_bloom *filter, uint64_t hash);
+
+/** Ask whether a key may be in the filter. true: maybe; false: certainly
+ *  absent. Allocates: never. */
+AMQ_API bool amq_blocked_bloom_contains(const amq_blocked_bloom *filter, const void *key,
+                                        size_t len);
+
+/** As amq_blocked_bloom_contains, by the key's 64-bit hash. */
+AMQ_API bool amq_blocked_bloom_contains_hash(const amq_blocked_bloom *filter, uint64_t hash);
+
+/**
+ * Ask about many keys at once: the keys are hashed in groups and their
+ * blocks prefetched before they are read, so the cache misses of a group
+ * overlap. results: 1 maybe present, 0 certainly absent.
+ */
+AMQ_API void amq_blocked_bloom_contains_many(const amq_blocked_bloom *filter,
+                                             const void *const *keys, const size_t *lens,
+                                             size_t count, uint8_t *results);
+
+/** As amq_blocked_bloom_contains_many, by 64-bit hashes. */
+AMQ_API void amq_blocked_bloom_contains_many_hash(const amq_blocked_bloom *filter,
+                                                  const uint64_t *hashes, size_t count,
+                                                  uint8_t *results);
+
+/**
+ * Union (bitwise OR) of into and other; equals the filter built from both
+ * key sets.
+ * @return AMQ_OK; AMQ_EINCOMPATIBLE if layout, blocks, k or hasher differ.
+ */
+AMQ_API int amq_blocked_bloom_union(amq_blocked_bloom *into, const amq_blocked_bloom *other);
+
+/** Intersection (bitwise AND) of into and other, as amq_bloom_intersect.
+ *  @return AMQ_OK; AMQ_EINCOMPATIBLE as for the union. */
+AMQ_API int amq_blocked_bloom_intersect(amq_blocked_bloom *into, const amq_blocked_bloom *other);
+
+/**
+ * Estimate the number of distinct keys added from the set bits X:
+ * n = -blocks * ln(1 - X/m) / (1 - (1 - 1/w)^b), where a key sets b bits
+ * in a unit of w bits (split: b = 1 per 32-bit word; block: b = k per
+ * 512-bit block). Complexity: O(m) (counts the set bits).
+ */
+AMQ_API double amq_blocked_bloom_estimated_count(const amq_blocked_bloom *filter);
+
+/**
+ * The FPR to expect now, from the actual fill of every block: the mean over
+ * blocks of the chance that a random key's bits in that block are all set.
+ * Complexity: O(m).
+ */
+AMQ_API double amq_blocked_bloom_expected_fpr(const amq_blocked_bloom *filter);
+
+/** m, the number of bits (blocks * block bits). */
+AMQ_API uint64_t amq_blocked_bloom_bits(const amq_blocked_bloom *filter);
+/** The number of blocks. */
+AMQ_API uint64_t amq_blocked_bloom_blocks(const amq_blocked_bloom *filter);
+/** k, the bits set per key. */
+AMQ_API uint32_t amq_blocked_bloom_hashes(const amq_blocked_bloom *filter);
+/** The layout. */
+AMQ_API amq_blocked_layout amq_blocked_bloom_layout(const amq_blocked_bloom *filter);
+/** X, the number of set bits. Complexity: O(m). */
+AMQ_API uint64_t amq_blocked_bloom_bits_set(const amq_blocked_bloom *filter);
+/** The capacity the filter was sized for. */
+AMQ_API uint64_t amq_blocked_bloom_capacity(const amq_blocked_bloom *filter);
+/** The key hash; valid as long as the filter. */
+AMQ_API const amq_hasher *amq_blocked_bloom_hasher(const amq_blocked_bloom *filter);
+/** The block words, 32-bit, blocks * (block bits / 32) of them: the
+ *  filter's bits as Parquet stores a split-block filter (little-endian on
+ *  disk). Valid as long as the filter; do not modify. */
+AMQ_API const uint32_t *amq_blocked_bloom_words(const amq_blocked_bloom *filter);
+
 /* ==== Counting Bloom filter ==================================================
  *
  * A classic Bloom filter whose m bits are m small counters (4 bits by

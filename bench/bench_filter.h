@@ -1,0 +1,50 @@
+/*
+ * bench_filter.h - the one workload shape every dynamic filter shares:
+ * n present and n absent 16-byte keys (bench_keys.c), and four phases
+ *
+ *   insert         add the n present keys to an emptied filter
+ *   query-present  ask for them one by one
+ *   query-absent   ask for the n absent keys one by one (hits are false positives)
+ *   query-batch    ask for the present keys through the family's batch call,
+ *                  1024 at a time (omitted when the family has none)
+ *
+ * and the figures fpr, false_negatives, target_fpr and bound_bits_per_key
+ * (log2(1/p)), plus what the family reports itself (bytes, bits_per_key,
+ * hashes, ...). A filter workload is a bench_filter_ops - how to create, empty,
+ * add to, query and describe the filter - and a bench_workload whose .arg is
+ * that ops table and whose setup, phases, report and teardown are the ones
+ * below.
+ */
+#ifndef AMQ_BENCH_FILTER_H
+#define AMQ_BENCH_FILTER_H
+
+#include "bench.h"
+
+#include <stdbool.h>
+
+#define BENCH_FILTER_KEY_LEN 16
+#define BENCH_FILTER_FPR     0.01
+
+typedef struct bench_filter_ops {
+    /* An empty filter for n keys at BENCH_FILTER_FPR, hashing with seed. */
+    int (*create)(void **filter, size_t keys, uint64_t seed, amq_diag *diag);
+    void (*clear)(void *filter);
+    void (*add)(void *filter, const void *key, size_t len);
+    bool (*contains)(const void *filter, const void *key, size_t len);
+    /* NULL when the family has no batch query. */
+    void (*contains_many)(const void *filter, const void *const *keys, const size_t *lens,
+                          size_t count, uint8_t *results);
+    /* The family's own figures: at least bytes and bits_per_key. */
+    void (*report)(const void *filter, size_t keys, bench_figures *out);
+    void (*destroy)(void *filter);
+} bench_filter_ops;
+
+int bench_filter_setup(void **state, const bench_config *config, const void *ops, amq_diag *diag);
+void bench_filter_report(void *state, bench_figures *out);
+void bench_filter_teardown(void *state);
+/* insert, query-present, query-absent, query-batch. */
+extern const bench_phase bench_filter_phases[];
+/* The same without query-batch. */
+extern const bench_phase bench_filter_phases_no_batch[];
+
+#endif /* AMQ_BENCH_FILTER_H */

@@ -1,0 +1,564 @@
+/*
+ * Tests for the blocked Bloom filters (src/blocked_bloom.c), both layouts:
+ * the split-block bits against values computed from Parquet's definition,
+ * the AVX2 and portable paths setting the same bits, sizing by the
+ * Poisson-mix formula (and the formula against measurement), no false
+ * negatives, the FPR at or below the target, the count estimate, union and
+ * intersection, batch queries, save/load and damaged parameters.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+
+#include <cmocka.h>
+
+#include "amq/amq.h"
+#include "amq/bloom.h"
+#include "bloom_internal.h"
+#include "format.h"
+#include "test_util.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static uint64_t seed;
+
+/* 16-byte keys: a tag for the set (present / absent) and a counter. */
+typedef struct test_key {
+    uint64_t tag;
+    uint64_t index;
+} test_key;
+
+static test_key make_key(uint64_t set, uint64_t i)
+{
+    test_key key = { .tag = seed * 2 + set, .index = i * 0x9e3779b97f4a7c15ULL + seed };
+    return key;
+}
+
+static amq_blocked_bloom *new_filter(amq_blocked_layout layout, uint64_t capacity, double fpr)
+{
+    amq_blocked_bloom_params params = { .capacity = capacity, .fpr = fpr, .layout = layout };
+    amq_hasher_xxh3(&params.hasher, seed);
+    amq_blocked_bloom *f = NULL;
+    assert_int_equal(amq_blocked_bloom_new(&f, &params), AMQ_OK);
+    return f;
+}
+
+static uint64_t word_count(const amq_blocked_bloom *f)
+{
+    return amq_blocked_bloom_bits(f) / 32;
+}
+
+/* ---- the split-block layout is Parquet's ------------------------------------------ */
+
+static void test_split_block_bits_are_parquets(void **state)
+{
+    (void)state;
+    /* Four 256-bit blocks and four hashes; the expected words were computed
+     * from the Parquet specification's definition (block index
+     * ((h >> 32) * blocks) >> 32; in word i, bit ((uint32)h * salt[i]) >> 27)
+     * by a separate script. Blocks 0 and 3 get two keys each. */
+    static const uint32_t expected[32] = {
+        0x00840000, 0x00880000, 0x40004000, 0x00800800, 0x00020010, 0x04010000, 0x00001000,
+        0x01100000, 0,          0,          0,          0,          0,          0,
+        0,          0,          0,          0,          0,          0,          0,
+        0,          0,          0,          0x00000110, 0x00000110, 0x00030000, 0x00100000,
+        0x00006000, 0x00000420, 0x80080000, 0x08000800,
+    };
+    static const uint64_t hashes[4] = { 0x0123456789abcdefULL, 0xfedcba9876543210ULL,
+                                        0x00000000ffffffffULL, 0xdeadbeef00000001ULL };
+    for (int portable = 0; portable <= 1; portable++) {
+        amq_blocked_bloom_params params = { .bits = 1024 };
+        amq_blocked_bloom *f = NULL;
+        assert_int_equal(amq_blocked_bloom_new(&f, &params), AMQ_OK);
+        assert_int_equal(amq_blocked_bloom_blocks(f), 4);
+        assert_int_equal(amq_blocked_bloom_hashes(f), 8);
+        if (portable)
+            amq__blocked_bloom_use_portable(f);
+        for (int i = 0; i < 4; i++)
+            amq_blocked_bloom_add_hash(f, hashes[i]);
+        assert_memory_equal(amq_blocked_bloom_words(f), expected, sizeof expected);
+        for (int i = 0; i < 4; i++)
+            assert_true(amq_blocked_bloom_contains_hash(f, hashes[i]));
+        /* Two keys of a block may pick the same bit of a word: 30 of 32. */
+        assert_int_equal(amq_blocked_bloom_bits_set(f), 30);
+        amq_blocked_bloom_free(f);
+    }
+}
+
+static void test_avx2_and_portable_paths_agree(void **state)
+{
+    (void)state;
+    amq_blocked_bloom *fast = new_filter(AMQ_BLOCKED_SPLIT, 100000, 0.01);
+    amq_blocked_bloom *portable = new_filter(AMQ_BLOCKED_SPLIT, 100000, 0.01);
+    amq__blocked_bloom_use_portable(portable);
+    print_message("this CPU %s the AVX2 path\n",
+                  amq__blocked_bloom_uses_avx2(fast) ? "takes" : "does not take");
+    assert_false(amq__blocked_bloom_uses_avx2(portable));
+    for (uint64_t i = 0; i < 100000; i++) {
+        test_key key = make_key(0, i);
+        amq_blocked_bloom_add(fast, &key, sizeof key);
+        amq_blocked_bloom_add(portable, &key, sizeof key);
+    }
+    assert_memory_equal(amq_blocked_bloom_words(fast), amq_blocked_bloom_words(portable),
+                        word_count(fast) * 4);
+    for (uint64_t i = 0; i < 200000; i++) {
+        test_key key = make_key(i & 1, i);
+        assert_int_equal(amq_blocked_bloom_contains(fast, &key, sizeof key),
+                         amq_blocked_bloom_contains(portable, &key, sizeof key));
+    }
+    amq_blocked_bloom_free(fast);
+    amq_blocked_bloom_free(portable);
+}
+
+static void test_block_layout_keeps_a_key_in_one_block(void **state)
+{
+    (void)state;
+    amq_blocked_bloom_params params = { .bits = 512 * 64,
+                                        .hashes = 9,
+                                        .layout = AMQ_BLOCKED_BLOCK };
+    amq_blocked_bloom *f = NULL;
+    assert_int_equal(amq_blocked_bloom_new(&f, &params), AMQ_OK);
+    assert_int_equal(amq_blocked_bloom_blocks(f), 64);
+    /* Block b takes hashes whose high half is in [b, b + 1) * 2^32 / 64. */
+    uint64_t hash = ((uint64_t)37 << 26 | 5) << 32 | 0x9e3779b9U;
+    amq_blocked_bloom_add_hash(f, hash);
+    const uint32_t *words = amq_blocked_bloom_words(f);
+    uint64_t set = 0;
+    for (uint64_t i = 0; i < word_count(f); i++) {
+        if (words[i] != 0 && i / 16 != 37)
+            fail_msg("word %llu outside block 37 is set", (unsigned long long)i);
+        set += (uint64_t)__builtin_popcount(words[i]);
+    }
+    assert_true(set >= 7 && set <= 9); /* 9 positions, rarely two coincide */
+    assert_true(amq_blocked_bloom_contains_hash(f, hash));
+    amq_blocked_bloom_free(f);
+}
+
+/* ---- sizing ------------------------------------------------------------------ */
+
+static void test_sizing_is_the_fewest_blocks_meeting_p(void **state)
+{
+    (void)state;
+    const double rates[] = { 0.1, 0.01, 0.001, 0.0001 };
+    for (size_t i = 0; i < sizeof rates / sizeof rates[0]; i++) {
+        for (int layout = AMQ_BLOCKED_SPLIT; layout <= AMQ_BLOCKED_BLOCK; layout++) {
+            double p = rates[i];
+            amq_blocked_bloom *f = new_filter((amq_blocked_layout)layout, 1000000, p);
+            uint64_t m = amq_blocked_bloom_bits(f), block = layout ? 512 : 256;
+            uint32_t k = amq_blocked_bloom_hashes(f);
+            assert_int_equal(m % block, 0);
+            double fpr = amq_blocked_bloom_formula_fpr((amq_blocked_layout)layout, 1000000, m, k);
+            double fewer =
+                amq_blocked_bloom_formula_fpr((amq_blocked_layout)layout, 1000000, m - block, k);
+            assert_true(fpr <= p);
+            assert_true(fewer > p);
+            /* Any other k needs at least as many blocks. */
+            for (uint32_t other = 1; layout && other <= AMQ_BLOCKED_BLOOM_MAX_HASHES; other++)
+                assert_true(amq_blocked_bloom_formula_fpr(AMQ_BLOCKED_BLOCK, 1000000, m - block,
+                                                          other) > p);
+            /* Blocking costs bits: more than the classic filter's, but at
+             * these rates less than 1.5 times as many. */
+            double classic = -log(p) / (log(2) * log(2)), per_key = (double)m / 1e6;
+            print_message("p=%g %s: %.2f bits/key (classic %.2f), k=%u\n", p,
+                          layout ? "block" : "split", per_key, classic, k);
+            assert_true(per_key > classic && per_key < 1.5 * classic);
+            amq_blocked_bloom_free(f);
+        }
+    }
+    /* The formula itself: more keys, higher FPR; invalid shapes give NaN. */
+    assert_true(amq_blocked_bloom_formula_fpr(AMQ_BLOCKED_SPLIT, 1000, 1 << 16, 8) <
+                amq_blocked_bloom_formula_fpr(AMQ_BLOCKED_SPLIT, 2000, 1 << 16, 8));
+    assert_true(amq_blocked_bloom_formula_fpr(AMQ_BLOCKED_SPLIT, 0, 1 << 16, 8) == 0);
+    assert_true(isnan(amq_blocked_bloom_formula_fpr(AMQ_BLOCKED_SPLIT, 10, 1 << 16, 7)));
+    assert_true(isnan(amq_blocked_bloom_formula_fpr(AMQ_BLOCKED_BLOCK, 10, 1000, 4)));
+    assert_true(isnan(amq_blocked_bloom_formula_fpr(AMQ_BLOCKED_BLOCK, 10, 1 << 16, 17)));
+    /* A billion keys per block: the FPR is 1, computed without a long sum. */
+    assert_true(amq_blocked_bloom_formula_fpr(AMQ_BLOCKED_SPLIT, 1000000000000ULL, 256, 8) > 0.99);
+}
+
+static void test_sizing_by_bits_and_errors(void **state)
+{
+    (void)state;
+    amq_blocked_bloom *f = (amq_blocked_bloom *)&f;
+    amq_blocked_bloom_params params = { .bits = 1000000, .fpr = 0.01, .layout = AMQ_BLOCKED_BLOCK };
+    assert_int_equal(amq_blocked_bloom_new(&f, &params), AMQ_OK);
+    /* Rounded up to whole 512-bit blocks; the capacity is what they hold. */
+    assert_int_equal(amq_blocked_bloom_bits(f), 1000448);
+    uint64_t n = amq_blocked_bloom_capacity(f);
+    uint32_t k = amq_blocked_bloom_hashes(f);
+    assert_true(amq_blocked_bloom_formula_fpr(AMQ_BLOCKED_BLOCK, n, 1000448, k) <= 0.01);
+    assert_true(amq_blocked_bloom_formula_fpr(AMQ_BLOCKED_BLOCK, n + n / 100, 1000448, k) > 0.01);
+    amq_blocked_bloom_free(f);
+
+    struct {
+        amq_blocked_bloom_params params;
+        int status;
+    } cases[] = {
+        { { .fpr = 0.01 }, AMQ_EINVAL },
+        { { .capacity = 10, .fpr = 1 }, AMQ_EINVAL },
+        { { .capacity = 10, .hashes = 4 }, AMQ_EINVAL }, /* split is k = 8 */
+        { { .capacity = 10, .layout = (amq_blocked_layout)2 }, AMQ_EINVAL },
+        { { .capacity = 10, .hashes = 17, .layout = AMQ_BLOCKED_BLOCK }, AMQ_ERANGE },
+        { { .capacity = 1000000000000000ULL, .fpr = 0.01 }, AMQ_ERANGE },
+        { { .bits = (uint64_t)1 << 50 }, AMQ_ERANGE },
+        { { .capacity = 10, .hasher = { .kind = (amq_hash_kind)7 } }, AMQ_EINVAL },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        f = (amq_blocked_bloom *)&f;
+        int status = amq_blocked_bloom_new(&f, &cases[i].params);
+        if (status != cases[i].status)
+            fail_msg("case %zu: status %d, expected %d", i, status, cases[i].status);
+        assert_null(f);
+    }
+    /* One key at p = 0.5 still gets a block. */
+    params = (amq_blocked_bloom_params){ .capacity = 1, .fpr = 0.5 };
+    assert_int_equal(amq_blocked_bloom_new(&f, &params), AMQ_OK);
+    assert_int_equal(amq_blocked_bloom_blocks(f), 1);
+    amq_blocked_bloom_free(f);
+    amq_blocked_bloom_free(NULL);
+}
+
+/* ---- correct to the statistics ------------------------------------------------- */
+
+/* n keys, none missing; the FPR over 2n absent keys is at most p + 4 sigma
+ * and within 4 sigma of the formula for the actual filter. */
+static void check_fpr(amq_blocked_layout layout, uint64_t n, double p)
+{
+    amq_blocked_bloom *f = new_filter(layout, n, p);
+    for (uint64_t i = 0; i < n; i++) {
+        test_key key = make_key(0, i);
+        amq_blocked_bloom_add(f, &key, sizeof key);
+    }
+    for (uint64_t i = 0; i < n; i++) {
+        test_key key = make_key(0, i);
+        if (!amq_blocked_bloom_contains(f, &key, sizeof key))
+            fail_msg("false negative: key %llu of %llu", (unsigned long long)i,
+                     (unsigned long long)n);
+    }
+    uint64_t trials = 2 * n, positives = 0;
+    for (uint64_t i = 0; i < trials; i++) {
+        test_key key = make_key(1, i);
+        positives += amq_blocked_bloom_contains(f, &key, sizeof key);
+    }
+    double formula = amq_blocked_bloom_formula_fpr(layout, n, amq_blocked_bloom_bits(f),
+                                                   amq_blocked_bloom_hashes(f));
+    double measured = (double)positives / (double)trials;
+    double sigma = sqrt(p * (1 - p) / (double)trials);
+    double formula_sigma = sqrt(formula * (1 - formula) / (double)trials);
+    print_message("%s n=%llu p=%g k=%u %.2f bits/key: FPR %.6f, formula %.6f, p + 4 sigma %.6f\n",
+                  layout ? "block" : "split", (unsigned long long)n, p, amq_blocked_bloom_hashes(f),
+                  (double)amq_blocked_bloom_bits(f) / (double)n, measured, formula, p + 4 * sigma);
+    if (measured > p + 4 * sigma)
+        fail_msg("FPR %.6f is above p + 4 sigma = %.6f", measured, p + 4 * sigma);
+    if (fabs(measured - formula) > 4 * formula_sigma)
+        fail_msg("FPR %.6f is more than 4 sigma from the formula's %.6f", measured, formula);
+    /* The fill-based figure agrees, and the count estimate is within 2%. */
+    assert_true(fabs(amq_blocked_bloom_expected_fpr(f) - formula) < 4 * formula_sigma);
+    double estimate = amq_blocked_bloom_estimated_count(f);
+    if (fabs(estimate / (double)n - 1) > 0.02)
+        fail_msg("estimated %.0f keys, added %llu", estimate, (unsigned long long)n);
+    amq_blocked_bloom_free(f);
+}
+
+static void test_split_fpr_10_percent(void **state)
+{
+    (void)state;
+    check_fpr(AMQ_BLOCKED_SPLIT, 1000000, 0.1);
+}
+
+static void test_split_fpr_1_percent(void **state)
+{
+    (void)state;
+    check_fpr(AMQ_BLOCKED_SPLIT, 1000000, 0.01);
+}
+
+static void test_split_fpr_tenth_percent(void **state)
+{
+    (void)state;
+    check_fpr(AMQ_BLOCKED_SPLIT, 1000000, 0.001);
+}
+
+static void test_block_fpr_10_percent(void **state)
+{
+    (void)state;
+    check_fpr(AMQ_BLOCKED_BLOCK, 1000000, 0.1);
+}
+
+static void test_block_fpr_1_percent(void **state)
+{
+    (void)state;
+    check_fpr(AMQ_BLOCKED_BLOCK, 1000000, 0.01);
+}
+
+static void test_block_fpr_tenth_percent(void **state)
+{
+    (void)state;
+    check_fpr(AMQ_BLOCKED_BLOCK, 1000000, 0.001);
+}
+
+static void test_union_equals_filter_of_union(void **state)
+{
+    (void)state;
+    for (int layout = AMQ_BLOCKED_SPLIT; layout <= AMQ_BLOCKED_BLOCK; layout++) {
+        amq_blocked_layout l = (amq_blocked_layout)layout;
+        amq_blocked_bloom *a = new_filter(l, 200000, 0.01), *b = new_filter(l, 200000, 0.01);
+        amq_blocked_bloom *both = new_filter(l, 200000, 0.01);
+        for (uint64_t i = 0; i < 150000; i++) {
+            test_key key = make_key(0, i);
+            if (i < 100000)
+                amq_blocked_bloom_add(a, &key, sizeof key);
+            if (i >= 50000)
+                amq_blocked_bloom_add(b, &key, sizeof key);
+            amq_blocked_bloom_add(both, &key, sizeof key);
+        }
+        amq_blocked_bloom *intersection = new_filter(l, 200000, 0.01);
+        assert_int_equal(amq_blocked_bloom_union(intersection, a), AMQ_OK);
+        assert_int_equal(amq_blocked_bloom_intersect(intersection, b), AMQ_OK);
+        for (uint64_t i = 50000; i < 100000; i++) {
+            test_key key = make_key(0, i);
+            assert_true(amq_blocked_bloom_contains(intersection, &key, sizeof key));
+        }
+        assert_true(amq_blocked_bloom_bits_set(intersection) < amq_blocked_bloom_bits_set(a));
+
+        assert_int_equal(amq_blocked_bloom_union(a, b), AMQ_OK);
+        assert_memory_equal(amq_blocked_bloom_words(a), amq_blocked_bloom_words(both),
+                            word_count(a) * 4);
+        amq_blocked_bloom_free(a);
+        amq_blocked_bloom_free(b);
+        amq_blocked_bloom_free(both);
+        amq_blocked_bloom_free(intersection);
+    }
+}
+
+static void test_incompatible_filters_refused(void **state)
+{
+    (void)state;
+    amq_blocked_bloom *a = new_filter(AMQ_BLOCKED_SPLIT, 10000, 0.01);
+    amq_blocked_bloom *bigger = new_filter(AMQ_BLOCKED_SPLIT, 20000, 0.01);
+    amq_blocked_bloom_params params = { .bits = amq_blocked_bloom_bits(a),
+                                        .layout = AMQ_BLOCKED_BLOCK };
+    amq_hasher_xxh3(&params.hasher, seed);
+    amq_blocked_bloom *block = NULL;
+    assert_int_equal(amq_blocked_bloom_new(&block, &params), AMQ_OK);
+    params = (amq_blocked_bloom_params){ .bits = amq_blocked_bloom_bits(a) };
+    amq_hasher_xxh3(&params.hasher, seed + 1);
+    amq_blocked_bloom *other_seed = NULL;
+    assert_int_equal(amq_blocked_bloom_new(&other_seed, &params), AMQ_OK);
+    assert_int_equal(amq_blocked_bloom_union(a, bigger), AMQ_EINCOMPATIBLE);
+    assert_int_equal(amq_blocked_bloom_union(a, block), AMQ_EINCOMPATIBLE);
+    assert_int_equal(amq_blocked_bloom_union(a, other_seed), AMQ_EINCOMPATIBLE);
+    assert_int_equal(amq_blocked_bloom_intersect(a, other_seed), AMQ_EINCOMPATIBLE);
+    amq_blocked_bloom_free(a);
+    amq_blocked_bloom_free(bigger);
+    amq_blocked_bloom_free(block);
+    amq_blocked_bloom_free(other_seed);
+}
+
+static void test_batch_and_hash_forms_agree(void **state)
+{
+    (void)state;
+    for (int layout = AMQ_BLOCKED_SPLIT; layout <= AMQ_BLOCKED_BLOCK; layout++) {
+        amq_blocked_bloom *f = new_filter((amq_blocked_layout)layout, 50000, 0.05);
+        for (uint64_t i = 0; i < 50000; i++) {
+            test_key key = make_key(0, i);
+            if (i % 2)
+                amq_blocked_bloom_add(f, &key, sizeof key);
+            else
+                amq_blocked_bloom_add_hash(
+                    f, amq_hash64(amq_blocked_bloom_hasher(f), &key, sizeof key));
+        }
+        enum { COUNT = 1003 };
+        static test_key keys[COUNT];
+        const void *pointers[COUNT];
+        size_t lens[COUNT];
+        uint64_t hashes[COUNT];
+        uint8_t results[COUNT], hash_results[COUNT];
+        for (uint64_t i = 0; i < COUNT; i++) {
+            keys[i] = make_key(i % 3 == 0, i * 37);
+            pointers[i] = &keys[i];
+            lens[i] = sizeof keys[i];
+            hashes[i] = amq_hash64(amq_blocked_bloom_hasher(f), &keys[i], sizeof keys[i]);
+        }
+        amq_blocked_bloom_contains_many(f, pointers, lens, COUNT, results);
+        amq_blocked_bloom_contains_many_hash(f, hashes, COUNT, hash_results);
+        uint64_t maybes = 0;
+        for (uint64_t i = 0; i < COUNT; i++) {
+            assert_int_equal(results[i], amq_blocked_bloom_contains(f, &keys[i], sizeof keys[i]));
+            assert_int_equal(hash_results[i], results[i]);
+            maybes += results[i];
+        }
+        assert_true(maybes >= COUNT * 2 / 3 - 1);
+        amq_blocked_bloom_contains_many(f, pointers, lens, 0, results);
+        amq_blocked_bloom_clear(f);
+        assert_int_equal(amq_blocked_bloom_bits_set(f), 0);
+        assert_true(amq_blocked_bloom_expected_fpr(f) == 0);
+        amq_blocked_bloom_free(f);
+    }
+}
+
+/* ---- through the generic handle ------------------------------------------------ */
+
+static void test_generic_round_trip(void **state)
+{
+    (void)state;
+    char *dir = amq_test_scratch_dir();
+    assert_non_null(dir);
+    char path[512], spec[128];
+    snprintf(path, sizeof path, "%s/f.amq", dir);
+    const char *layouts[] = { "split", "block" };
+    for (int layout = 0; layout < 2; layout++) {
+        snprintf(spec, sizeof spec, "blocked-bloom n=20000 p=0.02 layout=%s seed=%llu",
+                 layouts[layout], (unsigned long long)seed);
+        amq_filter *f = NULL;
+        assert_int_equal(amq_new(&f, spec), AMQ_OK);
+        assert_string_equal(amq_family(f), "blocked-bloom");
+        for (uint64_t i = 0; i < 20000; i++) {
+            test_key key = make_key(0, i);
+            assert_int_equal(amq_add(f, &key, sizeof key), AMQ_OK);
+        }
+        assert_int_equal(amq_remove(f, "x", 1), AMQ_EUNSUPPORTED);
+        assert_int_equal(amq_save(f, path), AMQ_OK);
+        amq_filter *g = NULL;
+        amq_diag diag = { .message = "" };
+        assert_int_equal(amq_load_ex(&g, path, 0, &diag), AMQ_OK);
+        amq_info a, b;
+        assert_int_equal(amq_info_get(f, &a), AMQ_OK);
+        assert_int_equal(amq_info_get(g, &b), AMQ_OK);
+        assert_int_equal(b.capacity, 20000);
+        assert_int_equal(b.size_bytes, a.size_bytes);
+        assert_true(b.expected_fpr == a.expected_fpr && b.expected_fpr > 0.005);
+        assert_true(b.target_fpr == 0.02);
+        assert_true(fabs(b.estimated_count / 20000 - 1) < 0.05);
+        for (uint64_t i = 0; i < 40000; i++) {
+            test_key key = make_key(i & 1, i / 2);
+            assert_int_equal(amq_contains(g, &key, sizeof key), amq_contains(f, &key, sizeof key));
+        }
+        assert_int_equal(amq_merge(g, f, &diag), AMQ_OK);
+        amq_free(g);
+        amq_free(f);
+    }
+    /* Layouts do not merge. */
+    amq_filter *split = NULL, *block = NULL;
+    assert_int_equal(amq_new(&split, "blocked-bloom m=65536"), AMQ_OK);
+    assert_int_equal(amq_new(&block, "blocked-bloom m=65536 layout=block"), AMQ_OK);
+    amq_diag diag = { .message = "" };
+    assert_int_equal(amq_merge(split, block, &diag), AMQ_EINCOMPATIBLE);
+    assert_non_null(strstr(diag.message, "layout"));
+    amq_free(split);
+    amq_free(block);
+    amq_test_remove_tree(dir);
+    free(dir);
+}
+
+static void test_generic_spec_errors(void **state)
+{
+    (void)state;
+    struct {
+        const char *spec;
+        int status;
+        const char *message;
+    } cases[] = {
+        { "blocked-bloom", AMQ_EINVAL, "capacity" },
+        { "blocked-bloom n=1000 layout=sideways", AMQ_EINVAL, "layout" },
+        { "blocked-bloom n=1000 k=4", AMQ_EINVAL, "split" },
+        { "blocked-bloom n=1000 layout=block k=17", AMQ_EINVAL, "hashes" },
+        { "blocked-bloom n=1e15", AMQ_ERANGE, "blocks" },
+        { "blocked-bloom n=1000 growth=2", AMQ_EINVAL, "growth" },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        amq_filter *f = NULL;
+        amq_diag diag = { .message = "" };
+        int status = amq_new_ex(&f, cases[i].spec, &diag);
+        if (status != cases[i].status || !strstr(diag.message, cases[i].message))
+            fail_msg("'%s': status %d '%s', expected %d mentioning '%s'", cases[i].spec, status,
+                     diag.message, cases[i].status, cases[i].message);
+        assert_null(f);
+    }
+}
+
+/* Files with a valid checksum whose parameters are impossible are refused
+ * by the loader, with a message naming the field. */
+static void test_damaged_parameters(void **state)
+{
+    (void)state;
+    char *dir = amq_test_scratch_dir();
+    assert_non_null(dir);
+    char path[512];
+    snprintf(path, sizeof path, "%s/f.amq", dir);
+    static uint8_t payload[512];
+    struct {
+        uint32_t layout, k;
+        uint64_t blocks;
+        double fpr;
+        uint64_t payload_len;
+        const char *message;
+    } cases[] = {
+        { 0, 8, 16, 0.01, 512, NULL }, /* the good one */
+        { 2, 8, 16, 0.01, 512, "layout" },
+        { 0, 7, 16, 0.01, 512, "bits per key" },
+        { 1, 0, 8, 0.01, 512, "bits per key" },
+        { 1, 17, 8, 0.01, 512, "bits per key" },
+        { 0, 8, 0, 0.01, 0, "block count" },
+        { 0, 8, (uint64_t)1 << 33, 0.01, 512, "block count" },
+        { 0, 8, 16, 1.5, 512, "fpr" },
+        { 0, 8, 15, 0.01, 512, "payload" },
+        { 1, 8, 16, 0.01, 512, "payload" },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        amq__params_writer params;
+        amq__params_init(&params);
+        amq__params_put_u32(&params, cases[i].layout);
+        amq__params_put_u32(&params, cases[i].k);
+        amq__params_put_u64(&params, cases[i].blocks);
+        amq__params_put_u64(&params, 1000);
+        amq__params_put_f64(&params, cases[i].fpr);
+        amq__container c = { .family = AMQ__FAMILY_BLOCKED_BLOOM,
+                             .params = params.bytes,
+                             .params_len = params.len };
+        amq_hasher_xxh3(&c.hasher, 0);
+        amq__piece piece = { payload, cases[i].payload_len };
+        assert_int_equal(amq__format_save(path, &c, &piece, 1, NULL), AMQ_OK);
+        amq_filter *f = NULL;
+        amq_diag diag = { .message = "" };
+        int status = amq_load_ex(&f, path, 0, &diag);
+        if (!cases[i].message) {
+            assert_int_equal(status, AMQ_OK);
+            amq_free(f);
+            continue;
+        }
+        if (status != AMQ_ECORRUPT || !strstr(diag.message, cases[i].message))
+            fail_msg("case %zu: status %d '%s', expected corrupt mentioning '%s'", i, status,
+                     diag.message, cases[i].message);
+        assert_null(f);
+    }
+    amq_test_remove_tree(dir);
+    free(dir);
+}
+
+int main(void)
+{
+    seed = amq_test_seed(20261122);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_split_block_bits_are_parquets),
+        cmocka_unit_test(test_avx2_and_portable_paths_agree),
+        cmocka_unit_test(test_block_layout_keeps_a_key_in_one_block),
+        cmocka_unit_test(test_sizing_is_the_fewest_blocks_meeting_p),
+        cmocka_unit_test(test_sizing_by_bits_and_errors),
+        cmocka_unit_test(test_split_fpr_10_percent),
+        cmocka_unit_test(test_split_fpr_1_percent),
+        cmocka_unit_test(test_split_fpr_tenth_percent),
+        cmocka_unit_test(test_block_fpr_10_percent),
+        cmocka_unit_test(test_block_fpr_1_percent),
+        cmocka_unit_test(test_block_fpr_tenth_percent),
+        cmocka_unit_test(test_union_equals_filter_of_union),
+        cmocka_unit_test(test_incompatible_filters_refused),
+        cmocka_unit_test(test_batch_and_hash_forms_agree),
+        cmocka_unit_test(test_generic_round_trip),
+        cmocka_unit_test(test_generic_spec_errors),
+        cmocka_unit_test(test_damaged_parameters),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
