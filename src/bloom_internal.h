@@ -53,4 +53,11 @@ const uint64_t *amq__bloom_words(const amq_bloom *filter);
 void amq__blocked_bloom_use_portable(amq_blocked_bloom *filter);
 bool amq__blocked_bloom_uses_avx2(const amq_blocked_bloom *filter);
 
+/* Counting filters (counting_bloom.c): AMQ_OK if the invariants hold, else
+ * AMQ_ECORRUPT naming the broken one in *diag (may be NULL). O(m). */
+int amq__counting_bloom_check(const amq_counting_bloom *filter, amq_diag *diag);
+
+/* Counter i (i < m) of a counting filter (for tests comparing filters). */
+uint32_t amq__counting_bloom_counter(const amq_counting_bloom *filter, uint64_t i);
+
 #endif /* AMQ_BLOOM_INTERNAL_H */

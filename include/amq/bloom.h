@@ -367,7 +367,8 @@ AMQ_API void amq_counting_bloom_clear(amq_counting_bloom *filter);
 
 /**
  * Add a key: increment its k counters (a saturated counter stays as it is).
- * Allocates: never.
+ * A key added twice must be removed twice.
+ * Allocates: never. Complexity: one hash, k counter increments.
  */
 AMQ_API void amq_counting_bloom_add(amq_counting_bloom *filter, const void *key, size_t len);
 
@@ -378,14 +379,20 @@ AMQ_API void amq_counting_bloom_add_hash(amq_counting_bloom *filter, amq_u128 ha
 /**
  * Remove a key: decrement its k counters (saturated ones stay).
  *
- * Remove only keys that were added. If some counter of the key is 0 the key
- * is certainly absent: nothing changes and the call answers AMQ_ENOTFOUND.
+ * Remove only keys that were added. If some counter of the key is 0 (or is
+ * lower than the number of the key's k positions that fall on it, which
+ * adding the key would have put there) the key is certainly absent: nothing
+ * changes and the call answers AMQ_ENOTFOUND. Removing a key that was added
+ * undoes exactly what adding it did, unless one of its counters saturated.
+ *
  * But a key that was never added and is a false positive (all its counters
  * are non-zero because of other keys) is "removed" from those other keys'
  * counters, and a later query for one of them can answer "absent" - a false
  * negative. Removing keys you did not add is how a counting filter loses
- * keys.
+ * keys: at capacity, each such removal loses about k ln 2 of them.
  * @return AMQ_OK; AMQ_ENOTFOUND (certainly absent, nothing changed).
+ * Allocates: never. Complexity: one hash, at most 2k counter reads and k
+ * writes.
  */
 AMQ_API int amq_counting_bloom_remove(amq_counting_bloom *filter, const void *key, size_t len);
 
@@ -407,9 +414,9 @@ AMQ_API void amq_counting_bloom_contains_many(const amq_counting_bloom *filter,
 
 /**
  * How many times the key may have been added: the smallest of its k
- * counters (never less than the truth for an added key that was never
- * removed more often than added; the counter maximum if that counter is
- * saturated).
+ * counters. As long as only added keys were removed, that is at least the
+ * number of times the key was added, up to the counter maximum (15 or 255,
+ * when that counter is saturated); 0 for a key certainly absent.
  */
 AMQ_API uint32_t amq_counting_bloom_count(const amq_counting_bloom *filter, const void *key,
                                           size_t len);

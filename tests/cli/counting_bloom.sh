@@ -1,0 +1,104 @@
+#!/bin/sh
+# The amq tool end to end with the counting Bloom filter: build, query, add,
+# remove (removed keys gone but for false positives, absent keys reported
+# and the file left byte for byte as it was), info, merge and remove from
+# the union, 8-bit counters, and the options a counting filter refuses.
+#   counting_bloom.sh PATH_TO_AMQ SCRATCH_DIR
+. "$(dirname "$0")/lib/common.sh"
+
+seq 1 20000 | sed 's/^/key-/' >"$dir/keys.txt"
+seq 1 20000 | sed 's/^/other-/' >"$dir/others.txt"
+head -n 10000 "$dir/keys.txt" >"$dir/first.txt"
+tail -n 10000 "$dir/keys.txt" >"$dir/second.txt"
+
+run 0 build -t counting-bloom -n 20000 -p 0.01 -o "$dir/f.amq" "$dir/keys.txt"
+run 0 query -c "$dir/f.amq" "$dir/keys.txt" && expect out 20000
+"$amq" query -c "$dir/f.amq" "$dir/others.txt" >"$dir/out"
+fp=$(cat "$dir/out")
+if [ "$fp" -lt 100 ] || [ "$fp" -gt 400 ]; then
+    fail "$fp false positives of 20000 at p = 0.01"
+fi
+
+# info: 4-bit counters take 4 times the classic filter's bits per key.
+run 0 info "$dir/f.amq" && expect out "type             counting-bloom" &&
+    expect out "capacity         20000" && expect out "bits per key     38.34"
+run 0 info --json "$dir/f.amq"
+if ! /usr/bin/python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["family"]=="counting-bloom" and d["size_bytes"]==95851 and abs(d["estimated_count"]-20000)<400, d' "$dir/out"; then
+    fail "info --json"
+fi
+
+# remove: the removed keys are absent except for false positives; the
+# others all stay.
+run 0 remove "$dir/f.amq" "$dir/first.txt" && empty err
+run 0 query -c "$dir/f.amq" "$dir/second.txt" && expect out 10000
+"$amq" query -c "$dir/f.amq" "$dir/first.txt" >"$dir/out"
+left=$(cat "$dir/out")
+if [ "$left" -gt 200 ]; then
+    fail "$left of 10000 removed keys still answer maybe"
+fi
+run 0 info --json "$dir/f.amq"
+if ! /usr/bin/python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert abs(d["estimated_count"]-10000)<200, d' "$dir/out"; then
+    fail "estimated count after removing half the keys"
+fi
+
+# Removing keys that are certainly absent: each is reported, the exit
+# status is 1 and the file stays byte for byte as it was.
+"$amq" query -v "$dir/f.amq" "$dir/others.txt" >"$dir/absent.txt"
+absent=$(wc -l <"$dir/absent.txt" | tr -d ' ')
+cp "$dir/f.amq" "$dir/before.amq"
+run 1 remove "$dir/f.amq" "$dir/absent.txt" && expect err "absent.txt:1: not in the filter" &&
+    lines err "$absent"
+cmp -s "$dir/f.amq" "$dir/before.amq" || fail "removing absent keys changed the file"
+# A mix: the present keys go, the absent ones are reported.
+head -n 5 "$dir/absent.txt" >"$dir/mixed.txt"
+head -n 100 "$dir/second.txt" >>"$dir/mixed.txt"
+run 1 remove "$dir/f.amq" "$dir/mixed.txt" && lines err 5
+"$amq" query -c "$dir/f.amq" "$dir/second.txt" >"$dir/out"
+[ "$(cat "$dir/out")" -lt 10000 ] || fail "the mixed removal removed nothing"
+
+# add puts keys back.
+run 0 add "$dir/f.amq" "$dir/first.txt"
+run 0 query -c "$dir/f.amq" "$dir/first.txt" && expect out 10000
+
+# merge: the union answers for both sets and equals the filter built from
+# both; removing one set from it gives back the other's filter exactly.
+run 0 build -t counting-bloom -n 20000 -o "$dir/a.amq" "$dir/keys.txt"
+run 0 build -t counting-bloom -n 20000 -o "$dir/b.amq" "$dir/others.txt"
+run 0 build -t counting-bloom -n 20000 -o "$dir/both.amq" "$dir/keys.txt" "$dir/others.txt"
+run 0 merge -o "$dir/ab.amq" "$dir/a.amq" "$dir/b.amq"
+run 0 query -c "$dir/ab.amq" "$dir/keys.txt" "$dir/others.txt" && expect out 40000
+cmp -s "$dir/ab.amq" "$dir/both.amq" || fail "merge differs from the filter of both key sets"
+run 0 remove "$dir/ab.amq" "$dir/others.txt"
+cmp -s "$dir/ab.amq" "$dir/a.amq" || fail "removing B's keys from A+B does not give A"
+
+# 8-bit counters: twice the size, the same answers.
+run 0 build -t counting-bloom --counter-bits 8 -n 20000 -o "$dir/wide.amq" "$dir/keys.txt"
+run 0 info --json "$dir/wide.amq"
+if ! /usr/bin/python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["size_bytes"]==191702 and abs(d["bits_per_key"]-76.68)<0.01, d' "$dir/out"; then
+    fail "info --json of 8-bit counters"
+fi
+run 0 query -c "$dir/wide.amq" "$dir/keys.txt" && expect out 20000
+"$amq" query -c "$dir/wide.amq" "$dir/others.txt" >"$dir/out"
+[ "$(cat "$dir/out")" = "$fp" ] || fail "8-bit counters give other false positives than 4-bit"
+run 0 remove "$dir/wide.amq" "$dir/first.txt"
+run 0 query -c "$dir/wide.amq" "$dir/second.txt" && expect out 10000
+run 2 merge -o "$dir/bad.amq" "$dir/a.amq" "$dir/wide.amq" && expect err "4-bit and 8-bit counters"
+[ -e "$dir/bad.amq" ] && fail "a failed merge wrote a file"
+
+# m and k directly; the options a counting filter refuses.
+run 0 build -t counting-bloom -m 100000 -k 5 -o "$dir/mk.amq" "$dir/keys.txt"
+run 0 info --json "$dir/mk.amq" && expect out '"size_bytes": 50000'
+run 2 build -t counting-bloom --counter-bits 5 -o "$dir/x.amq" "$dir/keys.txt" &&
+    expect err "counter-bits"
+run 2 build -t counting-bloom --layout split -o "$dir/x.amq" "$dir/keys.txt" &&
+    expect err "unknown option 'layout' for counting-bloom"
+run 2 build -t bloom --counter-bits 8 -o "$dir/x.amq" "$dir/keys.txt" &&
+    expect err "unknown option 'counter-bits' for bloom"
+
+# A damaged file is refused.
+size=$(wc -c <"$dir/a.amq")
+cp "$dir/a.amq" "$dir/damaged.amq"
+printf 'X' | dd of="$dir/damaged.amq" bs=1 seek=$((size / 2)) conv=notrunc 2>/dev/null
+run 2 remove "$dir/damaged.amq" "$dir/keys.txt" && expect err "corrupt"
+
+finish "cli counting-bloom"

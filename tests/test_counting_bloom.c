@@ -1,0 +1,1133 @@
+/*
+ * Tests for the counting Bloom filter (src/counting_bloom.c): sizing and
+ * probing identical to the classic filter's (its non-zero counters are the
+ * classic filter's set bits), no false negatives, the FPR within a binomial
+ * tolerance, removal back to all-zero counters, removal of certainly absent
+ * keys changing nothing, keys whose positions repeat, saturation, a
+ * randomized model against an exact multiset, merge as a saturating sum,
+ * save/load through the generic handle, and damaged files.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+
+#include <cmocka.h>
+
+#include "amq/amq.h"
+#include "amq/bloom.h"
+#include "amq/calc.h"
+#include "bloom_internal.h"
+#include "format.h"
+#include "test_util.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static uint64_t seed;
+
+/* Keys are 16 bytes: a tag (present / absent set) and a counter, so the two
+ * sets never share a key whatever the seed. */
+typedef struct test_key {
+    uint64_t tag;
+    uint64_t index;
+} test_key;
+
+static test_key make_key(uint64_t set, uint64_t i)
+{
+    test_key key = { .tag = seed * 2 + set, .index = i * 0x9e3779b97f4a7c15ULL + seed };
+    return key;
+}
+
+static amq_counting_bloom *new_filter(uint64_t capacity, double fpr, uint32_t counter_bits)
+{
+    amq_counting_bloom_params params = { .capacity = capacity,
+                                         .fpr = fpr,
+                                         .counter_bits = counter_bits };
+    amq_hasher_xxh3(&params.hasher, seed);
+    amq_counting_bloom *f = NULL;
+    assert_int_equal(amq_counting_bloom_new(&f, &params), AMQ_OK);
+    return f;
+}
+
+static void add_keys(amq_counting_bloom *f, uint64_t set, uint64_t first, uint64_t end)
+{
+    for (uint64_t i = first; i < end; i++) {
+        test_key key = make_key(set, i);
+        amq_counting_bloom_add(f, &key, sizeof key);
+    }
+}
+
+static void assert_valid(const amq_counting_bloom *f)
+{
+    amq_diag diag = { .message = "" };
+    if (amq__counting_bloom_check(f, &diag) != AMQ_OK)
+        fail_msg("invariant broken: %s", diag.message);
+}
+
+/* Both filters have the same counters, counter for counter. */
+static void assert_same_counters(const amq_counting_bloom *a, const amq_counting_bloom *b)
+{
+    assert_int_equal(amq_counting_bloom_counters(a), amq_counting_bloom_counters(b));
+    for (uint64_t i = 0; i < amq_counting_bloom_counters(a); i++) {
+        uint32_t x = amq__counting_bloom_counter(a, i), y = amq__counting_bloom_counter(b, i);
+        if (x != y)
+            fail_msg("counter %llu is %u in one filter and %u in the other", (unsigned long long)i,
+                     x, y);
+    }
+    assert_int_equal(amq_counting_bloom_nonzero(a), amq_counting_bloom_nonzero(b));
+    assert_int_equal(amq_counting_bloom_saturated(a), amq_counting_bloom_saturated(b));
+}
+
+/* ---- sizing --------------------------------------------------------------------- */
+
+static void test_sizing_is_the_classic_filters(void **state)
+{
+    (void)state;
+    struct {
+        uint64_t capacity, counters;
+        double fpr;
+        uint32_t hashes;
+    } cases[] = {
+        { 1000000, 0, 0.01, 0 }, { 1000000, 0, 0.001, 0 }, { 12345, 0, 0.2, 0 },
+        { 0, 1 << 20, 0.01, 3 }, { 0, 100000, 0.05, 0 },   { 1, 0, 0.5, 0 },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        amq_bloom_params classic_params = { .capacity = cases[i].capacity,
+                                            .fpr = cases[i].fpr,
+                                            .bits = cases[i].counters,
+                                            .hashes = cases[i].hashes };
+        amq_counting_bloom_params params = { .capacity = cases[i].capacity,
+                                             .fpr = cases[i].fpr,
+                                             .counters = cases[i].counters,
+                                             .hashes = cases[i].hashes };
+        amq_bloom *classic = NULL;
+        amq_counting_bloom *f = NULL;
+        assert_int_equal(amq_bloom_new(&classic, &classic_params), AMQ_OK);
+        assert_int_equal(amq_counting_bloom_new(&f, &params), AMQ_OK);
+        assert_int_equal(amq_counting_bloom_counters(f), amq_bloom_bits(classic));
+        assert_int_equal(amq_counting_bloom_hashes(f), amq_bloom_hashes(classic));
+        assert_int_equal(amq_counting_bloom_capacity(f), amq_bloom_capacity(classic));
+        assert_int_equal(amq_counting_bloom_counter_bits(f), 4);
+        assert_int_equal(amq_counting_bloom_hasher(f)->kind, AMQ_HASH_XXH3);
+        assert_int_equal(amq_counting_bloom_nonzero(f), 0);
+        assert_int_equal(amq_counting_bloom_saturated(f), 0);
+        assert_true(amq_counting_bloom_expected_fpr(f) == 0);
+        assert_true(amq_counting_bloom_estimated_count(f) == 0);
+        assert_valid(f);
+        amq_bloom_free(classic);
+        amq_counting_bloom_free(f);
+    }
+    /* At 1% the optimal filter has k = 7 and 9.59 counters per key. */
+    amq_counting_bloom *f = new_filter(1000000, 0.01, 8);
+    uint64_t m = 0;
+    assert_int_equal(amq_calc_optimal_m(&m, 1000000, 0.01), AMQ_OK);
+    assert_int_equal(amq_counting_bloom_counters(f), m);
+    assert_int_equal(amq_counting_bloom_hashes(f), 7);
+    assert_int_equal(amq_counting_bloom_counter_bits(f), 8);
+    amq_counting_bloom_free(f);
+}
+
+static void test_sizing_errors(void **state)
+{
+    (void)state;
+    amq_counting_bloom *f = (amq_counting_bloom *)&f;
+    struct {
+        amq_counting_bloom_params params;
+        int status;
+    } cases[] = {
+        { { .capacity = 0 }, AMQ_EINVAL },
+        { { .capacity = 1000, .fpr = 1.5 }, AMQ_EINVAL },
+        { { .capacity = 1000, .fpr = -0.1 }, AMQ_EINVAL },
+        { { .capacity = 1000, .counter_bits = 5 }, AMQ_EINVAL },
+        { { .capacity = 1000, .counter_bits = 16 }, AMQ_EINVAL },
+        { { .capacity = 1000000000000000ULL, .fpr = 0.01 }, AMQ_ERANGE },
+        { { .counters = 1000, .hashes = AMQ_BLOOM_MAX_HASHES + 1 }, AMQ_ERANGE },
+        { { .counters = 10 }, AMQ_ERANGE },
+        { { .capacity = 10, .hasher = { .kind = (amq_hash_kind)9 } }, AMQ_EINVAL },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        int status = amq_counting_bloom_new(&f, &cases[i].params);
+        if (status != cases[i].status)
+            fail_msg("case %zu: status %d, expected %d", i, status, cases[i].status);
+        assert_null(f);
+    }
+    amq_counting_bloom_free(NULL);
+}
+
+/* ---- the same positions as the classic filter ------------------------------------ */
+
+/* A counting filter and a classic filter with the same parameters and
+ * hasher: the non-zero counters are exactly the set bits, and so every
+ * figure derived from them agrees. */
+static void check_matches_classic(const amq_counting_bloom *f, const amq_bloom *classic)
+{
+    const uint64_t *words = amq__bloom_words(classic);
+    assert_int_equal(amq_counting_bloom_counters(f), amq_bloom_bits(classic));
+    for (uint64_t i = 0; i < amq_bloom_bits(classic); i++) {
+        bool bit = (words[i >> 6] >> (i & 63)) & 1;
+        if ((amq__counting_bloom_counter(f, i) != 0) != bit)
+            fail_msg("counter %llu is %u, the classic filter's bit is %d", (unsigned long long)i,
+                     amq__counting_bloom_counter(f, i), bit);
+    }
+    assert_int_equal(amq_counting_bloom_nonzero(f), amq_bloom_bits_set(classic));
+    assert_true(amq_counting_bloom_expected_fpr(f) == amq_bloom_expected_fpr(classic));
+    assert_true(amq_counting_bloom_estimated_count(f) == amq_bloom_estimated_count(classic));
+}
+
+static void test_nonzero_counters_are_the_classic_bits(void **state)
+{
+    (void)state;
+    enum { N = 100000 };
+    for (uint32_t bits = 4; bits <= 8; bits += 4) {
+        amq_counting_bloom *f = new_filter(N, 0.01, bits);
+        amq_bloom_params params = { .capacity = N, .fpr = 0.01 };
+        amq_hasher_xxh3(&params.hasher, seed);
+        amq_bloom *all = NULL, *even = NULL;
+        assert_int_equal(amq_bloom_new(&all, &params), AMQ_OK);
+        assert_int_equal(amq_bloom_new(&even, &params), AMQ_OK);
+        for (uint64_t i = 0; i < N; i++) {
+            test_key key = make_key(0, i);
+            amq_counting_bloom_add(f, &key, sizeof key);
+            amq_bloom_add(all, &key, sizeof key);
+            if (i % 2 == 0)
+                amq_bloom_add(even, &key, sizeof key);
+        }
+        assert_valid(f);
+        assert_int_equal(amq_counting_bloom_saturated(f), 0);
+        check_matches_classic(f, all);
+        /* Without the odd keys it is the classic filter of the even ones. */
+        for (uint64_t i = 1; i < N; i += 2) {
+            test_key key = make_key(0, i);
+            assert_int_equal(amq_counting_bloom_remove(f, &key, sizeof key), AMQ_OK);
+        }
+        assert_valid(f);
+        check_matches_classic(f, even);
+        amq_bloom_free(all);
+        amq_bloom_free(even);
+        amq_counting_bloom_free(f);
+    }
+}
+
+/* ---- false negatives and false positives ----------------------------------------- */
+
+/* n keys added; none missing; then the FPR over 2n absent keys is within 4
+ * binomial standard deviations of (1 - e^(-kn/m))^k for the actual m, k.
+ * Returns the filter, holding keys 0 .. n-1. */
+static amq_counting_bloom *check_fpr(uint64_t n, double p)
+{
+    amq_counting_bloom *f = new_filter(n, p, 4);
+    add_keys(f, 0, 0, n);
+    assert_valid(f);
+    for (uint64_t i = 0; i < n; i++) {
+        test_key key = make_key(0, i);
+        if (!amq_counting_bloom_contains(f, &key, sizeof key))
+            fail_msg("false negative: key %llu of %llu (p = %g)", (unsigned long long)i,
+                     (unsigned long long)n, p);
+    }
+    uint64_t trials = 2 * n, positives = 0;
+    for (uint64_t i = 0; i < trials; i++) {
+        test_key key = make_key(1, i);
+        positives += amq_counting_bloom_contains(f, &key, sizeof key);
+    }
+    uint64_t m = amq_counting_bloom_counters(f);
+    uint32_t k = amq_counting_bloom_hashes(f);
+    double expected = 0;
+    assert_int_equal(amq_calc_fpr(&expected, n, m, k), AMQ_OK);
+    double measured = (double)positives / (double)trials;
+    double sigma = sqrt(expected * (1 - expected) / (double)trials);
+    print_message("n=%llu p=%g m=%llu k=%u: measured FPR %.6f, expected %.6f (4 sigma %.6f)\n",
+                  (unsigned long long)n, p, (unsigned long long)m, k, measured, expected,
+                  4 * sigma);
+    if (fabs(measured - expected) > 4 * sigma)
+        fail_msg("FPR %.6f is more than 4 sigma (%.6f) from %.6f", measured, 4 * sigma, expected);
+    assert_true(fabs(amq_counting_bloom_expected_fpr(f) - expected) < 4 * sigma);
+    assert_true(fabs(amq_counting_bloom_estimated_count(f) / (double)n - 1) < 0.02);
+    return f;
+}
+
+static void test_fpr_10_percent(void **state)
+{
+    (void)state;
+    amq_counting_bloom_free(check_fpr(1000000, 0.1));
+}
+
+static void test_fpr_tenth_percent(void **state)
+{
+    (void)state;
+    amq_counting_bloom_free(check_fpr(1000000, 0.001));
+}
+
+/* ---- removal ----------------------------------------------------------------------- */
+
+/* f holds keys 0 .. n-1: remove them all, and every counter is 0 again. */
+static void check_remove_all(amq_counting_bloom *f, uint64_t n)
+{
+    assert_valid(f);
+    assert_int_equal(amq_counting_bloom_saturated(f), 0);
+    assert_true(amq_counting_bloom_nonzero(f) > amq_counting_bloom_counters(f) / 3);
+    for (uint64_t i = 0; i < n; i++) {
+        test_key key = make_key(0, i);
+        int status = amq_counting_bloom_remove(f, &key, sizeof key);
+        if (status != AMQ_OK)
+            fail_msg("removing added key %llu of %llu: %d", (unsigned long long)i,
+                     (unsigned long long)n, status);
+        /* Keys not yet removed are all still there. */
+        if (i % 1000 == 0 && i + 1 < n) {
+            test_key later = make_key(0, i + 1 + i * 7919 % (n - i - 1));
+            assert_true(amq_counting_bloom_contains(f, &later, sizeof later));
+        }
+    }
+    assert_valid(f);
+    assert_int_equal(amq_counting_bloom_nonzero(f), 0);
+    for (uint64_t i = 0; i < amq_counting_bloom_counters(f); i++)
+        if (amq__counting_bloom_counter(f, i) != 0)
+            fail_msg("counter %llu is %u after every key was removed", (unsigned long long)i,
+                     amq__counting_bloom_counter(f, i));
+    /* Nothing is left to remove, and nothing is found. */
+    test_key key = make_key(0, 0);
+    assert_int_equal(amq_counting_bloom_remove(f, &key, sizeof key), AMQ_ENOTFOUND);
+    assert_false(amq_counting_bloom_contains(f, &key, sizeof key));
+}
+
+/* The 1% filter of the FPR tests, then emptied key by key. */
+static void test_fpr_1_percent_then_remove_every_key(void **state)
+{
+    (void)state;
+    amq_counting_bloom *f = check_fpr(1000000, 0.01);
+    check_remove_all(f, 1000000);
+    amq_counting_bloom_free(f);
+}
+
+static void test_remove_every_key_8_bit(void **state)
+{
+    (void)state;
+    amq_counting_bloom *f = new_filter(100000, 0.01, 8);
+    add_keys(f, 0, 0, 100000);
+    check_remove_all(f, 100000);
+    amq_counting_bloom_free(f);
+}
+
+/* Removing keys that are certainly absent (a zero counter) answers
+ * AMQ_ENOTFOUND and leaves every counter as it was. */
+static void test_removing_absent_keys_changes_nothing(void **state)
+{
+    (void)state;
+    enum { N = 50000 };
+    amq_counting_bloom *f = new_filter(N, 0.01, 4), *twin = new_filter(N, 0.01, 4);
+    add_keys(f, 0, 0, N);
+    add_keys(twin, 0, 0, N);
+    uint64_t refused = 0;
+    for (uint64_t i = 0; i < 4 * N; i++) {
+        test_key key = make_key(1, i);
+        if (amq_counting_bloom_contains(f, &key, sizeof key))
+            continue; /* a false positive: removing it would take from others */
+        assert_int_equal(amq_counting_bloom_remove(f, &key, sizeof key), AMQ_ENOTFOUND);
+        assert_int_equal(amq_counting_bloom_count(f, &key, sizeof key), 0);
+        refused++;
+    }
+    assert_true(refused > 3 * N);
+    assert_valid(f);
+    assert_same_counters(f, twin);
+    /* An empty filter refuses every removal too. */
+    amq_counting_bloom_clear(f);
+    assert_valid(f);
+    assert_int_equal(amq_counting_bloom_nonzero(f), 0);
+    test_key key = make_key(0, 1);
+    assert_int_equal(amq_counting_bloom_remove(f, &key, sizeof key), AMQ_ENOTFOUND);
+    assert_int_equal(amq_counting_bloom_nonzero(f), 0);
+    amq_counting_bloom_free(f);
+    amq_counting_bloom_free(twin);
+}
+
+/* A hash whose positions in a filter of 64 counters start at x with step
+ * `step` (multiply-high by 64 keeps the top 6 bits). With step 0 the first
+ * two positions are the same counter. */
+static amq_u128 hash_at(uint64_t x, uint64_t step)
+{
+    amq_u128 hash = { .low = x << 58, .high = step << 58 };
+    return hash;
+}
+
+static void test_repeated_positions(void **state)
+{
+    (void)state;
+    amq_counting_bloom_params params = { .counters = 64, .hashes = 2 };
+    amq_counting_bloom *f = NULL;
+    assert_int_equal(amq_counting_bloom_new(&f, &params), AMQ_OK);
+
+    /* Positions 10, 10: one counter incremented twice. */
+    amq_u128 twice = hash_at(10, 0);
+    amq_counting_bloom_add_hash(f, twice);
+    assert_valid(f);
+    assert_int_equal(amq__counting_bloom_counter(f, 10), 2);
+    assert_int_equal(amq_counting_bloom_nonzero(f), 1);
+    assert_true(amq_counting_bloom_contains_hash(f, twice));
+    assert_int_equal(amq_counting_bloom_remove_hash(f, twice), AMQ_OK);
+    assert_int_equal(amq__counting_bloom_counter(f, 10), 0);
+    assert_int_equal(amq_counting_bloom_nonzero(f), 0);
+    assert_valid(f);
+
+    /* A key on 10 and 15 puts 1 in counter 10. The key on 10, 10 looks
+     * present (counter 10 is not 0) but would need 2 there: it was never
+     * added, and removing it changes nothing. */
+    amq_u128 once = hash_at(10, 5);
+    amq_counting_bloom_add_hash(f, once);
+    assert_int_equal(amq__counting_bloom_counter(f, 10), 1);
+    assert_int_equal(amq__counting_bloom_counter(f, 15), 1);
+    assert_true(amq_counting_bloom_contains_hash(f, twice));
+    assert_int_equal(amq_counting_bloom_remove_hash(f, twice), AMQ_ENOTFOUND);
+    assert_int_equal(amq__counting_bloom_counter(f, 10), 1);
+    assert_int_equal(amq__counting_bloom_counter(f, 15), 1);
+    assert_int_equal(amq_counting_bloom_nonzero(f), 2);
+    assert_valid(f);
+    assert_int_equal(amq_counting_bloom_remove_hash(f, once), AMQ_OK);
+    assert_int_equal(amq_counting_bloom_nonzero(f), 0);
+    amq_counting_bloom_free(f);
+
+    /* k = 4 from x = 60, step 0: 60, 60, 61, 0 (wrapping). Removing it
+     * stops at its second 60 and puts the first back; 61 and 0 are never
+     * touched. */
+    params.hashes = 4;
+    assert_int_equal(amq_counting_bloom_new(&f, &params), AMQ_OK);
+    amq_u128 wrapping = hash_at(60, 0);
+    amq_counting_bloom_add_hash(f, hash_at(60, 1)); /* 60, 61, 63, 3 */
+    amq_counting_bloom_add_hash(f, hash_at(0, 1));  /* 0, 1, 3, 7 */
+    assert_true(amq_counting_bloom_contains_hash(f, wrapping));
+    amq_counting_bloom *twin = NULL;
+    assert_int_equal(amq_counting_bloom_new(&twin, &params), AMQ_OK);
+    amq_counting_bloom_add_hash(twin, hash_at(60, 1));
+    amq_counting_bloom_add_hash(twin, hash_at(0, 1));
+    assert_int_equal(amq_counting_bloom_remove_hash(f, wrapping), AMQ_ENOTFOUND);
+    assert_valid(f);
+    assert_same_counters(f, twin);
+    /* Added, it puts 2 in counter 60; removed, everything is as before. */
+    amq_counting_bloom_add_hash(f, wrapping);
+    assert_int_equal(amq__counting_bloom_counter(f, 60), 3);
+    assert_int_equal(amq_counting_bloom_remove_hash(f, wrapping), AMQ_OK);
+    assert_same_counters(f, twin);
+    amq_counting_bloom_free(f);
+    amq_counting_bloom_free(twin);
+}
+
+static void test_saturated_counters_stay(void **state)
+{
+    (void)state;
+    for (uint32_t bits = 4; bits <= 8; bits += 4) {
+        uint32_t max = (1u << bits) - 1;
+        amq_counting_bloom_params params = { .counters = 1 << 16,
+                                             .hashes = 5,
+                                             .counter_bits = bits };
+        amq_counting_bloom *f = NULL;
+        assert_int_equal(amq_counting_bloom_new(&f, &params), AMQ_OK);
+        const char *key = "hot key", *other = "cold key";
+        amq_counting_bloom_add(f, other, strlen(other));
+        for (uint32_t i = 0; i < max + 10; i++) {
+            amq_counting_bloom_add(f, key, strlen(key));
+            assert_true(amq_counting_bloom_count(f, key, strlen(key)) ==
+                        (i + 1 < max ? i + 1 : max));
+        }
+        assert_valid(f);
+        /* The hot key's five counters (distinct among 2^16 for this key). */
+        uint64_t saturated = amq_counting_bloom_saturated(f);
+        assert_int_equal(saturated, 5);
+        assert_int_equal(amq_counting_bloom_nonzero(f), 10);
+        /* Removed as often as it was added: saturated counters are never
+         * decremented, so it stays "maybe" and keeps its count. */
+        for (uint32_t i = 0; i < max + 10; i++)
+            assert_int_equal(amq_counting_bloom_remove(f, key, strlen(key)), AMQ_OK);
+        assert_valid(f);
+        assert_int_equal(amq_counting_bloom_saturated(f), saturated);
+        assert_int_equal(amq_counting_bloom_count(f, key, strlen(key)), max);
+        assert_true(amq_counting_bloom_contains(f, key, strlen(key)));
+        /* The other key is unaffected and removes normally. */
+        assert_int_equal(amq_counting_bloom_count(f, other, strlen(other)), 1);
+        assert_int_equal(amq_counting_bloom_remove(f, other, strlen(other)), AMQ_OK);
+        assert_int_equal(amq_counting_bloom_nonzero(f), 5);
+        assert_valid(f);
+        amq_counting_bloom_free(f);
+    }
+}
+
+static void test_count_is_the_smallest_counter(void **state)
+{
+    (void)state;
+    amq_counting_bloom *f = new_filter(100000, 0.01, 8);
+    test_key key = make_key(0, 7);
+    assert_int_equal(amq_counting_bloom_count(f, &key, sizeof key), 0);
+    for (uint32_t i = 1; i <= 3; i++) {
+        amq_counting_bloom_add(f, &key, sizeof key);
+        assert_int_equal(amq_counting_bloom_count(f, &key, sizeof key), i);
+    }
+    /* Other keys can only raise a key's counters: never below the truth. */
+    add_keys(f, 0, 100, 100100);
+    assert_true(amq_counting_bloom_count(f, &key, sizeof key) >= 3);
+    for (uint64_t i = 100; i < 2100; i++) {
+        test_key other = make_key(0, i);
+        assert_true(amq_counting_bloom_count(f, &other, sizeof other) >= 1);
+    }
+    amq_counting_bloom_free(f);
+}
+
+/* Random adds and removes of added keys (some of whose positions repeat)
+ * against an exact multiset: at the end the filter equals, counter for
+ * counter, one built from the multiset alone. */
+static void check_model(uint32_t bits, uint64_t capacity, uint32_t max_multiplicity)
+{
+    enum { UNIVERSE = 2000, OPERATIONS = 200000 };
+    static amq_u128 hashes[UNIVERSE];
+    static test_key keys[UNIVERSE];
+    static uint32_t multiplicity[UNIVERSE];
+    amq_test_rng rng;
+    amq_test_rng_init(&rng, seed ^ bits);
+    amq_counting_bloom *f = new_filter(capacity, 0.01, bits);
+    for (uint64_t i = 0; i < UNIVERSE; i++) {
+        keys[i] = make_key(0, i);
+        hashes[i] = amq_hash128(amq_counting_bloom_hasher(f), &keys[i], sizeof keys[i]);
+        /* One in eight has step 0: its first two positions coincide. */
+        if (i % 8 == 0)
+            hashes[i].high = 0;
+        multiplicity[i] = 0;
+    }
+    uint64_t adds = 0, removes = 0;
+    for (uint64_t op = 0; op < OPERATIONS; op++) {
+        uint64_t i = amq_test_below(&rng, UNIVERSE);
+        bool by_key = i % 8 != 0 && amq_test_below(&rng, 2) == 0;
+        bool add = multiplicity[i] == 0 ||
+                   (multiplicity[i] < max_multiplicity && amq_test_below(&rng, 2) == 0);
+        if (add) {
+            if (by_key)
+                amq_counting_bloom_add(f, &keys[i], sizeof keys[i]);
+            else
+                amq_counting_bloom_add_hash(f, hashes[i]);
+            multiplicity[i]++;
+            adds++;
+        } else {
+            int status = by_key ? amq_counting_bloom_remove(f, &keys[i], sizeof keys[i])
+                                : amq_counting_bloom_remove_hash(f, hashes[i]);
+            if (status != AMQ_OK)
+                fail_msg("operation %llu: removing key %llu (held %u times): %d",
+                         (unsigned long long)op, (unsigned long long)i, multiplicity[i], status);
+            multiplicity[i]--;
+            removes++;
+        }
+        if (op % 20000 == 0)
+            assert_valid(f);
+    }
+    assert_valid(f);
+    assert_int_equal(amq_counting_bloom_saturated(f), 0);
+    amq_counting_bloom *rebuilt = new_filter(capacity, 0.01, bits);
+    uint64_t held = 0;
+    for (uint64_t i = 0; i < UNIVERSE; i++) {
+        for (uint32_t j = 0; j < multiplicity[i]; j++)
+            amq_counting_bloom_add_hash(rebuilt, hashes[i]);
+        if (multiplicity[i]) {
+            held++;
+            assert_true(amq_counting_bloom_contains_hash(f, hashes[i]));
+        }
+    }
+    print_message("%u-bit: %llu adds, %llu removes, %llu keys held\n", bits,
+                  (unsigned long long)adds, (unsigned long long)removes, (unsigned long long)held);
+    assert_true(removes > OPERATIONS / 4 && held > UNIVERSE / 4);
+    assert_same_counters(f, rebuilt);
+    amq_counting_bloom_free(f);
+    amq_counting_bloom_free(rebuilt);
+}
+
+static void test_model_4_bit(void **state)
+{
+    (void)state;
+    /* Up to 2 copies of a key, 4 times the room: a counter reaches 15 only
+     * if 8 keys share it (a few in a million over the whole filter). */
+    check_model(4, 8000, 2);
+}
+
+static void test_model_8_bit(void **state)
+{
+    (void)state;
+    check_model(8, 2000, 6);
+}
+
+/* ---- merge ----------------------------------------------------------------------- */
+
+static void test_merge_is_the_saturating_sum(void **state)
+{
+    (void)state;
+    enum { N = 100000 };
+    amq_counting_bloom *a = new_filter(2 * N, 0.01, 4), *b = new_filter(2 * N, 0.01, 4);
+    amq_counting_bloom *both = new_filter(2 * N, 0.01, 4), *only_a = new_filter(2 * N, 0.01, 4);
+    /* A holds keys 0 .. N-1, B holds N/2 .. 3N/2 - 1: the middle is in both. */
+    add_keys(a, 0, 0, N);
+    add_keys(only_a, 0, 0, N);
+    add_keys(b, 0, N / 2, 3 * N / 2);
+    add_keys(both, 0, 0, N);
+    add_keys(both, 0, N / 2, 3 * N / 2);
+    assert_int_equal(amq_counting_bloom_merge(a, b), AMQ_OK);
+    assert_valid(a);
+    assert_int_equal(amq_counting_bloom_saturated(a), 0);
+    assert_same_counters(a, both);
+    /* The merged filter can still remove B's keys, and is then A again. */
+    for (uint64_t i = N / 2; i < 3 * N / 2; i++) {
+        test_key key = make_key(0, i);
+        assert_int_equal(amq_counting_bloom_remove(a, &key, sizeof key), AMQ_OK);
+    }
+    assert_same_counters(a, only_a);
+
+    /* Sums past the maximum saturate. */
+    amq_counting_bloom_params params = { .counters = 1 << 12, .hashes = 3 };
+    amq_counting_bloom *x = NULL, *y = NULL;
+    assert_int_equal(amq_counting_bloom_new(&x, &params), AMQ_OK);
+    assert_int_equal(amq_counting_bloom_new(&y, &params), AMQ_OK);
+    for (int i = 0; i < 10; i++) {
+        amq_counting_bloom_add(x, "k", 1);
+        amq_counting_bloom_add(y, "k", 1);
+    }
+    amq_counting_bloom_add(y, "j", 1);
+    assert_int_equal(amq_counting_bloom_saturated(x), 0);
+    assert_int_equal(amq_counting_bloom_merge(x, y), AMQ_OK);
+    assert_valid(x);
+    assert_int_equal(amq_counting_bloom_count(x, "k", 1), 15);
+    assert_int_equal(amq_counting_bloom_count(x, "j", 1), 1);
+    assert_int_equal(amq_counting_bloom_saturated(x), 3);
+
+    /* Filters that differ in m, k, counter width or hasher are refused. */
+    amq_counting_bloom *other = NULL;
+    amq_counting_bloom_params variants[] = {
+        { .counters = (1 << 12) + 1, .hashes = 3 },
+        { .counters = 1 << 12, .hashes = 4 },
+        { .counters = 1 << 12, .hashes = 3, .counter_bits = 8 },
+        { .counters = 1 << 12, .hashes = 3, .hasher = { .kind = AMQ_HASH_MD5 } },
+    };
+    for (size_t i = 0; i < sizeof variants / sizeof variants[0]; i++) {
+        assert_int_equal(amq_counting_bloom_new(&other, &variants[i]), AMQ_OK);
+        assert_int_equal(amq_counting_bloom_merge(x, other), AMQ_EINCOMPATIBLE);
+        amq_counting_bloom_free(other);
+    }
+    assert_valid(x);
+    amq_counting_bloom_free(a);
+    amq_counting_bloom_free(b);
+    amq_counting_bloom_free(both);
+    amq_counting_bloom_free(only_a);
+    amq_counting_bloom_free(x);
+    amq_counting_bloom_free(y);
+}
+
+/* ---- other forms of the calls ---------------------------------------------------- */
+
+static void test_batch_and_hash_forms_agree(void **state)
+{
+    (void)state;
+    amq_counting_bloom *f = new_filter(50000, 0.05, 4);
+    for (uint64_t i = 0; i < 50000; i++) {
+        test_key key = make_key(0, i);
+        if (i % 2)
+            amq_counting_bloom_add(f, &key, sizeof key);
+        else
+            amq_counting_bloom_add_hash(
+                f, amq_hash128(amq_counting_bloom_hasher(f), &key, sizeof key));
+    }
+    enum { COUNT = 1003 };
+    static test_key keys[COUNT];
+    const void *pointers[COUNT];
+    size_t lens[COUNT];
+    uint8_t results[COUNT];
+    for (uint64_t i = 0; i < COUNT; i++) {
+        keys[i] = make_key(i % 3 == 0, i * 37);
+        pointers[i] = &keys[i];
+        lens[i] = sizeof keys[i];
+    }
+    amq_counting_bloom_contains_many(f, pointers, lens, COUNT, results);
+    uint64_t maybes = 0;
+    for (uint64_t i = 0; i < COUNT; i++) {
+        assert_int_equal(results[i], amq_counting_bloom_contains(f, &keys[i], sizeof keys[i]));
+        amq_u128 hash = amq_hash128(amq_counting_bloom_hasher(f), &keys[i], sizeof keys[i]);
+        assert_int_equal(results[i], amq_counting_bloom_contains_hash(f, hash));
+        maybes += results[i];
+    }
+    assert_true(maybes >= COUNT * 2 / 3 - 1); /* every present key at least */
+    amq_counting_bloom_contains_many(f, pointers, lens, 0, results);
+    amq_counting_bloom_free(f);
+}
+
+static void test_past_2_to_the_32_counters(void **state)
+{
+    (void)state;
+    uint64_t m = ((uint64_t)1 << 32) + 4097; /* odd: the last byte is half used */
+    amq_counting_bloom_params params = { .counters = m, .hashes = 4 };
+    amq_counting_bloom *f = NULL;
+    assert_int_equal(amq_counting_bloom_new(&f, &params), AMQ_OK);
+    assert_int_equal(amq_counting_bloom_counters(f), m);
+    /* A key whose first counter is the last one, past 2^32: the position
+     * is not truncated. */
+    amq_u128 high = { .low = UINT64_MAX - 1000, .high = UINT64_MAX / 3 };
+    amq_counting_bloom_add_hash(f, high);
+    assert_true(amq_counting_bloom_contains_hash(f, high));
+    amq_u128 low = { .low = 1000, .high = UINT64_MAX / 3 };
+    assert_false(amq_counting_bloom_contains_hash(f, low));
+    assert_int_equal(amq__counting_bloom_counter(f, m - 1), 1);
+    add_keys(f, 0, 0, 1000);
+    for (uint64_t i = 0; i < 1000; i++) {
+        test_key key = make_key(0, i);
+        assert_true(amq_counting_bloom_contains(f, &key, sizeof key));
+    }
+    assert_true(amq_counting_bloom_nonzero(f) >= 4002 && amq_counting_bloom_nonzero(f) <= 4004);
+    assert_int_equal(amq_counting_bloom_remove_hash(f, high), AMQ_OK);
+    assert_int_equal(amq__counting_bloom_counter(f, m - 1), 0);
+    amq_counting_bloom_free(f);
+}
+
+/* ---- through the generic handle ------------------------------------------------ */
+
+static uint8_t *read_all(const char *path, size_t *len)
+{
+    uint8_t *bytes = (uint8_t *)amq_test_read_file(path, len);
+    assert_non_null(bytes);
+    return bytes;
+}
+
+static void test_generic_round_trip(void **state)
+{
+    (void)state;
+    char *dir = amq_test_scratch_dir();
+    assert_non_null(dir);
+    char path[512], again[512], spec[160];
+    snprintf(path, sizeof path, "%s/f.amq", dir);
+    snprintf(again, sizeof again, "%s/again.amq", dir);
+    for (uint32_t bits = 4; bits <= 8; bits += 4) {
+        snprintf(spec, sizeof spec, "counting-bloom n=20001 p=0.02 counter-bits=%u seed=%llu", bits,
+                 (unsigned long long)seed);
+        amq_filter *f = NULL;
+        assert_int_equal(amq_new(&f, spec), AMQ_OK);
+        assert_string_equal(amq_family(f), "counting-bloom");
+        for (uint64_t i = 0; i < 20000; i++) {
+            test_key key = make_key(0, i);
+            assert_int_equal(amq_add(f, &key, sizeof key), AMQ_OK);
+        }
+        for (uint64_t i = 0; i < 20000; i += 4) {
+            test_key key = make_key(0, i);
+            assert_int_equal(amq_remove(f, &key, sizeof key), AMQ_OK);
+        }
+        uint64_t absent = 0;
+        for (uint64_t i = 0; i < 1000; i++) {
+            test_key key = make_key(1, i);
+            if (amq_contains(f, &key, sizeof key) == 0) {
+                assert_int_equal(amq_remove(f, &key, sizeof key), AMQ_ENOTFOUND);
+                absent++;
+            }
+        }
+        assert_true(absent > 900);
+        assert_int_equal(amq_save(f, path), AMQ_OK);
+
+        for (unsigned flags = 0; flags <= AMQ_LOAD_MMAP; flags += AMQ_LOAD_MMAP) {
+            amq_filter *g = NULL;
+            amq_diag diag = { .message = "" };
+            assert_int_equal(amq_load_ex(&g, path, flags, &diag), AMQ_OK);
+            amq_info a, b;
+            assert_int_equal(amq_info_get(f, &a), AMQ_OK);
+            assert_int_equal(amq_info_get(g, &b), AMQ_OK);
+            assert_string_equal(b.family, "counting-bloom");
+            assert_int_equal(a.capacity, 20001);
+            assert_int_equal(b.capacity, a.capacity);
+            assert_true(b.estimated_count == a.estimated_count);
+            assert_true(fabs(a.estimated_count / 15000 - 1) < 0.03);
+            assert_int_equal(b.count, a.count);
+            assert_true(b.expected_fpr == a.expected_fpr);
+            assert_true(b.target_fpr == 0.02);
+            uint64_t m = 0;
+            assert_int_equal(amq_calc_optimal_m(&m, 20001, 0.02), AMQ_OK);
+            assert_int_equal(a.size_bytes, (m * bits + 7) / 8);
+            assert_int_equal(b.size_bytes, a.size_bytes);
+            assert_true(fabs(b.bits_per_key - (double)a.size_bytes * 8 / 20001) < 1e-9);
+            assert_memory_equal(&b.hasher, &a.hasher, sizeof a.hasher);
+            assert_true(b.file_checksum != 0);
+            for (uint64_t i = 0; i < 40000; i++) {
+                test_key key = make_key(i & 1, i / 2);
+                assert_int_equal(amq_contains(g, &key, sizeof key),
+                                 amq_contains(f, &key, sizeof key));
+            }
+            /* Saved again, the file is the same bytes. */
+            assert_int_equal(amq_save(g, again), AMQ_OK);
+            size_t len1, len2;
+            uint8_t *first = read_all(path, &len1), *second = read_all(again, &len2);
+            assert_int_equal(len1, len2);
+            assert_memory_equal(first, second, len1);
+            free(first);
+            free(second);
+            /* A loaded filter keeps working: add, remove, merge. */
+            assert_int_equal(amq_add(g, "new key", 7), AMQ_OK);
+            assert_int_equal(amq_contains(g, "new key", 7), 1);
+            assert_int_equal(amq_remove(g, "new key", 7), AMQ_OK);
+            test_key key = make_key(0, 1);
+            assert_int_equal(amq_remove(g, &key, sizeof key), AMQ_OK);
+            assert_int_equal(amq_merge(g, f, &diag), AMQ_OK);
+            assert_int_equal(amq_contains(g, &key, sizeof key), 1);
+            amq_free(g);
+        }
+
+        /* Merging filters of another size or counter width names it. */
+        const char *others[] = { "counting-bloom n=1000", "counting-bloom n=20001 p=0.02" };
+        const char *words[] = { "counters", "8-bit" };
+        for (size_t i = 0; i < 2; i++) {
+            amq_filter *other = NULL;
+            char other_spec[160];
+            snprintf(other_spec, sizeof other_spec, "%s counter-bits=%u seed=%llu", others[i],
+                     i == 0 ? bits : 12 - bits, (unsigned long long)seed);
+            assert_int_equal(amq_new(&other, other_spec), AMQ_OK);
+            amq_diag diag = { .message = "" };
+            assert_int_equal(amq_merge(f, other, &diag), AMQ_EINCOMPATIBLE);
+            assert_non_null(strstr(diag.message, words[i]));
+            amq_free(other);
+        }
+        amq_free(f);
+    }
+    amq_test_remove_tree(dir);
+    free(dir);
+}
+
+static void test_generic_spec_errors(void **state)
+{
+    (void)state;
+    amq_filter *f = NULL;
+    amq_diag diag;
+    struct {
+        const char *spec;
+        int status;
+        const char *message;
+    } cases[] = {
+        { "counting-bloom", AMQ_EINVAL, "capacity" },
+        { "counting-bloom n=1000 counter-bits=5", AMQ_EINVAL, "counter-bits" },
+        { "counting-bloom n=1000 counter-bits=16", AMQ_EINVAL, "4|8" },
+        { "counting-bloom n=1e15", AMQ_ERANGE, "bits" },
+        { "counting-bloom n=1000 k=65", AMQ_EINVAL, "hashes" },
+        { "counting-bloom n=1000 layout=split", AMQ_EINVAL,
+          "unknown option 'layout' for counting-bloom" },
+        { "counting-bloom n=1000 p=2", AMQ_EINVAL, "fpr" },
+        { "counting-bloom n=1000 hash=siphash", AMQ_EINVAL, "key" },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        memset(&diag, 0, sizeof diag);
+        int status = amq_new_ex(&f, cases[i].spec, &diag);
+        if (status != cases[i].status || !strstr(diag.message, cases[i].message))
+            fail_msg("'%s': status %d '%s', expected %d mentioning '%s'", cases[i].spec, status,
+                     diag.message, cases[i].status, cases[i].message);
+        assert_null(f);
+    }
+    const char *good[] = {
+        "counting-bloom m=100000 k=5 counter-bits=8",
+        "counting-bloom capacity=1000 fpr=0.001 hashes=3 bits=50000",
+        "counting-bloom n=1000 hash=siphash key=000102030405060708090a0b0c0d0e0f",
+        "counting-bloom n=1000 hash=md5 counter-bits=4",
+    };
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+        assert_int_equal(amq_new(&f, good[i]), AMQ_OK);
+        assert_int_equal(amq_add(f, "k", 1), AMQ_OK);
+        assert_int_equal(amq_contains(f, "k", 1), 1);
+        assert_int_equal(amq_remove(f, "k", 1), AMQ_OK);
+        assert_int_equal(amq_contains(f, "k", 1), 0);
+        assert_int_equal(amq_remove(f, "k", 1), AMQ_ENOTFOUND);
+        amq_free(f);
+    }
+    /* amq_build sizes a dynamic filter by its keys when no n is given. */
+    const void *keys[3] = { "a", "b", "c" };
+    size_t lens[3] = { 1, 1, 1 };
+    assert_int_equal(amq_build(&f, "counting-bloom p=0.01", keys, lens, 3), AMQ_OK);
+    amq_info info;
+    amq_info_get(f, &info);
+    assert_int_equal(info.capacity, 3);
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(amq_contains(f, keys[i], 1), 1);
+    amq_free(f);
+}
+
+/* ---- damaged files -------------------------------------------------------------- */
+
+/* The saved file holds what src/counting_bloom.c's opening comment says:
+ * the parameter block, then the counters packed least significant first
+ * (4-bit: counter 2j in the low nibble of byte j). Expected bytes are
+ * computed here from the keys' positions alone. */
+static void test_file_layout(void **state)
+{
+    (void)state;
+    char *dir = amq_test_scratch_dir();
+    assert_non_null(dir);
+    char path[512], spec[128];
+    snprintf(path, sizeof path, "%s/f.amq", dir);
+    enum { M = 101, K = 3, KEYS = 40 };
+    for (uint32_t bits = 4; bits <= 8; bits += 4) {
+        snprintf(spec, sizeof spec, "counting-bloom m=%d k=%d counter-bits=%u seed=7", M, K, bits);
+        amq_filter *f = NULL;
+        assert_int_equal(amq_new(&f, spec), AMQ_OK);
+        amq_hasher hasher;
+        amq_hasher_xxh3(&hasher, 7);
+        uint32_t expected[M] = { 0 };
+        for (uint64_t i = 0; i < KEYS; i++) {
+            test_key key = make_key(0, i % 30); /* keys 0..9 twice */
+            assert_int_equal(amq_add(f, &key, sizeof key), AMQ_OK);
+            amq__bloom_probe p = amq__bloom_probe_start(amq_hash128(&hasher, &key, sizeof key), M);
+            for (uint32_t j = 0; j < K; j++) {
+                expected[p.position]++;
+                amq__bloom_probe_next(&p, j);
+            }
+        }
+        assert_int_equal(amq_save(f, path), AMQ_OK);
+        amq_free(f);
+
+        size_t len = 0;
+        uint8_t *file = read_all(path, &len);
+        amq__container c;
+        assert_int_equal(amq__format_parse(&c, file, len, NULL), AMQ_OK);
+        assert_int_equal(c.family, AMQ__FAMILY_COUNTING_BLOOM);
+        assert_memory_equal(&c.hasher, &hasher, sizeof hasher);
+        uint8_t packed[M] = { 0 };
+        uint64_t nonzero = 0;
+        for (uint32_t i = 0; i < M; i++) {
+            nonzero += expected[i] != 0;
+            if (bits == 8)
+                packed[i] = (uint8_t)expected[i];
+            else
+                packed[i / 2] |= (uint8_t)(expected[i] << (i % 2 * 4));
+        }
+        size_t payload_len = bits == 8 ? M : (M + 1) / 2;
+        assert_int_equal(c.payload_len, payload_len);
+        assert_memory_equal(c.payload, packed, payload_len);
+
+        assert_int_equal(c.params_len, 48);
+        amq__params_reader r;
+        amq__params_reader_init(&r, c.params, c.params_len);
+        uint64_t m, capacity, nonzero_saved, saturated;
+        uint32_t k, width;
+        double fpr;
+        assert_int_equal(amq__params_get_u64(&r, &m), AMQ_OK);
+        assert_int_equal(amq__params_get_u32(&r, &k), AMQ_OK);
+        assert_int_equal(amq__params_get_u32(&r, &width), AMQ_OK);
+        assert_int_equal(amq__params_get_u64(&r, &capacity), AMQ_OK);
+        assert_int_equal(amq__params_get_f64(&r, &fpr), AMQ_OK);
+        assert_int_equal(amq__params_get_u64(&r, &nonzero_saved), AMQ_OK);
+        assert_int_equal(amq__params_get_u64(&r, &saturated), AMQ_OK);
+        assert_int_equal(amq__params_end(&r), AMQ_OK);
+        assert_int_equal(m, M);
+        assert_int_equal(k, K);
+        assert_int_equal(width, bits);
+        assert_true(capacity >= 1);
+        assert_true(fpr == 0.01);
+        assert_int_equal(nonzero_saved, nonzero);
+        assert_int_equal(saturated, 0);
+        free(file);
+    }
+    amq_test_remove_tree(dir);
+    free(dir);
+}
+
+/* Every single-byte change of a saved file is refused (the checksum). */
+static void test_flipped_bytes_refused(void **state)
+{
+    (void)state;
+    char *dir = amq_test_scratch_dir();
+    assert_non_null(dir);
+    char path[512];
+    snprintf(path, sizeof path, "%s/f.amq", dir);
+    amq_filter *f = NULL;
+    assert_int_equal(amq_new(&f, "counting-bloom m=1001 k=3"), AMQ_OK);
+    for (int i = 0; i < 50; i++)
+        amq_add(f, &i, sizeof i);
+    assert_int_equal(amq_save(f, path), AMQ_OK);
+    amq_free(f);
+    size_t len = 0;
+    uint8_t *good = read_all(path, &len);
+    for (size_t i = 0; i < len; i++) {
+        good[i] ^= 0x10;
+        FILE *out = fopen(path, "wb");
+        assert_non_null(out);
+        assert_int_equal(fwrite(good, 1, len, out), len);
+        fclose(out);
+        good[i] ^= 0x10;
+        if (amq_load(&f, path) == AMQ_OK)
+            fail_msg("a change at byte %zu of %zu was not detected", i, len);
+        assert_null(f);
+    }
+    /* And every truncation. */
+    for (size_t cut = 0; cut < len; cut++) {
+        FILE *out = fopen(path, "wb");
+        assert_non_null(out);
+        assert_int_equal(fwrite(good, 1, cut, out), cut);
+        fclose(out);
+        assert_true(amq_load(&f, path) < 0);
+        assert_null(f);
+    }
+    free(good);
+    amq_test_remove_tree(dir);
+    free(dir);
+}
+
+/* What a test file holds: the parameter fields and the counter bytes. */
+typedef struct crafted {
+    uint64_t m;
+    uint32_t k, width;
+    uint64_t capacity;
+    double fpr;
+    uint64_t nonzero, saturated;
+    int params_delta; /* bytes to drop (<0) or append (>0) after the fields */
+    uint8_t payload[64];
+    size_t payload_len;
+} crafted;
+
+/* Write c as a valid container (right checksum) and load it. */
+static int load_crafted(const char *path, const crafted *c, amq_diag *diag)
+{
+    amq__params_writer w;
+    amq__params_init(&w);
+    amq__params_put_u64(&w, c->m);
+    amq__params_put_u32(&w, c->k);
+    amq__params_put_u32(&w, c->width);
+    amq__params_put_u64(&w, c->capacity);
+    amq__params_put_f64(&w, c->fpr);
+    amq__params_put_u64(&w, c->nonzero);
+    amq__params_put_u64(&w, c->saturated);
+    for (int i = 0; i < c->params_delta; i++)
+        amq__params_put_u8(&w, 0);
+    if (c->params_delta < 0)
+        w.len -= (uint32_t)-c->params_delta;
+    amq__container container = {
+        .family = AMQ__FAMILY_COUNTING_BLOOM,
+        .params = w.bytes,
+        .params_len = w.len,
+    };
+    amq_hasher_xxh3(&container.hasher, 5);
+    amq__piece piece = { c->payload, c->payload_len };
+    uint8_t *bytes = NULL;
+    size_t len = 0;
+    assert_int_equal(amq__format_encode(&bytes, &len, &container, &piece, 1, NULL), AMQ_OK);
+    FILE *out = fopen(path, "wb");
+    assert_non_null(out);
+    assert_int_equal(fwrite(bytes, 1, len, out), len);
+    fclose(out);
+    free(bytes);
+    amq_filter *f = NULL;
+    memset(diag, 0, sizeof *diag);
+    int status = amq_load_ex(&f, path, 0, diag);
+    if (status == AMQ_OK) {
+        /* What loads must answer and save like any filter. */
+        assert_true(amq_contains(f, "x", 1) >= 0);
+        amq_free(f);
+    } else {
+        assert_null(f);
+    }
+    return status;
+}
+
+static void test_damaged_parameters(void **state)
+{
+    (void)state;
+    char *dir = amq_test_scratch_dir();
+    assert_non_null(dir);
+    char path[512];
+    snprintf(path, sizeof path, "%s/crafted.amq", dir);
+
+    /* 65 counters of 4 bits in 33 bytes: counters 0 = 1, 1 = 15, 64 = 2. */
+    crafted good = { .m = 65,
+                     .k = 3,
+                     .width = 4,
+                     .capacity = 7,
+                     .fpr = 0.01,
+                     .nonzero = 3,
+                     .saturated = 1,
+                     .payload_len = 33 };
+    good.payload[0] = 0xf1;
+    good.payload[32] = 0x02;
+    amq_diag diag;
+    if (load_crafted(path, &good, &diag) != AMQ_OK)
+        fail_msg("the well-formed file is refused: %s", diag.message);
+    /* The same counters as 8-bit ones: 65 bytes do not fit our buffer, so
+     * 64 counters. */
+    crafted wide = good;
+    wide.m = 64;
+    wide.width = 8;
+    wide.payload_len = 64;
+    memset(wide.payload, 0, sizeof wide.payload);
+    wide.payload[0] = 1;
+    wide.payload[1] = 255;
+    wide.payload[63] = 2;
+    if (load_crafted(path, &wide, &diag) != AMQ_OK)
+        fail_msg("the well-formed 8-bit file is refused: %s", diag.message);
+
+    struct {
+        const char *what;
+        crafted c;
+        const char *message;
+    } cases[] = {
+        { "short parameters", good, "parameters are 40 bytes" },
+        { "long parameters", good, "parameters are 49 bytes" },
+        { "m below 64", good, "counter count" },
+        { "m past 2^48", good, "counter count" },
+        { "k = 0", good, "hash count" },
+        { "k = 65", good, "hash count" },
+        { "5-bit counters", good, "not 4 or 8" },
+        { "capacity 0", good, "capacity" },
+        { "fpr 0", good, "fpr" },
+        { "fpr NaN", good, "fpr" },
+        { "payload a byte short", good, "payload is 32 bytes" },
+        { "payload a byte long", good, "payload is 34 bytes" },
+        { "8-bit counters in a 4-bit payload", good, "payload" },
+        { "a counter past m", good, "past the last counter" },
+        { "non-zero count too high", good, "non-zero" },
+        { "non-zero count too low", good, "non-zero" },
+        { "saturated count wrong", good, "saturated" },
+        { "a counter changed to saturated", good, "saturated" },
+    };
+    cases[0].c.params_delta = -8;
+    cases[1].c.params_delta = 1;
+    cases[2].c.m = 63;
+    cases[3].c.m = AMQ_BLOOM_MAX_BITS + 1;
+    cases[4].c.k = 0;
+    cases[5].c.k = AMQ_BLOOM_MAX_HASHES + 1;
+    cases[6].c.width = 5;
+    cases[7].c.capacity = 0;
+    cases[8].c.fpr = 0;
+    cases[9].c.fpr = NAN;
+    cases[10].c.payload_len = 32;
+    cases[11].c.payload_len = 34;
+    cases[12].c.width = 8;
+    cases[13].c.payload[32] = 0x12;
+    cases[14].c.nonzero = 4;
+    cases[15].c.nonzero = 2;
+    cases[16].c.saturated = 0;
+    cases[17].c.payload[32] = 0x0f;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        int status = load_crafted(path, &cases[i].c, &diag);
+        if (status != AMQ_ECORRUPT || !strstr(diag.message, cases[i].message))
+            fail_msg("%s: status %d '%s', expected AMQ_ECORRUPT mentioning '%s'", cases[i].what,
+                     status, diag.message, cases[i].message);
+    }
+    amq_test_remove_tree(dir);
+    free(dir);
+}
+
+int main(void)
+{
+    seed = amq_test_seed(20261123);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_sizing_is_the_classic_filters),
+        cmocka_unit_test(test_sizing_errors),
+        cmocka_unit_test(test_nonzero_counters_are_the_classic_bits),
+        cmocka_unit_test(test_fpr_10_percent),
+        cmocka_unit_test(test_fpr_1_percent_then_remove_every_key),
+        cmocka_unit_test(test_fpr_tenth_percent),
+        cmocka_unit_test(test_remove_every_key_8_bit),
+        cmocka_unit_test(test_removing_absent_keys_changes_nothing),
+        cmocka_unit_test(test_repeated_positions),
+        cmocka_unit_test(test_saturated_counters_stay),
+        cmocka_unit_test(test_count_is_the_smallest_counter),
+        cmocka_unit_test(test_model_4_bit),
+        cmocka_unit_test(test_model_8_bit),
+        cmocka_unit_test(test_merge_is_the_saturating_sum),
+        cmocka_unit_test(test_batch_and_hash_forms_agree),
+        cmocka_unit_test(test_past_2_to_the_32_counters),
+        cmocka_unit_test(test_generic_round_trip),
+        cmocka_unit_test(test_generic_spec_errors),
+        cmocka_unit_test(test_file_layout),
+        cmocka_unit_test(test_flipped_bytes_refused),
+        cmocka_unit_test(test_damaged_parameters),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
