@@ -138,6 +138,7 @@ extern const bench_workload bench_libbloom;
 extern const bench_workload bench_bloom_classic;
 extern const bench_workload bench_bloom_split_block;
 extern const bench_workload bench_bloom_blocked;
+extern const bench_workload bench_bloom_counting;
 
 /* ---- results (the runner's) -------------------------------------------------- */
 

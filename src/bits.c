@@ -94,8 +94,26 @@
 #include <assert.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 /* ---- bit vector ---------------------------------------------------------- */
+
+void *amq__alloc_table(uint64_t bytes)
+{
+    uint64_t alignment = bytes >= AMQ__HUGE_PAGE ? AMQ__HUGE_PAGE : 64;
+    uint64_t rounded = (bytes + alignment - 1) / alignment * alignment;
+    if (bytes == 0 || rounded > SIZE_MAX)
+        return NULL;
+    void *table = aligned_alloc((size_t)alignment, (size_t)rounded);
+    if (!table)
+        return NULL;
+#ifdef MADV_HUGEPAGE
+    if (alignment == AMQ__HUGE_PAGE)
+        madvise(table, (size_t)rounded, MADV_HUGEPAGE); /* a hint: failure is harmless */
+#endif
+    memset(table, 0, (size_t)rounded);
+    return table;
+}
 
 int amq__bitvec_init(amq__bitvec *v, uint64_t bit_count)
 {
@@ -107,7 +125,7 @@ int amq__bitvec_init(amq__bitvec *v, uint64_t bit_count)
     if (word_count > SIZE_MAX / sizeof(uint64_t))
         return AMQ_ERANGE;
     if (word_count > 0) {
-        v->words = calloc((size_t)word_count, sizeof(uint64_t));
+        v->words = amq__alloc_table(word_count * sizeof(uint64_t));
         if (!v->words)
             return AMQ_ENOMEM;
     }

@@ -49,6 +49,13 @@ static inline uint64_t amq__bitvec_words_for(uint64_t bit_count)
  * times 64 fits a uint64_t and its byte size fits ptrdiff_t and off_t. */
 #define AMQ__BITVEC_MAX_BITS ((uint64_t)1 << 63)
 
+/* Zeroed memory for a filter's table of bytes bytes (> 0), 64-byte aligned
+ * so that no cache line straddles two; from 2 MiB up aligned to, and asking
+ * the kernel for, 2 MiB pages (MADV_HUGEPAGE), which spares a random access
+ * its TLB miss. Free with free(). NULL when it cannot be had. */
+#define AMQ__HUGE_PAGE ((uint64_t)2 << 20)
+void *amq__alloc_table(uint64_t bytes);
+
 /* Allocate a vector of bit_count zero bits (bit_count may be 0; words is then
  * NULL). Returns AMQ_OK, AMQ_ERANGE (bit_count above AMQ__BITVEC_MAX_BITS, or
  * a byte size that does not fit size_t) or AMQ_ENOMEM; on error v is empty. */

@@ -65,6 +65,7 @@
  *
  *     params:  u32 layout | u32 k | u64 blocks | u64 capacity | f64 target p
  */
+#include "bits.h"
 #include "bloom_internal.h"
 #include "family.h"
 #include "hash.h"
@@ -108,8 +109,9 @@ static const uint32_t BLOCK_SALT[AMQ_BLOCKED_BLOOM_MAX_HASHES] = {
 #define SPLIT_BLOCK_BITS 256
 #define BLOCK_BLOCK_BITS 512
 #define SPLIT_HASHES     8
-/* Keys hashed per group in contains_many. */
-#define BLOCKED_BATCH 16
+/* How many keys ahead contains_many hashes and prefetches: enough misses in
+ * flight to cover a DRAM access, no more than the line-fill buffers take. */
+#define BLOCKED_PREFETCH_DISTANCE 16
 
 static uint32_t block_bits_of(amq_blocked_layout layout)
 {
@@ -299,13 +301,12 @@ static int allocate(amq_blocked_bloom **out, amq_blocked_layout layout, uint64_t
     f->blocks = blocks;
     f->words_per_block = block_bits_of(layout) / 32;
     uint64_t bytes = blocks * f->words_per_block * 4; /* a multiple of 32; at most 2^38 */
-    uint64_t rounded = (bytes + 63) / 64 * 64;
-    if (rounded > SIZE_MAX || !(f->words = aligned_alloc(64, (size_t)rounded))) {
+    f->words = amq__alloc_table(bytes);
+    if (!f->words) {
         free(f);
         return amq__fail(diag, AMQ_ENOMEM, "cannot allocate %llu bytes of blocks",
                          (unsigned long long)bytes);
     }
-    memset(f->words, 0, (size_t)rounded);
     f->use_avx2 = layout == AMQ_BLOCKED_SPLIT && cpu_has_avx2();
     *out = f;
     return AMQ_OK;
@@ -500,27 +501,36 @@ bool amq_blocked_bloom_contains(const amq_blocked_bloom *f, const void *key, siz
 void amq_blocked_bloom_contains_many_hash(const amq_blocked_bloom *f, const uint64_t *hashes,
                                           size_t count, uint8_t *results)
 {
-    for (size_t start = 0; start < count; start += BLOCKED_BATCH) {
-        size_t group = count - start < BLOCKED_BATCH ? count - start : BLOCKED_BATCH;
-        for (size_t j = 0; j < group; j++)
-            __builtin_prefetch(block_of(f, hashes[start + j]));
-        for (size_t j = 0; j < group; j++)
-            results[start + j] = amq_blocked_bloom_contains_hash(f, hashes[start + j]);
+    for (size_t i = 0; i < count && i < BLOCKED_PREFETCH_DISTANCE; i++)
+        __builtin_prefetch(block_of(f, hashes[i]));
+    for (size_t i = 0; i < count; i++) {
+        if (i + BLOCKED_PREFETCH_DISTANCE < count)
+            __builtin_prefetch(block_of(f, hashes[i + BLOCKED_PREFETCH_DISTANCE]));
+        results[i] = amq_blocked_bloom_contains_hash(f, hashes[i]);
     }
 }
 
+/* A pipeline BLOCKED_PREFETCH_DISTANCE keys deep: key i + D is hashed and its
+ * block prefetched just before key i is tested, so about D cache misses are
+ * in flight at any time. ahead[] holds the hashes in between, key j at
+ * j mod D (slot i is read before key i + D overwrites it). */
 void amq_blocked_bloom_contains_many(const amq_blocked_bloom *f, const void *const *keys,
                                      const size_t *lens, size_t count, uint8_t *results)
 {
-    uint64_t hashes[BLOCKED_BATCH];
-    for (size_t start = 0; start < count; start += BLOCKED_BATCH) {
-        size_t group = count - start < BLOCKED_BATCH ? count - start : BLOCKED_BATCH;
-        for (size_t j = 0; j < group; j++) {
-            hashes[j] = amq__hash64(&f->hasher, keys[start + j], lens[start + j]);
-            __builtin_prefetch(block_of(f, hashes[j]));
+    uint64_t ahead[BLOCKED_PREFETCH_DISTANCE];
+    for (size_t i = 0; i < count && i < BLOCKED_PREFETCH_DISTANCE; i++) {
+        ahead[i] = amq__hash64(&f->hasher, keys[i], lens[i]);
+        __builtin_prefetch(block_of(f, ahead[i]));
+    }
+    for (size_t i = 0; i < count; i++) {
+        uint64_t hash = ahead[i % BLOCKED_PREFETCH_DISTANCE];
+        size_t next = i + BLOCKED_PREFETCH_DISTANCE;
+        if (next < count) {
+            uint64_t next_hash = amq__hash64(&f->hasher, keys[next], lens[next]);
+            ahead[i % BLOCKED_PREFETCH_DISTANCE] = next_hash;
+            __builtin_prefetch(block_of(f, next_hash));
         }
-        for (size_t j = 0; j < group; j++)
-            results[start + j] = amq_blocked_bloom_contains_hash(f, hashes[j]);
+        results[i] = amq_blocked_bloom_contains_hash(f, hash);
     }
 }
 
@@ -793,6 +803,10 @@ static void family_info(const void *state, amq_info *out)
     out->target_fpr = f->target_fpr;
     out->expected_fpr = amq_blocked_bloom_expected_fpr(f);
     out->hasher = f->hasher;
+    amq__info_text(out, "layout", layout_names[f->layout]);
+    amq__info_number(out, "blocks", (double)f->blocks);
+    amq__info_number(out, "hashes", f->hashes);
+    amq__info_text(out, "simd", f->use_avx2 ? "avx2" : "portable");
 }
 
 static void family_destroy(void *state)

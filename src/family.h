@@ -55,6 +55,12 @@ typedef struct amq__family {
     void (*destroy)(void *state);
 } amq__family;
 
+/* For a family's info: append a family-specific figure, a number or a
+ * word, to out->details (names as in amq_info_detail; past
+ * AMQ_INFO_MAX_DETAILS entries are dropped). */
+void amq__info_number(amq_info *out, const char *name, double value);
+void amq__info_text(amq_info *out, const char *name, const char *text);
+
 /* Every family this build has, NULL-terminated (for the spec parser's
  * tests and fuzz targets). */
 const amq__family *const *amq__family_table(void);
@@ -62,5 +68,6 @@ const amq__family *const *amq__family_table(void);
 /* The families, each defined in its own file and listed in filter.c. */
 extern const amq__family amq__bloom_family;
 extern const amq__family amq__blocked_bloom_family;
+extern const amq__family amq__counting_bloom_family;
 
 #endif /* AMQ_FAMILY_H */

@@ -15,6 +15,7 @@
 #include "util.h"
 
 #include <assert.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -29,6 +30,7 @@ struct amq_filter {
 static const amq__family *const families[] = {
     &amq__bloom_family,
     &amq__blocked_bloom_family,
+    &amq__counting_bloom_family,
     NULL,
 };
 
@@ -179,6 +181,29 @@ const char *amq_family(const amq_filter *f)
 {
     assert(f);
     return f->family->name;
+}
+
+static amq_info_detail *next_detail(amq_info *out, const char *name)
+{
+    if (out->detail_count >= AMQ_INFO_MAX_DETAILS)
+        return NULL;
+    amq_info_detail *detail = &out->details[out->detail_count++];
+    snprintf(detail->name, sizeof detail->name, "%s", name);
+    return detail;
+}
+
+void amq__info_number(amq_info *out, const char *name, double value)
+{
+    amq_info_detail *detail = next_detail(out, name);
+    if (detail)
+        detail->value = value;
+}
+
+void amq__info_text(amq_info *out, const char *name, const char *text)
+{
+    amq_info_detail *detail = next_detail(out, name);
+    if (detail)
+        snprintf(detail->text, sizeof detail->text, "%s", text);
 }
 
 int amq_info_get(const amq_filter *f, amq_info *out)

@@ -75,6 +75,13 @@ int cli_info(int argc, char **argv)
         json_number("bits_per_key", info.bits_per_key, false);
         json_number("target_fpr", info.target_fpr, false);
         json_number("expected_fpr", info.expected_fpr, false);
+        for (size_t i = 0; i < info.detail_count; i++) {
+            const amq_info_detail *detail = &info.details[i];
+            if (detail->text[0])
+                printf("  \"%s\": \"%s\",\n", detail->name, detail->text);
+            else
+                json_number(detail->name, detail->value, false);
+        }
         printf("  \"hash\": \"%s\",\n", hasher);
         printf("  \"checksum\": \"%016llx\"\n}\n", (unsigned long long)info.file_checksum);
     } else {
@@ -87,6 +94,17 @@ int cli_info(int argc, char **argv)
         printf("bits per key     %.2f\n", info.bits_per_key);
         printf("target FPR       %.6g\n", info.target_fpr);
         printf("expected FPR     %.6g\n", info.expected_fpr);
+        for (size_t i = 0; i < info.detail_count; i++) {
+            const amq_info_detail *detail = &info.details[i];
+            char label[40];
+            snprintf(label, sizeof label, "%s", detail->name);
+            for (char *letter = label; *letter; letter++)
+                *letter = *letter == '_' ? ' ' : *letter;
+            if (detail->text[0])
+                printf("%-16s %s\n", label, detail->text);
+            else
+                printf("%-16s %.6g\n", label, detail->value);
+        }
         printf("hash             %s\n", hasher);
         printf("checksum         %016llx (xxh3-64)\n", (unsigned long long)info.file_checksum);
     }

@@ -396,6 +396,17 @@ AMQ_API int amq_family_is_static(const char *family);
 AMQ_API void amq_free(amq_filter *f);
 
 /** What amq_info reports about any filter. */
+/** Most family-specific figures an amq_info carries. */
+#define AMQ_INFO_MAX_DETAILS 32
+
+/** One family-specific figure of an amq_info: a number, or a word when text
+ *  is not empty (e.g. { "layout", 0, "split" }, { "hashes", 8, "" }). */
+typedef struct amq_info_detail {
+    char name[32]; /**< snake_case, e.g. "saturated_counters" */
+    double value;  /**< the number, when text is empty */
+    char text[32]; /**< the word, or "" */
+} amq_info_detail;
+
 typedef struct amq_info {
     const char *family;     /**< family name, e.g. "bloom" (static string) */
     uint64_t capacity;      /**< keys the filter was sized for (0: unbounded) */
@@ -407,6 +418,10 @@ typedef struct amq_info {
     double expected_fpr;    /**< the rate to expect at the current fill */
     amq_hasher hasher;      /**< the key hash */
     uint64_t file_checksum; /**< the checksum of the file it was loaded from, else 0 */
+    /** What only this family has (its k, layout, stages, saturated
+     *  counters...), in the order the family gives them. */
+    amq_info_detail details[AMQ_INFO_MAX_DETAILS];
+    size_t detail_count; /**< entries used in details */
 } amq_info;
 
 /**
