@@ -673,6 +673,11 @@ static void family_info(const void *state, amq_info *out)
     out->target_fpr = f->target_fpr;
     out->expected_fpr = amq_counting_bloom_expected_fpr(f);
     out->hasher = f->hasher;
+    amq__info_number(out, "counters", (double)f->counter_count);
+    amq__info_number(out, "counter_bits", counter_width(f));
+    amq__info_number(out, "hashes", f->hashes);
+    amq__info_number(out, "nonzero", (double)amq_counting_bloom_nonzero(f));
+    amq__info_number(out, "saturated", (double)amq_counting_bloom_saturated(f));
 }
 
 static void family_destroy(void *state)

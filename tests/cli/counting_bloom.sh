@@ -95,6 +95,14 @@ run 2 build -t counting-bloom --layout split -o "$dir/x.amq" "$dir/keys.txt" &&
 run 2 build -t bloom --counter-bits 8 -o "$dir/x.amq" "$dir/keys.txt" &&
     expect err "unknown option 'counter-bits' for bloom"
 
+# info names the counter width and the saturated counters: none at
+# capacity, some when 20000 keys pour into a filter sized for 500.
+run 0 info "$dir/mk.amq" && expect out "counter bits     4" && expect out "saturated        0"
+run 0 build -t counting-bloom -n 500 -o "$dir/over.amq" "$dir/keys.txt"
+run 0 info --json "$dir/over.amq"
+/usr/bin/python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["counter_bits"]==4 and d["saturated"]>0 and d["hashes"]==7, d' "$dir/out" ||
+    fail "info --json of an overfull counting filter"
+
 # A damaged file is refused.
 size=$(wc -c <"$dir/a.amq")
 cp "$dir/a.amq" "$dir/damaged.amq"
