@@ -63,8 +63,11 @@
  *
  * With w = 8, counter i is byte i. Both are ceil(m*w/8) bytes, which are
  * the file payload as they are, on any host (no counter crosses a byte).
- * In memory the array is rounded up to a multiple of 8 bytes with zeros, so
- * the invariant check can read it in 64-bit words. The parameter block:
+ * In memory the array comes from amq__alloc_table, as the classic filter's
+ * bits do (cache-line aligned; from 2 MiB up, on 2 MiB pages where the
+ * kernel grants them), zero past the counters up to a multiple of 8 bytes
+ * at least, so the invariant check can read it in 64-bit words. The
+ * parameter block:
  *
  *     params:  u64 m | u32 k | u32 w | u64 capacity | f64 target p
  *            | u64 non-zero counters | u64 saturated counters     (48 bytes)
@@ -87,6 +90,7 @@
  */
 #include "bloom_internal.h"
 
+#include "bits.h"
 #include "family.h"
 #include "hash.h"
 #include "util.h"
@@ -165,7 +169,7 @@ static int allocate(amq_counting_bloom **out, uint64_t m, unsigned width_log2, a
     amq_counting_bloom *f = calloc(1, sizeof *f);
     if (!f)
         return AMQ_ENOMEM;
-    f->counters = calloc((size_t)allocated, 1);
+    f->counters = amq__alloc_table(allocated);
     if (!f->counters) {
         free(f);
         return amq__fail(diag, AMQ_ENOMEM, "cannot allocate %llu counters (%llu bytes)",
