@@ -413,41 +413,18 @@ static int family_load(void **state, const amq__container *c, bool *borrows_imag
     *borrows_image = false;
     amq__params_reader r;
     amq__params_reader_init(&r, c->params, c->params_len);
-    uint64_t m = 0, capacity = 0, bits_set = 0;
-    uint32_t k = 0;
-    double fpr = 0;
-    if (amq__params_get_u64(&r, &m) || amq__params_get_u32(&r, &k) ||
-        amq__params_get_u64(&r, &capacity) || amq__params_get_f64(&r, &fpr) ||
+    amq_bloom_params params = { .hasher = c->hasher };
+    uint64_t bits_set = 0;
+    if (amq__params_get_u64(&r, &params.bits) || amq__params_get_u32(&r, &params.hashes) ||
+        amq__params_get_u64(&r, &params.capacity) || amq__params_get_f64(&r, &params.fpr) ||
         amq__params_get_u64(&r, &bits_set) || amq__params_end(&r))
         return amq__fail(diag, AMQ_ECORRUPT, "bloom parameters are %u bytes, expected 36",
                          c->params_len);
-    if (m < AMQ_BLOOM_MIN_BITS || m > AMQ_BLOOM_MAX_BITS)
-        return amq__fail(diag, AMQ_ECORRUPT, "bloom bit count %llu is out of range",
-                         (unsigned long long)m);
-    if (k < 1 || k > AMQ_BLOOM_MAX_HASHES)
-        return amq__fail(diag, AMQ_ECORRUPT, "bloom hash count %u is out of range", k);
-    if (!(fpr > 0 && fpr < 1))
-        return amq__fail(diag, AMQ_ECORRUPT, "bloom target fpr is not in (0, 1)");
-    amq_bloom *f = calloc(1, sizeof *f);
-    if (!f)
-        return AMQ_ENOMEM;
-    int status = amq__bitvec_load_words(&f->bits, m, c->payload, c->payload_len, diag);
-    if (status != AMQ_OK) {
-        free(f);
-        return status;
-    }
-    f->hashes = k;
-    f->capacity = capacity;
-    f->target_fpr = fpr;
-    f->hasher = c->hasher;
-    f->bits_set = bits_set;
-    if (amq__bloom_check(f) != AMQ_OK) {
-        amq_bloom_free(f);
-        return amq__fail(diag, AMQ_ECORRUPT,
-                         "bloom payload disagrees with its parameters (set-bit count)");
-    }
-    *state = f;
-    return AMQ_OK;
+    amq_bloom *f;
+    int status = amq__bloom_from_words(&f, &params, bits_set, c->payload, c->payload_len, diag);
+    if (status == AMQ_OK)
+        *state = f;
+    return status;
 }
 
 static void family_info(const void *state, amq_info *out)
@@ -482,3 +459,45 @@ const amq__family amq__bloom_family = {
     .info = family_info,
     .destroy = family_destroy,
 };
+
+/* ---- saved words, for the scalable filter's stages ------------------------------ */
+
+const void *amq__bloom_le_words(const amq_bloom *f, uint64_t *len, void **scratch)
+{
+    *len = amq__bitvec_words_for(f->bits.bit_count) * 8;
+    return amq__bitvec_le_words(&f->bits, scratch);
+}
+
+int amq__bloom_from_words(amq_bloom **out, const amq_bloom_params *params, uint64_t bits_set,
+                          const uint8_t *words, uint64_t len, amq_diag *diag)
+{
+    *out = NULL;
+    uint64_t m = params->bits;
+    if (m < AMQ_BLOOM_MIN_BITS || m > AMQ_BLOOM_MAX_BITS)
+        return amq__fail(diag, AMQ_ECORRUPT, "bloom bit count %llu is out of range",
+                         (unsigned long long)m);
+    if (params->hashes < 1 || params->hashes > AMQ_BLOOM_MAX_HASHES)
+        return amq__fail(diag, AMQ_ECORRUPT, "bloom hash count %u is out of range", params->hashes);
+    if (!(params->fpr > 0 && params->fpr < 1))
+        return amq__fail(diag, AMQ_ECORRUPT, "bloom target fpr is not in (0, 1)");
+    amq_bloom *f = calloc(1, sizeof *f);
+    if (!f)
+        return AMQ_ENOMEM;
+    int status = amq__bitvec_load_words(&f->bits, m, words, len, diag);
+    if (status != AMQ_OK) {
+        free(f);
+        return status;
+    }
+    f->hashes = params->hashes;
+    f->capacity = params->capacity;
+    f->target_fpr = params->fpr;
+    f->hasher = params->hasher;
+    f->bits_set = bits_set;
+    if (amq__bloom_check(f) != AMQ_OK) {
+        amq_bloom_free(f);
+        return amq__fail(diag, AMQ_ECORRUPT,
+                         "bloom payload disagrees with its parameters (set-bit count)");
+    }
+    *out = f;
+    return AMQ_OK;
+}

@@ -60,4 +60,21 @@ int amq__counting_bloom_check(const amq_counting_bloom *filter, amq_diag *diag);
 /* Counter i (i < m) of a counting filter (for tests comparing filters). */
 uint32_t amq__counting_bloom_counter(const amq_counting_bloom *filter, uint64_t i);
 
+/* A classic filter's words as saved (see amq__bitvec_le_words): *len bytes,
+ * little-endian; a copy in *scratch (the caller frees it) only on a
+ * big-endian host. NULL when that copy cannot be allocated. */
+const void *amq__bloom_le_words(const amq_bloom *filter, uint64_t *len, void **scratch);
+
+/* A classic filter rebuilt from saved words, validated as a loaded file is:
+ * params->bits and ->hashes in range, ->fpr in (0, 1), len matching m, the
+ * bits past m clear, bits_set equal to the set bits (else AMQ_ECORRUPT with
+ * a message in *diag); ->capacity and ->hasher are taken as they are.
+ * Also AMQ_ENOMEM. */
+int amq__bloom_from_words(amq_bloom **out, const amq_bloom_params *params, uint64_t bits_set,
+                          const uint8_t *words, uint64_t len, amq_diag *diag);
+
+/* Scalable filters (scalable_bloom.c): AMQ_OK if the invariants hold, else
+ * AMQ_ECORRUPT naming the broken one in *diag (may be NULL). O(total m). */
+int amq__scalable_bloom_check(const amq_scalable_bloom *filter, amq_diag *diag);
+
 #endif /* AMQ_BLOOM_INTERNAL_H */

@@ -457,11 +457,21 @@ AMQ_API const amq_hasher *amq_counting_bloom_hasher(const amq_counting_bloom *fi
  * capacity * growth^i keys at error p * (1 - r) * r^i, where r is the
  * tightening ratio. Keys go into the newest stage; when it is full a new
  * stage is added. A query asks every stage, and the compound FPR stays below
- * p * (1 - r) * (1 + r + r^2 + ...) = p however many keys arrive.
+ * p * (1 - r) * (1 + r + r^2 + ...) = p however many keys arrive. Memory
+ * pays for it: bits per key grow slowly with the number of stages (about
+ * 15 to 18 at p = 1% for 100 to a million times the initial capacity, where
+ * a classic filter sized for the final count takes 9.6), and just after a
+ * stage opens the filter holds about s times the memory its keys need.
  *
  * An add first asks all stages: a key that may already be present is not
  * added again (so re-adding a key does not use up capacity, and the count
  * of keys added is exact up to false positives).
+ *
+ * Stage i probes with the key's 128-bit hash h as its own view of it: both
+ * halves of h multiplied by 1 + 2 * i * 0x9e3779b97f4a7c15 (mod 2^64), so
+ * that stages do not place a key at the same relative positions; to ask
+ * stage i directly (amq_scalable_bloom_stage), pass that view to
+ * amq_bloom_contains_hash.
  */
 
 /** A scalable Bloom filter; opaque. */
@@ -478,14 +488,17 @@ typedef struct amq_scalable_bloom_params {
     double growth;     /**< s: each stage holds s times the keys of the one before, in
                             [1.25, 16]; 0 = 2 */
     double tightening; /**< r: each stage's error is r times the one before, in
-                            [0.5, 0.95]; 0 = the default, 0.85 (docs/BLOOM.md says why) */
+                            [0.5, 0.95]; 0 = the default, 0.9 (docs/BLOOM.md says why) */
     amq_hasher hasher; /**< key hash; all-zero = XXH3 with seed 0 */
 } amq_scalable_bloom_params;
 
 /**
  * Create an empty scalable Bloom filter with its first stage.
  * @return AMQ_OK; AMQ_EINVAL (a parameter out of its range, an invalid
- *   hasher); AMQ_ENOMEM.
+ *   hasher); AMQ_ERANGE (the first stage alone would need more than
+ *   AMQ_BLOOM_MAX_BITS bits or AMQ_BLOOM_MAX_HASHES hash functions: a huge
+ *   capacity or a tiny fpr); AMQ_ENOMEM.
+ * Allocates: the first stage.
  */
 AMQ_API int amq_scalable_bloom_new(amq_scalable_bloom **out,
                                    const amq_scalable_bloom_params *params);
@@ -527,13 +540,18 @@ AMQ_API void amq_scalable_bloom_contains_many(const amq_scalable_bloom *filter,
  * Make into the union of into and other: stage by stage OR of two filters
  * with the same parameters and hasher (into grows empty stages to match
  * other's count first). The union is refused, and into left unchanged, if
- * the result's expected FPR (from the stages' fill) would exceed p.
+ * the result's expected FPR (from the stages' fill) would exceed p: two
+ * filters whose stages are both near full cannot be merged, since each
+ * merged stage would hold up to twice its capacity. A merged stage's count
+ * is into's plus the keys other adds to it, estimated from the set bits.
  * @return AMQ_OK; AMQ_EINCOMPATIBLE (different parameters or hasher, or
  *   the union would break the FPR bound); AMQ_ENOMEM.
+ * Allocates: the stages into lacks. Complexity: O(total bits).
  */
 AMQ_API int amq_scalable_bloom_union(amq_scalable_bloom *into, const amq_scalable_bloom *other);
 
-/** Keys added (adds that answered 1). */
+/** Keys added (adds that answered 1); after a union, partly estimated (see
+ *  amq_scalable_bloom_union). */
 AMQ_API uint64_t amq_scalable_bloom_count(const amq_scalable_bloom *filter);
 /** The number of stages. */
 AMQ_API size_t amq_scalable_bloom_stages(const amq_scalable_bloom *filter);
@@ -544,7 +562,10 @@ AMQ_API const amq_bloom *amq_scalable_bloom_stage(const amq_scalable_bloom *filt
 AMQ_API uint64_t amq_scalable_bloom_capacity(const amq_scalable_bloom *filter);
 /** Bytes of all stages' bits. */
 AMQ_API uint64_t amq_scalable_bloom_size_bytes(const amq_scalable_bloom *filter);
-/** The FPR to expect now: 1 - prod(1 - each stage's expected FPR). */
+/** The FPR to expect now: 1 - prod(1 - f_i), where stage i's rate f_i is
+ *  its fill to the power k_i, plus its keys / m_i^2 for the keys whose hash
+ *  halves both coincide with a stored key's (which matters only in small
+ *  stages). */
 AMQ_API double amq_scalable_bloom_expected_fpr(const amq_scalable_bloom *filter);
 /** p, s and r as used (defaults filled in). */
 AMQ_API double amq_scalable_bloom_fpr(const amq_scalable_bloom *filter);

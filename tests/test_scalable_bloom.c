@@ -1,0 +1,817 @@
+/*
+ * Tests for the scalable Bloom filter (src/scalable_bloom.c): defaults and
+ * stage sizing, no false negatives, the compound false-positive rate after
+ * 64 times the initial capacity (at most p within a binomial tolerance, and
+ * equal to what the stages' fills predict, so stages sharing one key hash
+ * do not correlate), the stage, hash-count and bit-count bounds, union,
+ * batch and hash forms, save/load through the generic handle, and damaged
+ * files.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+
+#include <cmocka.h>
+
+#include "amq/amq.h"
+#include "amq/bloom.h"
+#include "amq/calc.h"
+#include "bloom_internal.h"
+#include "format.h"
+#include "test_util.h"
+#include "util.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static uint64_t seed;
+
+/* Keys are 16 bytes: a tag (present / absent set) and a counter, so the two
+ * sets never share a key whatever the seed. */
+typedef struct test_key {
+    uint64_t tag;
+    uint64_t index;
+} test_key;
+
+static test_key make_key(uint64_t set, uint64_t i)
+{
+    test_key key = { .tag = seed * 2 + set, .index = i * 0x9e3779b97f4a7c15ULL + seed };
+    return key;
+}
+
+static amq_scalable_bloom *new_filter(uint64_t capacity, double fpr, double growth,
+                                      double tightening)
+{
+    amq_scalable_bloom_params params = {
+        .capacity = capacity, .fpr = fpr, .growth = growth, .tightening = tightening
+    };
+    amq_hasher_xxh3(&params.hasher, seed);
+    amq_scalable_bloom *f = NULL;
+    assert_int_equal(amq_scalable_bloom_new(&f, &params), AMQ_OK);
+    return f;
+}
+
+static void check_invariants(const amq_scalable_bloom *f)
+{
+    amq_diag diag = { .message = "" };
+    if (amq__scalable_bloom_check(f, &diag) != AMQ_OK)
+        fail_msg("invariant broken: %s", diag.message);
+}
+
+/* Add keys [from, to) of a set; returns how many the filter took as new. */
+static uint64_t add_range(amq_scalable_bloom *f, uint64_t set, uint64_t from, uint64_t to)
+{
+    uint64_t added = 0;
+    for (uint64_t i = from; i < to; i++) {
+        test_key key = make_key(set, i);
+        int status = amq_scalable_bloom_add(f, &key, sizeof key);
+        if (status < 0)
+            fail_msg("add of key %llu: %s", (unsigned long long)i, amq_strerror(status));
+        added += (uint64_t)status;
+    }
+    return added;
+}
+
+static void test_defaults_and_stage_sizing(void **state)
+{
+    (void)state;
+    amq_scalable_bloom_params params = { 0 };
+    amq_scalable_bloom *f = NULL;
+    assert_int_equal(amq_scalable_bloom_new(&f, &params), AMQ_OK);
+    assert_true(amq_scalable_bloom_fpr(f) == 0.01);
+    assert_true(amq_scalable_bloom_growth(f) == 2.0);
+    assert_true(amq_scalable_bloom_tightening(f) == 0.9);
+    assert_int_equal(amq_scalable_bloom_hasher(f)->kind, AMQ_HASH_XXH3);
+    assert_int_equal(amq_scalable_bloom_stages(f), 1);
+    assert_int_equal(amq_scalable_bloom_capacity(f), 1024);
+    assert_int_equal(amq_scalable_bloom_count(f), 0);
+    amq_scalable_bloom_free(f);
+    amq_scalable_bloom_free(NULL);
+
+    /* Grow a filter through 8 stages: stage i holds ceil(c0 s^i) keys at
+     * error p (1 - r) r^i, and its classic filter meets that error at
+     * capacity with the fewest bits the formula allows, give or take the
+     * rounding of k. */
+    const double p = 0.02, s = 1.5, r = 0.8;
+    const uint64_t c0 = 1000;
+    f = new_filter(c0, p, s, r);
+    uint64_t total = 0;
+    for (size_t i = 0; i < 8; i++)
+        total += (uint64_t)ceil((double)c0 * pow(s, (double)i));
+    uint64_t added = add_range(f, 0, 0, total);
+    assert_int_equal(added, amq_scalable_bloom_count(f));
+    check_invariants(f);
+    /* A few adds were false positives, so the last stage may not be full. */
+    assert_int_equal(amq_scalable_bloom_stages(f), 8);
+    double bound = 0;
+    for (size_t i = 0; i < 8; i++) {
+        const amq_bloom *stage = amq_scalable_bloom_stage(f, i);
+        uint64_t capacity = (uint64_t)ceil((double)c0 * pow(s, (double)i));
+        double p_i = p * (1 - r) * pow(r, (double)i);
+        bound += p_i;
+        assert_int_equal(amq_bloom_capacity(stage), capacity);
+        assert_memory_equal(amq_bloom_hasher(stage), amq_scalable_bloom_hasher(f),
+                            sizeof(amq_hasher));
+        double at_capacity = 0;
+        assert_int_equal(
+            amq_calc_fpr(&at_capacity, capacity, amq_bloom_bits(stage), amq_bloom_hashes(stage)),
+            AMQ_OK);
+        /* Absent keys whose two hash halves match a stored key's. */
+        at_capacity += (double)capacity / pow((double)amq_bloom_bits(stage), 2);
+        double formula = -(double)capacity * log(p_i) / (log(2) * log(2));
+        if (at_capacity > p_i * (1 + 1e-9) || (double)amq_bloom_bits(stage) < formula ||
+            (double)amq_bloom_bits(stage) > formula * 1.12 + 1)
+            fail_msg("stage %zu: %llu bits, k = %u for %llu keys at %g: rate %g, formula %.0f "
+                     "bits",
+                     i, (unsigned long long)amq_bloom_bits(stage), amq_bloom_hashes(stage),
+                     (unsigned long long)capacity, p_i, at_capacity, formula);
+    }
+    /* The stages' errors sum to p (1 - r^8) < p. */
+    assert_true(fabs(bound - p * (1 - pow(r, 8))) < 1e-12);
+    assert_true(amq_scalable_bloom_expected_fpr(f) <= p);
+    amq_scalable_bloom_free(f);
+}
+
+static void test_parameter_errors(void **state)
+{
+    (void)state;
+    amq_scalable_bloom *f = (amq_scalable_bloom *)&f;
+    struct {
+        amq_scalable_bloom_params params;
+        int status;
+    } cases[] = {
+        { { .capacity = 10, .fpr = 1.5 }, AMQ_EINVAL },
+        { { .capacity = 10, .fpr = -0.1 }, AMQ_EINVAL },
+        { { .capacity = 10, .growth = 1.2 }, AMQ_EINVAL },
+        { { .capacity = 10, .growth = 17 }, AMQ_EINVAL },
+        { { .capacity = 10, .growth = NAN }, AMQ_EINVAL },
+        { { .capacity = 10, .tightening = 0.49 }, AMQ_EINVAL },
+        { { .capacity = 10, .tightening = 0.96 }, AMQ_EINVAL },
+        { { .capacity = 10, .hasher = { .kind = (amq_hash_kind)9 } }, AMQ_EINVAL },
+        /* The first stage alone would pass the largest classic filter. */
+        { { .capacity = (uint64_t)1 << 45 }, AMQ_ERANGE },
+        { { .capacity = UINT64_MAX }, AMQ_ERANGE },
+        /* Its error would need more than 64 hash functions. */
+        { { .capacity = 10, .fpr = 1e-19 }, AMQ_ERANGE },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        int status = amq_scalable_bloom_new(&f, &cases[i].params);
+        if (status != cases[i].status)
+            fail_msg("case %zu: status %d, expected %d", i, status, cases[i].status);
+        assert_null(f);
+    }
+}
+
+/* n keys added with an initial capacity of n/64 (seven stages); none
+ * missing (checked at one p: the sanitizer build is slow); the FPR over 2n
+ * absent keys is at most p + 4 sigma, and within 4 sigma of
+ * 1 - prod(1 - f_i) for the stages' own rates f_i = fill^k. */
+static void check_fpr(uint64_t n, double p, bool check_present)
+{
+    amq_scalable_bloom *f = new_filter(n / 64, p, 0, 0);
+    uint64_t added = add_range(f, 0, 0, n);
+    check_invariants(f);
+    assert_int_equal(amq_scalable_bloom_count(f), added);
+    /* At p = 0.1 the adds taken as present leave the seventh stage unopened. */
+    assert_true(amq_scalable_bloom_stages(f) == 7 ||
+                (p > 0.05 && amq_scalable_bloom_stages(f) == 6));
+    /* Each add that found its key already "present" was a false positive of
+     * a filter whose rate never exceeds p. */
+    double fp_adds = (double)(n - added), most = p * (double)n;
+    if (fp_adds > most + 4 * sqrt(most))
+        fail_msg("%.0f of %llu new keys were taken as present (p = %g)", fp_adds,
+                 (unsigned long long)n, p);
+    for (uint64_t i = 0; check_present && i < n; i++) {
+        test_key key = make_key(0, i);
+        if (!amq_scalable_bloom_contains(f, &key, sizeof key))
+            fail_msg("false negative: key %llu of %llu (p = %g)", (unsigned long long)i,
+                     (unsigned long long)n, p);
+    }
+    uint64_t trials = 2 * n, positives = 0;
+    for (uint64_t i = 0; i < trials; i++) {
+        test_key key = make_key(1, i);
+        positives += amq_scalable_bloom_contains(f, &key, sizeof key);
+    }
+    double measured = (double)positives / (double)trials;
+    double sigma_p = sqrt(p * (1 - p) / (double)trials);
+    double predicted = amq_scalable_bloom_expected_fpr(f);
+    double sigma = sqrt(predicted * (1 - predicted) / (double)trials);
+    print_message("n=%llu p=%g stages=%zu bits/key=%.2f: measured FPR %.6f, from fills %.6f "
+                  "(4 sigma %.6f), bound %g + %.6f\n",
+                  (unsigned long long)n, p, amq_scalable_bloom_stages(f),
+                  (double)amq_scalable_bloom_size_bytes(f) * 8 / (double)n, measured, predicted,
+                  4 * sigma, p, 4 * sigma_p);
+    if (measured > p + 4 * sigma_p)
+        fail_msg("FPR %.6f is above p = %g + 4 sigma (%.6f)", measured, p, 4 * sigma_p);
+    if (fabs(measured - predicted) > 4 * sigma)
+        fail_msg("FPR %.6f is more than 4 sigma (%.6f) from the stages' %.6f", measured, 4 * sigma,
+                 predicted);
+    amq_scalable_bloom_free(f);
+}
+
+static void test_fpr_10_percent(void **state)
+{
+    (void)state;
+    check_fpr(1000000, 0.1, false);
+}
+
+static void test_fpr_1_percent(void **state)
+{
+    (void)state;
+    check_fpr(1000000, 0.01, true);
+}
+
+static void test_fpr_tenth_percent(void **state)
+{
+    (void)state;
+    check_fpr(1000000, 0.001, false);
+}
+
+/* What stage i of a scalable filter is queried with (bloom.h): the key's
+ * hash with both halves times 1 + 2 i * 0x9e3779b97f4a7c15. */
+static amq_u128 stage_view(amq_u128 hash, size_t i)
+{
+    uint64_t multiplier = 1 + 2 * (uint64_t)i * 0x9e3779b97f4a7c15ULL;
+    amq_u128 mixed = { hash.low * multiplier, hash.high * multiplier };
+    return mixed;
+}
+
+/* Started at 2 keys with p = 1e-4, the first stages hold a handful of keys
+ * each; their rate must still be counted honestly (double hashing gives a
+ * tiny stage a floor of c / m^2), so the compound rate stays under p. */
+static void test_tiny_initial_capacity(void **state)
+{
+    (void)state;
+    const double p = 1e-4;
+    const uint64_t trials = 500000;
+    amq_scalable_bloom *f = new_filter(2, p, 0, 0);
+    add_range(f, 0, 0, 2000);
+    assert_true(amq_scalable_bloom_stages(f) >= 9);
+    check_invariants(f);
+    uint64_t positives = 0;
+    for (uint64_t i = 0; i < trials; i++) {
+        test_key key = make_key(1, i);
+        positives += amq_scalable_bloom_contains(f, &key, sizeof key);
+    }
+    double mean = p * (double)trials;
+    if ((double)positives > mean + 4 * sqrt(mean))
+        fail_msg("%llu false positives of %llu at p = %g", (unsigned long long)positives,
+                 (unsigned long long)trials, p);
+    amq_scalable_bloom_free(f);
+}
+
+/* Every stage hashes a key with the same 128-bit hash, and multiply-high
+ * puts it at about the same relative positions in every stage. Whether an
+ * absent key is a false positive of stage i and of stage j must still be
+ * independent: the stages hold different keys. With large per-stage rates
+ * (p = 0.3, r = 0.5: 15%, 7.5%, ...), count the absent keys that are false
+ * positives of both stages of each pair and compare with trials * f_i * f_j. */
+static void test_stages_do_not_correlate(void **state)
+{
+    (void)state;
+    const uint64_t n = 200000, trials = 1000000;
+    amq_scalable_bloom *f = new_filter(n / 32, 0.3, 2, 0.5);
+    add_range(f, 0, 0, n);
+    size_t stages = amq_scalable_bloom_stages(f);
+    assert_true(stages >= 5);
+    static uint64_t single[AMQ_SCALABLE_BLOOM_MAX_STAGES];
+    static uint64_t both[AMQ_SCALABLE_BLOOM_MAX_STAGES][AMQ_SCALABLE_BLOOM_MAX_STAGES];
+    memset(single, 0, sizeof single);
+    memset(both, 0, sizeof both);
+    const amq_hasher *hasher = amq_scalable_bloom_hasher(f);
+    for (uint64_t t = 0; t < trials; t++) {
+        test_key key = make_key(1, t);
+        amq_u128 hash = amq_hash128(hasher, &key, sizeof key);
+        bool hit[AMQ_SCALABLE_BLOOM_MAX_STAGES];
+        for (size_t i = 0; i < stages; i++) {
+            hit[i] = amq_bloom_contains_hash(amq_scalable_bloom_stage(f, i), stage_view(hash, i));
+            single[i] += hit[i];
+        }
+        for (size_t i = 0; i < stages; i++)
+            for (size_t j = i + 1; j < stages; j++)
+                both[i][j] += hit[i] && hit[j];
+    }
+    for (size_t i = 0; i < stages; i++) {
+        for (size_t j = i + 1; j < stages; j++) {
+            /* Expected from the measured marginals, as independence says. */
+            double fi = (double)single[i] / (double)trials, fj = (double)single[j] / (double)trials;
+            double expected = fi * fj * (double)trials;
+            double sigma = sqrt(expected * (1 - fi * fj));
+            if (fabs((double)both[i][j] - expected) > 4 * sigma + 1)
+                fail_msg("stages %zu and %zu: %llu joint false positives, %.0f expected "
+                         "(4 sigma %.0f)",
+                         i, j, (unsigned long long)both[i][j], expected, 4 * sigma);
+        }
+    }
+    amq_scalable_bloom_free(f);
+}
+
+static void test_add_answers_and_forms_agree(void **state)
+{
+    (void)state;
+    amq_scalable_bloom *f = new_filter(500, 0.05, 0, 0);
+    test_key key = make_key(0, 1);
+    assert_int_equal(amq_scalable_bloom_add(f, &key, sizeof key), 1);
+    assert_int_equal(amq_scalable_bloom_add(f, &key, sizeof key), 0);
+    amq_u128 hash = amq_hash128(amq_scalable_bloom_hasher(f), &key, sizeof key);
+    assert_int_equal(amq_scalable_bloom_add_hash(f, hash), 0);
+    assert_int_equal(amq_scalable_bloom_count(f), 1);
+    /* Half the keys by hash, half by bytes, past several stages. */
+    for (uint64_t i = 2; i < 20000; i++) {
+        key = make_key(0, i);
+        if (i % 2)
+            assert_true(amq_scalable_bloom_add(f, &key, sizeof key) >= 0);
+        else
+            assert_true(amq_scalable_bloom_add_hash(
+                            f, amq_hash128(amq_scalable_bloom_hasher(f), &key, sizeof key)) >= 0);
+    }
+    assert_true(amq_scalable_bloom_stages(f) >= 5);
+    check_invariants(f);
+    /* Adding them all again takes none. */
+    uint64_t count = amq_scalable_bloom_count(f);
+    assert_int_equal(add_range(f, 0, 1, 20000), 0);
+    assert_int_equal(amq_scalable_bloom_count(f), count);
+
+    enum { COUNT = 1003 };
+    static test_key keys[COUNT];
+    const void *pointers[COUNT];
+    size_t lens[COUNT];
+    uint8_t results[COUNT];
+    for (uint64_t i = 0; i < COUNT; i++) {
+        keys[i] = make_key(i % 3 == 0, i * 19);
+        pointers[i] = &keys[i];
+        lens[i] = sizeof keys[i];
+    }
+    amq_scalable_bloom_contains_many(f, pointers, lens, COUNT, results);
+    uint64_t maybes = 0;
+    for (uint64_t i = 0; i < COUNT; i++) {
+        assert_int_equal(results[i], amq_scalable_bloom_contains(f, &keys[i], sizeof keys[i]));
+        assert_int_equal(results[i], amq_scalable_bloom_contains_hash(
+                                         f, amq_hash128(amq_scalable_bloom_hasher(f), &keys[i],
+                                                        sizeof keys[i])));
+        maybes += results[i];
+    }
+    assert_true(maybes >= COUNT * 2 / 3 - 1); /* every present key at least */
+    amq_scalable_bloom_contains_many(f, pointers, lens, 0, results);
+
+    /* Clearing drops to one empty stage, which fills and grows again. */
+    amq_scalable_bloom_clear(f);
+    assert_int_equal(amq_scalable_bloom_stages(f), 1);
+    assert_int_equal(amq_scalable_bloom_count(f), 0);
+    assert_int_equal(amq_scalable_bloom_capacity(f), 500);
+    assert_true(amq_scalable_bloom_expected_fpr(f) == 0);
+    check_invariants(f);
+    assert_int_equal(add_range(f, 0, 0, 2000) > 1900, 1);
+    assert_int_equal(amq_scalable_bloom_stages(f), 3);
+    amq_scalable_bloom_free(f);
+}
+
+/* Filling 64 stages by adds takes at least 6 million keys (c0 = 1, s =
+ * 1.25) at 64 stage queries each: too slow for a test. So write the file
+ * such a filter would save - 64 stages, each "full" by its count, all bits
+ * clear - and load it. Stage i is the classic filter for ceil(s^i) keys at
+ * p (1 - r) r^i, which is stage 0 of a filter started at ceil(s^i) keys with
+ * bound p r^i; with p = 1/2 and 1 - r = 1/4 both products are exact. */
+static void test_stage_count_bound(void **state)
+{
+    (void)state;
+    enum { STAGES = AMQ_SCALABLE_BLOOM_MAX_STAGES };
+    const double p = 0.5, s = 1.25, r = 0.75;
+    amq__params_writer params;
+    amq__params_init(&params);
+    amq__params_put_u64(&params, 1);
+    amq__params_put_f64(&params, p);
+    amq__params_put_f64(&params, s);
+    amq__params_put_f64(&params, r);
+    size_t count_at = params.len;
+    amq__params_put_u64(&params, 0); /* the count, filled in below */
+    amq__params_put_u32(&params, STAGES);
+    static amq__piece pieces[STAGES];
+    uint64_t count = 0, largest = 0;
+    double scale = 1, tighten = 1;
+    for (size_t i = 0; i < STAGES; i++, scale *= s, tighten *= r) {
+        amq_scalable_bloom *one = new_filter((uint64_t)ceil(scale), p * tighten, s, r);
+        const amq_bloom *stage = amq_scalable_bloom_stage(one, 0);
+        amq__params_put_u64(&params, amq_bloom_bits(stage));
+        amq__params_put_u32(&params, amq_bloom_hashes(stage));
+        amq__params_put_u64(&params, amq_bloom_capacity(stage));
+        amq__params_put_u64(&params, amq_bloom_capacity(stage));
+        amq__params_put_u64(&params, 0);
+        count += amq_bloom_capacity(stage);
+        pieces[i].len = (amq_bloom_bits(stage) + 63) / 64 * 8;
+        largest = pieces[i].len > largest ? pieces[i].len : largest;
+        amq_scalable_bloom_free(one);
+    }
+    amq__store_u64le(params.bytes + count_at, count);
+    assert_false(params.overflow);
+    uint8_t *zeros = calloc(1, (size_t)largest);
+    assert_non_null(zeros);
+    for (size_t i = 0; i < STAGES; i++)
+        pieces[i].data = zeros;
+    amq__container c = { .family = AMQ__FAMILY_SCALABLE_BLOOM,
+                         .params = params.bytes,
+                         .params_len = params.len };
+    amq_hasher_xxh3(&c.hasher, seed);
+    char *dir = amq_test_scratch_dir();
+    assert_non_null(dir);
+    char path[512];
+    snprintf(path, sizeof path, "%s/full.amq", dir);
+    amq_diag diag = { .message = "" };
+    assert_int_equal(amq__format_save(path, &c, pieces, STAGES, &diag), AMQ_OK);
+    free(zeros);
+
+    amq_filter *f = NULL;
+    if (amq_load_ex(&f, path, 0, &diag) != AMQ_OK)
+        fail_msg("the 64-stage file does not load: %s", diag.message);
+    amq_info before, after;
+    amq_info_get(f, &before);
+    assert_int_equal(before.count, count);
+    assert_int_equal(before.capacity, count);
+    /* Every stage is full: a new key needs a 65th stage. */
+    assert_int_equal(amq_add(f, "a new key", 9), AMQ_ERANGE);
+    assert_int_equal(amq_contains(f, "a new key", 9), 0);
+    amq_info_get(f, &after);
+    assert_int_equal(after.count, before.count);
+    assert_int_equal(after.capacity, before.capacity);
+    assert_int_equal(after.size_bytes, before.size_bytes);
+    /* Saved again, it is the same file. */
+    char again[512];
+    snprintf(again, sizeof again, "%s/again.amq", dir);
+    assert_int_equal(amq_save(f, again), AMQ_OK);
+    size_t len_a = 0, len_b = 0;
+    char *a = amq_test_read_file(path, &len_a), *b = amq_test_read_file(again, &len_b);
+    assert_non_null(a);
+    assert_non_null(b);
+    assert_int_equal(len_a, len_b);
+    assert_memory_equal(a, b, len_a);
+    free(a);
+    free(b);
+    amq_free(f);
+    amq_test_remove_tree(dir);
+    free(dir);
+}
+
+static void test_union(void **state)
+{
+    (void)state;
+    /* into holds 300 keys in its first stage; other holds 3000 over three
+     * stages (1000 + 2000 at c0 = 1000): the union grows into to three
+     * stages and answers for both key sets. */
+    amq_scalable_bloom *into = new_filter(1000, 0.01, 0, 0);
+    amq_scalable_bloom *other = new_filter(1000, 0.01, 0, 0);
+    add_range(into, 0, 0, 300);
+    add_range(other, 0, 1000, 4500);
+    assert_int_equal(amq_scalable_bloom_stages(other), 3);
+    uint64_t sum = amq_scalable_bloom_count(into) + amq_scalable_bloom_count(other);
+    assert_int_equal(amq_scalable_bloom_union(into, other), AMQ_OK);
+    check_invariants(into);
+    check_invariants(other);
+    assert_int_equal(amq_scalable_bloom_stages(into), 3);
+    for (uint64_t i = 0; i < 300; i++) {
+        test_key key = make_key(0, i);
+        assert_true(amq_scalable_bloom_contains(into, &key, sizeof key));
+    }
+    for (uint64_t i = 1000; i < 4500; i++) {
+        test_key key = make_key(0, i);
+        assert_true(amq_scalable_bloom_contains(into, &key, sizeof key));
+    }
+    /* Disjoint sets: the estimated count is close to the sum. */
+    uint64_t count = amq_scalable_bloom_count(into);
+    assert_true(count <= sum && (double)count > 0.95 * (double)sum);
+    assert_true(amq_scalable_bloom_expected_fpr(into) <= 0.01);
+
+    /* A union with itself adds nothing and keeps the count. */
+    uint64_t bytes = amq_scalable_bloom_size_bytes(into);
+    assert_int_equal(amq_scalable_bloom_union(into, into), AMQ_OK);
+    assert_int_equal(amq_scalable_bloom_count(into), count);
+    assert_int_equal(amq_scalable_bloom_size_bytes(into), bytes);
+    check_invariants(into);
+
+    /* Two filters with full stages: the OR of full stages would break the
+     * bound, so the union is refused and into is left as it was. */
+    amq_scalable_bloom *full = new_filter(1000, 0.01, 0, 0);
+    add_range(full, 1, 0, 3500);
+    const amq_bloom *first = amq_scalable_bloom_stage(into, 0);
+    uint64_t set = amq_bloom_bits_set(first);
+    assert_int_equal(amq_scalable_bloom_union(into, full), AMQ_EINCOMPATIBLE);
+    assert_int_equal(amq_bloom_bits_set(first), set);
+    assert_int_equal(amq_scalable_bloom_count(into), count);
+    assert_int_equal(amq_scalable_bloom_stages(into), 3);
+    check_invariants(into);
+
+    /* Different parameters or hashers are refused. */
+    amq_scalable_bloom *other_p = new_filter(1000, 0.02, 0, 0);
+    amq_scalable_bloom *other_s = new_filter(1000, 0.01, 4, 0);
+    amq_scalable_bloom *other_r = new_filter(1000, 0.01, 0, 0.8);
+    amq_scalable_bloom *other_c = new_filter(999, 0.01, 0, 0);
+    amq_scalable_bloom_params params = { .capacity = 1000 };
+    amq_hasher_xxh3(&params.hasher, seed + 1);
+    amq_scalable_bloom *other_seed = NULL;
+    assert_int_equal(amq_scalable_bloom_new(&other_seed, &params), AMQ_OK);
+    amq_scalable_bloom *refused[] = { other_p, other_s, other_r, other_c, other_seed };
+    for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
+        assert_int_equal(amq_scalable_bloom_union(into, refused[i]), AMQ_EINCOMPATIBLE);
+        amq_scalable_bloom_free(refused[i]);
+    }
+    amq_scalable_bloom_free(full);
+    amq_scalable_bloom_free(into);
+    amq_scalable_bloom_free(other);
+}
+
+/* ---- through the generic handle ------------------------------------------------ */
+
+static void test_generic_round_trip(void **state)
+{
+    (void)state;
+    char *dir = amq_test_scratch_dir();
+    assert_non_null(dir);
+    char path[512], spec[128];
+    snprintf(path, sizeof path, "%s/f.amq", dir);
+    snprintf(spec, sizeof spec, "scalable-bloom n=1000 p=0.02 growth=3 tightening=0.8 seed=%llu",
+             (unsigned long long)seed);
+
+    amq_filter *f = NULL;
+    assert_int_equal(amq_new(&f, spec), AMQ_OK);
+    assert_string_equal(amq_family(f), "scalable-bloom");
+    /* Every add is AMQ_OK, new key or not. */
+    for (uint64_t i = 0; i < 20000; i++) {
+        test_key key = make_key(0, i);
+        assert_int_equal(amq_add(f, &key, sizeof key), AMQ_OK);
+        assert_int_equal(amq_add(f, &key, sizeof key), AMQ_OK);
+    }
+    assert_int_equal(amq_remove(f, "x", 1), AMQ_EUNSUPPORTED);
+    assert_int_equal(amq_save(f, path), AMQ_OK);
+    amq_info a;
+    assert_int_equal(amq_info_get(f, &a), AMQ_OK);
+    assert_string_equal(a.family, "scalable-bloom");
+    /* Stages of 1000, 3000, 9000, 27000 keys. */
+    assert_int_equal(a.capacity, 40000);
+    assert_true(a.count <= 20000 && a.count > 19500);
+    assert_true(fabs(a.estimated_count / (double)a.count - 1) < 0.03);
+    assert_true(a.target_fpr == 0.02);
+    assert_true(a.expected_fpr > 0 && a.expected_fpr < 0.02);
+    assert_true(fabs(a.bits_per_key - (double)a.size_bytes * 8 / (double)a.count) < 1e-9);
+
+    for (unsigned flags = 0; flags <= AMQ_LOAD_MMAP; flags += AMQ_LOAD_MMAP) {
+        amq_filter *g = NULL;
+        amq_diag diag = { .message = "" };
+        assert_int_equal(amq_load_ex(&g, path, flags, &diag), AMQ_OK);
+        amq_info b;
+        assert_int_equal(amq_info_get(g, &b), AMQ_OK);
+        assert_string_equal(b.family, "scalable-bloom");
+        assert_int_equal(b.capacity, a.capacity);
+        assert_int_equal(b.count, a.count);
+        assert_true(b.estimated_count == a.estimated_count);
+        assert_true(b.expected_fpr == a.expected_fpr);
+        assert_true(b.target_fpr == a.target_fpr);
+        assert_int_equal(b.size_bytes, a.size_bytes);
+        assert_memory_equal(&b.hasher, &a.hasher, sizeof a.hasher);
+        assert_true(b.file_checksum != 0);
+        for (uint64_t i = 0; i < 40000; i++) {
+            test_key key = make_key(i & 1, i / 2);
+            assert_int_equal(amq_contains(g, &key, sizeof key), amq_contains(f, &key, sizeof key));
+        }
+        /* A loaded filter keeps growing, and merges. */
+        for (uint64_t i = 20000; i < 45000; i++) {
+            test_key key = make_key(0, i);
+            assert_int_equal(amq_add(g, &key, sizeof key), AMQ_OK);
+        }
+        assert_int_equal(amq_info_get(g, &b), AMQ_OK);
+        assert_int_equal(b.capacity, 40000 + 81000);
+        assert_int_equal(amq_merge(g, f, &diag), AMQ_OK);
+        for (uint64_t i = 0; i < 45000; i++) {
+            test_key key = make_key(0, i);
+            assert_int_equal(amq_contains(g, &key, sizeof key), 1);
+        }
+        amq_free(g);
+    }
+
+    /* Merging filters of different parameters names the difference. */
+    amq_filter *other = NULL;
+    assert_int_equal(amq_new(&other, "scalable-bloom n=1000 p=0.02"), AMQ_OK);
+    amq_diag diag = { .message = "" };
+    assert_int_equal(amq_merge(f, other, &diag), AMQ_EINCOMPATIBLE);
+    assert_non_null(strstr(diag.message, "tightening"));
+    amq_free(other);
+    amq_free(f);
+    amq_test_remove_tree(dir);
+    free(dir);
+}
+
+static void test_generic_spec_errors(void **state)
+{
+    (void)state;
+    amq_filter *f = NULL;
+    amq_diag diag;
+    struct {
+        const char *spec;
+        int status;
+        const char *message;
+    } cases[] = {
+        { "scalable-bloom n=0", AMQ_EINVAL, "capacity" },
+        { "scalable-bloom growth=1", AMQ_EINVAL, "growth" },
+        { "scalable-bloom growth=20", AMQ_EINVAL, "growth" },
+        { "scalable-bloom tightening=0.99", AMQ_EINVAL, "tightening" },
+        { "scalable-bloom tightening=abc", AMQ_EINVAL, "tightening" },
+        { "scalable-bloom m=1000", AMQ_EINVAL, "unknown option 'm' for scalable-bloom" },
+        { "scalable-bloom p=2", AMQ_EINVAL, "fpr" },
+        { "scalable-bloom n=1e15", AMQ_ERANGE, "2^48 bits" },
+        { "scalable-bloom p=1e-20", AMQ_ERANGE, "hash functions" },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        memset(&diag, 0, sizeof diag);
+        int status = amq_new_ex(&f, cases[i].spec, &diag);
+        if (status != cases[i].status || !strstr(diag.message, cases[i].message))
+            fail_msg("'%s': status %d '%s', expected %d mentioning '%s'", cases[i].spec, status,
+                     diag.message, cases[i].status, cases[i].message);
+        assert_null(f);
+    }
+    /* Without n a spec starts at 1024 keys; md5 and siphash hashers work. */
+    const char *good[] = {
+        "scalable-bloom",
+        "scalable-bloom n=10 hash=siphash key=000102030405060708090a0b0c0d0e0f",
+        "scalable-bloom n=10 hash=md5 growth=16 tightening=0.5",
+    };
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+        assert_int_equal(amq_new(&f, good[i]), AMQ_OK);
+        for (int key = 0; key < 100; key++)
+            assert_int_equal(amq_add(f, &key, sizeof key), AMQ_OK);
+        for (int key = 0; key < 100; key++)
+            assert_int_equal(amq_contains(f, &key, sizeof key), 1);
+        amq_info info;
+        amq_info_get(f, &info);
+        assert_int_equal(info.capacity, i == 0 ? 1024 : i == 1 ? 150 : 170);
+        amq_free(f);
+    }
+    /* amq_build without n starts the filter at the number of keys. */
+    const void *keys[3] = { "a", "b", "c" };
+    size_t lens[3] = { 1, 1, 1 };
+    assert_int_equal(amq_build(&f, "scalable-bloom p=0.01", keys, lens, 3), AMQ_OK);
+    amq_info info;
+    amq_info_get(f, &info);
+    assert_int_equal(info.capacity, 3);
+    assert_int_equal(info.count, 3);
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(amq_contains(f, keys[i], 1), 1);
+    amq_free(f);
+}
+
+/* ---- damaged files ---------------------------------------------------------------- */
+
+/* The parameter block's layout (see scalable_bloom.c): a 44-byte head, then
+ * 36 bytes per stage. */
+enum {
+    HEAD_CAPACITY = 0,
+    HEAD_FPR = 8,
+    HEAD_GROWTH = 16,
+    HEAD_TIGHTENING = 24,
+    HEAD_COUNT = 32,
+    HEAD_STAGES = 40,
+    HEAD_BYTES = 44,
+    STAGE_BITS = 0,
+    STAGE_HASHES = 8,
+    STAGE_CAPACITY = 12,
+    STAGE_COUNT = 20,
+    STAGE_SET = 28,
+    STAGE_BYTES = 36,
+};
+
+typedef enum field_kind { FIELD_U32, FIELD_U64, FIELD_F64 } field_kind;
+
+/* Rewrite a saved file with one parameter changed (or the block or the
+ * payload cut short), with a valid checksum, and load it. */
+static int load_changed(const char *path, const uint8_t *file, size_t len, size_t offset,
+                        field_kind kind, double value, uint32_t params_cut, uint64_t payload_cut,
+                        amq_diag *diag)
+{
+    amq__container c;
+    assert_int_equal(amq__format_parse(&c, file, len, NULL), AMQ_OK);
+    uint8_t params[AMQ__FORMAT_PARAMS_MAX];
+    memcpy(params, c.params, c.params_len);
+    if (kind == FIELD_U32)
+        amq__store_u32le(params + offset, (uint32_t)value);
+    else if (kind == FIELD_U64)
+        amq__store_u64le(params + offset, (uint64_t)value);
+    else {
+        uint64_t bits;
+        memcpy(&bits, &value, sizeof bits);
+        amq__store_u64le(params + offset, bits);
+    }
+    c.params = params;
+    c.params_len -= params_cut;
+    amq__piece piece = { c.payload, c.payload_len - payload_cut };
+    assert_int_equal(amq__format_save(path, &c, &piece, 1, NULL), AMQ_OK);
+    amq_filter *f = NULL;
+    int status = amq_load_ex(&f, path, 0, diag);
+    amq_free(f);
+    return status;
+}
+
+static void test_damaged_files(void **state)
+{
+    (void)state;
+    char *dir = amq_test_scratch_dir();
+    assert_non_null(dir);
+    char path[512], changed[512];
+    snprintf(path, sizeof path, "%s/f.amq", dir);
+    snprintf(changed, sizeof changed, "%s/changed.amq", dir);
+    amq_filter *f = NULL;
+    assert_int_equal(amq_new(&f, "scalable-bloom n=100 p=0.01"), AMQ_OK);
+    for (int i = 0; i < 500; i++)
+        amq_add(f, &i, sizeof i);
+    assert_int_equal(amq_save(f, path), AMQ_OK);
+    amq_free(f);
+    size_t len = 0;
+    uint8_t *good = (uint8_t *)amq_test_read_file(path, &len);
+    assert_non_null(good);
+
+    /* Every single-byte change anywhere is refused, never loaded. */
+    uint8_t *bad = malloc(len);
+    assert_non_null(bad);
+    for (size_t i = 0; i < len; i++) {
+        memcpy(bad, good, len);
+        bad[i] ^= 0x10;
+        FILE *out = fopen(changed, "wb");
+        assert_non_null(out);
+        assert_int_equal(fwrite(bad, 1, len, out), len);
+        fclose(out);
+        if (amq_load(&f, changed) == AMQ_OK)
+            fail_msg("a change at byte %zu of %zu was not detected", i, len);
+        assert_null(f);
+    }
+    free(bad);
+
+    /* Changed parameters under a valid checksum: each refused as corrupt,
+     * with a message naming what is wrong. Stages 0..2 hold 100, 200, 200
+     * keys. */
+    amq_diag diag;
+    size_t s1 = HEAD_BYTES + STAGE_BYTES; /* stage 1's record */
+    struct {
+        size_t offset;
+        field_kind kind;
+        double value;
+        uint32_t params_cut;
+        uint64_t payload_cut;
+        const char *message;
+    } cases[] = {
+        { HEAD_CAPACITY, FIELD_U64, 100, 0, 0, NULL }, /* unchanged: loads */
+        { HEAD_CAPACITY, FIELD_U64, 0, 0, 0, "initial capacity" },
+        { HEAD_CAPACITY, FIELD_U64, 101, 0, 0, "not sized" },
+        { HEAD_FPR, FIELD_F64, 1.5, 0, 0, "fpr" },
+        { HEAD_FPR, FIELD_F64, 0.02, 0, 0, "not sized" },
+        { HEAD_GROWTH, FIELD_F64, 1.0, 0, 0, "growth" },
+        { HEAD_GROWTH, FIELD_F64, NAN, 0, 0, "growth" },
+        { HEAD_TIGHTENING, FIELD_F64, 0.99, 0, 0, "tightening" },
+        { HEAD_COUNT, FIELD_U64, 1000, 0, 0, "sum" },
+        { HEAD_STAGES, FIELD_U32, 0, 0, 0, "stage count" },
+        { HEAD_STAGES, FIELD_U32, 65, 0, 0, "stage count" },
+        { HEAD_STAGES, FIELD_U32, 2, 0, 0, "expected" },
+        { s1 + STAGE_BITS, FIELD_U64, 64, 0, 0, "not sized" },
+        { s1 + STAGE_HASHES, FIELD_U32, 65, 0, 0, "not sized" },
+        { s1 + STAGE_CAPACITY, FIELD_U64, 201, 0, 0, "not sized" },
+        { s1 + STAGE_COUNT, FIELD_U64, (double)((uint64_t)1 << 60), 0, 0, "2^56" },
+        { s1 + STAGE_COUNT, FIELD_U64, 3, 0, 0, "more bits set" },
+        { s1 + STAGE_SET, FIELD_U64, 7, 0, 0, "stage 1: bloom payload disagrees" },
+        { HEAD_CAPACITY, FIELD_U64, 100, 1, 0, "expected 152 for 3 stages" },
+        { HEAD_CAPACITY, FIELD_U64, 100, 112, 0, "too short" },
+        { HEAD_CAPACITY, FIELD_U64, 100, 0, 8, "payload" },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        memset(&diag, 0, sizeof diag);
+        int status = load_changed(changed, good, len, cases[i].offset, cases[i].kind,
+                                  cases[i].value, cases[i].params_cut, cases[i].payload_cut, &diag);
+        if (!cases[i].message) {
+            assert_int_equal(status, AMQ_OK);
+            continue;
+        }
+        if (status != AMQ_ECORRUPT || !strstr(diag.message, cases[i].message))
+            fail_msg("case %zu: status %d '%s', expected corrupt mentioning '%s'", i, status,
+                     diag.message, cases[i].message);
+    }
+    free(good);
+    amq_test_remove_tree(dir);
+    free(dir);
+}
+
+int main(void)
+{
+    seed = amq_test_seed(20261122);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_defaults_and_stage_sizing),
+        cmocka_unit_test(test_parameter_errors),
+        cmocka_unit_test(test_fpr_10_percent),
+        cmocka_unit_test(test_fpr_1_percent),
+        cmocka_unit_test(test_fpr_tenth_percent),
+        cmocka_unit_test(test_tiny_initial_capacity),
+        cmocka_unit_test(test_stages_do_not_correlate),
+        cmocka_unit_test(test_add_answers_and_forms_agree),
+        cmocka_unit_test(test_stage_count_bound),
+        cmocka_unit_test(test_union),
+        cmocka_unit_test(test_generic_round_trip),
+        cmocka_unit_test(test_generic_spec_errors),
+        cmocka_unit_test(test_damaged_files),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
