@@ -139,6 +139,7 @@ extern const bench_workload bench_bloom_classic;
 extern const bench_workload bench_bloom_split_block;
 extern const bench_workload bench_bloom_blocked;
 extern const bench_workload bench_bloom_counting;
+extern const bench_workload bench_bloom_scalable;
 
 /* ---- results (the runner's) -------------------------------------------------- */
 

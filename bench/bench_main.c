@@ -49,6 +49,7 @@ static const bench_workload *const workloads[] = {
     &bench_bloom_split_block,
     &bench_bloom_blocked,
     &bench_bloom_counting,
+    &bench_bloom_scalable,
 #endif
     &bench_hash_xxh3_64,
     &bench_hash_xxh3_128,

@@ -88,6 +88,7 @@
  * the position and stores it back only on success, so a failed read leaves
  * the reader where it was.
  */
+#define _DEFAULT_SOURCE /* MADV_HUGEPAGE, which the POSIX level alone hides */
 #include "bits.h"
 #include "util.h"
 

@@ -79,8 +79,9 @@ struct amq_bloom {
 
 static const double LN2 = 0.69314718055994530942;
 
-/* Keys hashed per group in amq_bloom_contains_many. */
-#define BLOOM_BATCH 16
+/* How many keys ahead amq_bloom_contains_many hashes and prefetches (each
+ * key prefetches k words). */
+#define BLOOM_PREFETCH_DISTANCE 8
 
 /* ---- sizing ---------------------------------------------------------------- */
 
@@ -110,7 +111,7 @@ int amq__bloom_size(uint64_t *bits, uint32_t *hashes, uint64_t *capacity,
     } else if (n == 0) {
         /* The keys m bits hold at p with the optimal k. */
         double held = -(double)m * LN2 * LN2 / log(p);
-        n = held < 1 ? 1 : (uint64_t)held;
+        n = held < 1 ? 1 : held >= (double)m ? m : (uint64_t)held; /* p near 1: a key a bit */
     }
     if (m < AMQ_BLOOM_MIN_BITS || m > AMQ_BLOOM_MAX_BITS)
         return amq__fail(diag, AMQ_ERANGE, "%llu bits is outside [%d, 2^48]", (unsigned long long)m,
@@ -212,23 +213,36 @@ bool amq_bloom_contains(const amq_bloom *f, const void *key, size_t len)
     return amq_bloom_contains_hash(f, amq__hash128(&f->hasher, key, len));
 }
 
+/* Start fetching the k words a key's query will read. */
+static inline void prefetch_key(const amq_bloom *f, amq_u128 hash)
+{
+    amq__bloom_probe p = amq__bloom_probe_start(hash, f->bits.bit_count);
+    for (uint32_t i = 0; i < f->hashes; i++) {
+        __builtin_prefetch(&f->bits.words[p.position >> 6]);
+        amq__bloom_probe_next(&p, i);
+    }
+}
+
+/* A pipeline BLOOM_PREFETCH_DISTANCE keys deep: key i + D is hashed and its
+ * words prefetched just before key i is tested; ahead[] holds the hashes in
+ * between, key j at j mod D (slot i is read before key i + D overwrites it). */
 void amq_bloom_contains_many(const amq_bloom *f, const void *const *keys, const size_t *lens,
                              size_t count, uint8_t *results)
 {
-    amq_u128 hashes[BLOOM_BATCH];
-    for (size_t start = 0; start < count; start += BLOOM_BATCH) {
-        size_t group = count - start < BLOOM_BATCH ? count - start : BLOOM_BATCH;
-        /* Hash the group and start fetching every bit it will read. */
-        for (size_t j = 0; j < group; j++) {
-            hashes[j] = amq__hash128(&f->hasher, keys[start + j], lens[start + j]);
-            amq__bloom_probe p = amq__bloom_probe_start(hashes[j], f->bits.bit_count);
-            for (uint32_t i = 0; i < f->hashes; i++) {
-                __builtin_prefetch(&f->bits.words[p.position >> 6]);
-                amq__bloom_probe_next(&p, i);
-            }
+    amq_u128 ahead[BLOOM_PREFETCH_DISTANCE];
+    for (size_t i = 0; i < count && i < BLOOM_PREFETCH_DISTANCE; i++) {
+        ahead[i] = amq__hash128(&f->hasher, keys[i], lens[i]);
+        prefetch_key(f, ahead[i]);
+    }
+    for (size_t i = 0; i < count; i++) {
+        amq_u128 hash = ahead[i % BLOOM_PREFETCH_DISTANCE];
+        size_t next = i + BLOOM_PREFETCH_DISTANCE;
+        if (next < count) {
+            amq_u128 next_hash = amq__hash128(&f->hasher, keys[next], lens[next]);
+            ahead[i % BLOOM_PREFETCH_DISTANCE] = next_hash;
+            prefetch_key(f, next_hash);
         }
-        for (size_t j = 0; j < group; j++)
-            results[start + j] = amq_bloom_contains_hash(f, hashes[j]);
+        results[i] = amq_bloom_contains_hash(f, hash);
     }
 }
 
@@ -439,6 +453,8 @@ static void family_info(const void *state, amq_info *out)
     out->target_fpr = f->target_fpr;
     out->expected_fpr = amq_bloom_expected_fpr(f);
     out->hasher = f->hasher;
+    amq__info_number(out, "bits", (double)f->bits.bit_count);
+    amq__info_number(out, "hashes", f->hashes);
 }
 
 static void family_destroy(void *state)

@@ -69,5 +69,6 @@ const amq__family *const *amq__family_table(void);
 extern const amq__family amq__bloom_family;
 extern const amq__family amq__blocked_bloom_family;
 extern const amq__family amq__counting_bloom_family;
+extern const amq__family amq__scalable_bloom_family;
 
 #endif /* AMQ_FAMILY_H */

@@ -31,6 +31,7 @@ static const amq__family *const families[] = {
     &amq__bloom_family,
     &amq__blocked_bloom_family,
     &amq__counting_bloom_family,
+    &amq__scalable_bloom_family,
     NULL,
 };
 
