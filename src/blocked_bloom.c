@@ -321,14 +321,12 @@ static int blocked_new(amq_blocked_bloom **out, const amq_blocked_bloom_params *
         return amq__fail(diag, AMQ_EINVAL, "fpr %g is not between 0 and 1", p);
     if (params->layout != AMQ_BLOCKED_SPLIT && params->layout != AMQ_BLOCKED_BLOCK)
         return amq__fail(diag, AMQ_EINVAL, "unknown block layout %d", (int)params->layout);
-    amq_hasher hasher = params->hasher;
-    static const amq_hasher zero;
-    if (memcmp(&hasher, &zero, sizeof zero) == 0)
-        amq_hasher_xxh3(&hasher, 0);
-    if (amq_hasher_check(&hasher) != AMQ_OK)
-        return amq__fail(diag, AMQ_EINVAL, "invalid hasher");
+    amq_hasher hasher;
+    int status = amq__hasher_resolve(&hasher, &params->hasher, diag);
+    if (status != AMQ_OK)
+        return status;
     blocked_size size = { 0 };
-    int status = size_filter(&size, params, p, diag);
+    status = size_filter(&size, params, p, diag);
     if (status != AMQ_OK)
         return status;
     amq_blocked_bloom *f;
@@ -635,9 +633,9 @@ static int combine(amq_blocked_bloom *into, const amq_blocked_bloom *other, bool
     if (into->hashes != other->hashes)
         return amq__fail(diag, AMQ_EINCOMPATIBLE, "the filters set %u and %u bits per key",
                          into->hashes, other->hashes);
-    if (memcmp(&into->hasher, &other->hasher, sizeof into->hasher) != 0)
-        return amq__fail(diag, AMQ_EINCOMPATIBLE,
-                         "the filters hash keys differently (seed or hash function)");
+    int status = amq__hasher_compare(&into->hasher, &other->hasher, diag);
+    if (status != AMQ_OK)
+        return status;
     uint64_t words = word_count(into);
     for (uint64_t i = 0; i < words; i++) {
         if (intersect)

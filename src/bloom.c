@@ -85,12 +85,6 @@ static const double LN2 = 0.69314718055994530942;
 
 /* ---- sizing ---------------------------------------------------------------- */
 
-static bool hasher_is_zero(const amq_hasher *hasher)
-{
-    static const amq_hasher zero;
-    return memcmp(hasher, &zero, sizeof zero) == 0;
-}
-
 int amq__bloom_size(uint64_t *bits, uint32_t *hashes, uint64_t *capacity,
                     const amq_bloom_params *params, amq_diag *diag)
 {
@@ -135,14 +129,13 @@ int amq__bloom_size(uint64_t *bits, uint32_t *hashes, uint64_t *capacity,
 int amq__bloom_new(amq_bloom **out, const amq_bloom_params *params, amq_diag *diag)
 {
     *out = NULL;
-    amq_hasher hasher = params->hasher;
-    if (hasher_is_zero(&hasher))
-        amq_hasher_xxh3(&hasher, 0);
-    if (amq_hasher_check(&hasher) != AMQ_OK)
-        return amq__fail(diag, AMQ_EINVAL, "invalid hasher");
+    amq_hasher hasher;
+    int status = amq__hasher_resolve(&hasher, &params->hasher, diag);
+    if (status != AMQ_OK)
+        return status;
     uint64_t m, n;
     uint32_t k;
-    int status = amq__bloom_size(&m, &k, &n, params, diag);
+    status = amq__bloom_size(&m, &k, &n, params, diag);
     if (status != AMQ_OK)
         return status;
     amq_bloom *f = calloc(1, sizeof *f);
@@ -297,11 +290,7 @@ static int check_compatible(const amq_bloom *a, const amq_bloom *b, amq_diag *di
     if (a->hashes != b->hashes)
         return amq__fail(diag, AMQ_EINCOMPATIBLE, "the filters use %u and %u hash functions",
                          a->hashes, b->hashes);
-    if (memcmp(&a->hasher, &b->hasher, sizeof a->hasher) != 0)
-        return amq__fail(diag, AMQ_EINCOMPATIBLE,
-                         "the filters hash keys differently (seed or "
-                         "hash function)");
-    return AMQ_OK;
+    return amq__hasher_compare(&a->hasher, &b->hasher, diag);
 }
 
 static int combine(amq_bloom *into, const amq_bloom *other, bool intersect, amq_diag *diag)

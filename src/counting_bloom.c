@@ -151,12 +151,6 @@ static uint64_t allocated_bytes_for(uint64_t stored_bytes)
 
 /* ---- creating ------------------------------------------------------------------ */
 
-static bool hasher_is_zero(const amq_hasher *hasher)
-{
-    static const amq_hasher zero;
-    return memcmp(hasher, &zero, sizeof zero) == 0;
-}
-
 /* An empty filter of m counters of 2^width_log2 bits; the caller sets the
  * rest. */
 static int allocate(amq_counting_bloom **out, uint64_t m, unsigned width_log2, amq_diag *diag)
@@ -196,13 +190,12 @@ static int counting_new(amq_counting_bloom **out, const amq_counting_bloom_param
         .hashes = params->hashes,
         .hasher = params->hasher,
     };
-    if (hasher_is_zero(&sizing.hasher))
-        amq_hasher_xxh3(&sizing.hasher, 0);
-    if (amq_hasher_check(&sizing.hasher) != AMQ_OK)
-        return amq__fail(diag, AMQ_EINVAL, "invalid hasher");
+    int status = amq__hasher_resolve(&sizing.hasher, &params->hasher, diag);
+    if (status != AMQ_OK)
+        return status;
     uint64_t m, n;
     uint32_t k;
-    int status = amq__bloom_size(&m, &k, &n, &sizing, diag);
+    status = amq__bloom_size(&m, &k, &n, &sizing, diag);
     if (status != AMQ_OK)
         return status;
     amq_counting_bloom *f;
@@ -437,10 +430,7 @@ static int check_compatible(const amq_counting_bloom *a, const amq_counting_bloo
     if (a->width_log2 != b->width_log2)
         return amq__fail(diag, AMQ_EINCOMPATIBLE, "the filters have %u-bit and %u-bit counters",
                          counter_width(a), counter_width(b));
-    if (memcmp(&a->hasher, &b->hasher, sizeof a->hasher) != 0)
-        return amq__fail(diag, AMQ_EINCOMPATIBLE,
-                         "the filters hash keys differently (seed or hash function)");
-    return AMQ_OK;
+    return amq__hasher_compare(&a->hasher, &b->hasher, diag);
 }
 
 static int merge(amq_counting_bloom *into, const amq_counting_bloom *other, amq_diag *diag)

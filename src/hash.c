@@ -101,6 +101,26 @@ int amq_hasher_check(const amq_hasher *hasher)
     }
 }
 
+int amq__hasher_resolve(amq_hasher *out, const amq_hasher *given, amq_diag *diag)
+{
+    static const amq_hasher unset;
+    if (memcmp(given, &unset, sizeof unset) == 0)
+        amq_hasher_xxh3(out, 0);
+    else
+        *out = *given;
+    if (amq_hasher_check(out) != AMQ_OK)
+        return amq__fail(diag, AMQ_EINVAL, "invalid hasher");
+    return AMQ_OK;
+}
+
+int amq__hasher_compare(const amq_hasher *a, const amq_hasher *b, amq_diag *diag)
+{
+    if (memcmp(a, b, sizeof *a) != 0)
+        return amq__fail(diag, AMQ_EINCOMPATIBLE,
+                         "the filters hash keys differently (seed or hash function)");
+    return AMQ_OK;
+}
+
 /* ---- SipHash-2-4 ------------------------------------------------------------ */
 
 static inline uint64_t rotl64(uint64_t x, unsigned b)

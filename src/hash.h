@@ -37,6 +37,15 @@ static inline uint64_t amq__hash64(const amq_hasher *hasher, const void *key, si
     return amq_hash64(hasher, key, len);
 }
 
+/* The hasher a filter keeps for the one its parameters give: an all-zero
+ * hasher means XXH3 with seed 0. AMQ_EINVAL ("invalid hasher") if it is not
+ * a valid hasher; *out is then unspecified. */
+int amq__hasher_resolve(amq_hasher *out, const amq_hasher *given, amq_diag *diag);
+
+/* AMQ_OK if two filters hash keys alike (kind and seed or key), else
+ * AMQ_EINCOMPATIBLE saying so: the check every union makes. */
+int amq__hasher_compare(const amq_hasher *a, const amq_hasher *b, amq_diag *diag);
+
 /* XXH3-64 of a buffer with a seed. */
 uint64_t amq__xxh3_64(const void *data, size_t len, uint64_t seed);
 

@@ -274,12 +274,6 @@ static int open_stage(amq_scalable_bloom *f, amq_diag *diag)
     return AMQ_OK;
 }
 
-static bool hasher_is_zero(const amq_hasher *hasher)
-{
-    static const amq_hasher zero;
-    return memcmp(hasher, &zero, sizeof zero) == 0;
-}
-
 static int new_filter(amq_scalable_bloom **out, const amq_scalable_bloom_params *params,
                       amq_diag *diag)
 {
@@ -295,11 +289,10 @@ static int new_filter(amq_scalable_bloom **out, const amq_scalable_bloom_params 
     if (!(r >= MIN_TIGHTENING && r <= MAX_TIGHTENING))
         return amq__fail(diag, AMQ_EINVAL, "tightening %g is not between %g and %g", r,
                          MIN_TIGHTENING, MAX_TIGHTENING);
-    amq_hasher hasher = params->hasher;
-    if (hasher_is_zero(&hasher))
-        amq_hasher_xxh3(&hasher, 0);
-    if (amq_hasher_check(&hasher) != AMQ_OK)
-        return amq__fail(diag, AMQ_EINVAL, "invalid hasher");
+    amq_hasher hasher;
+    int status = amq__hasher_resolve(&hasher, &params->hasher, diag);
+    if (status != AMQ_OK)
+        return status;
     amq_scalable_bloom *f = calloc(1, sizeof *f);
     if (!f)
         return AMQ_ENOMEM;
@@ -308,7 +301,7 @@ static int new_filter(amq_scalable_bloom **out, const amq_scalable_bloom_params 
     f->growth = s;
     f->tightening = r;
     f->hasher = hasher;
-    int status = open_stage(f, diag);
+    status = open_stage(f, diag);
     if (status != AMQ_OK) {
         free(f);
         return status;
@@ -559,10 +552,7 @@ static int check_compatible(const amq_scalable_bloom *a, const amq_scalable_bloo
                          "the filters differ in fpr, growth or tightening (%g, %g, %g and %g, "
                          "%g, %g)",
                          a->fpr, a->growth, a->tightening, b->fpr, b->growth, b->tightening);
-    if (memcmp(&a->hasher, &b->hasher, sizeof a->hasher) != 0)
-        return amq__fail(diag, AMQ_EINCOMPATIBLE,
-                         "the filters hash keys differently (seed or hash function)");
-    return AMQ_OK;
+    return amq__hasher_compare(&a->hasher, &b->hasher, diag);
 }
 
 /* Set bits of the OR of two stages of the same size (either may be NULL:
