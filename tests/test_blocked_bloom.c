@@ -25,18 +25,6 @@
 
 static uint64_t seed;
 
-/* 16-byte keys: a tag for the set (present / absent) and a counter. */
-typedef struct test_key {
-    uint64_t tag;
-    uint64_t index;
-} test_key;
-
-static test_key make_key(uint64_t set, uint64_t i)
-{
-    test_key key = { .tag = seed * 2 + set, .index = i * 0x9e3779b97f4a7c15ULL + seed };
-    return key;
-}
-
 static amq_blocked_bloom *new_filter(amq_blocked_layout layout, uint64_t capacity, double fpr)
 {
     amq_blocked_bloom_params params = { .capacity = capacity, .fpr = fpr, .layout = layout };
@@ -98,14 +86,14 @@ static void test_avx2_and_portable_paths_agree(void **state)
                   amq__blocked_bloom_uses_avx2(fast) ? "takes" : "does not take");
     assert_false(amq__blocked_bloom_uses_avx2(portable));
     for (uint64_t i = 0; i < 100000; i++) {
-        test_key key = make_key(0, i);
+        amq_test_key key = amq_test_make_key(seed, 0, i);
         amq_blocked_bloom_add(fast, &key, sizeof key);
         amq_blocked_bloom_add(portable, &key, sizeof key);
     }
     assert_memory_equal(amq_blocked_bloom_words(fast), amq_blocked_bloom_words(portable),
                         word_count(fast) * 4);
     for (uint64_t i = 0; i < 200000; i++) {
-        test_key key = make_key(i & 1, i);
+        amq_test_key key = amq_test_make_key(seed, i & 1, i);
         assert_int_equal(amq_blocked_bloom_contains(fast, &key, sizeof key),
                          amq_blocked_bloom_contains(portable, &key, sizeof key));
     }
@@ -229,18 +217,18 @@ static void check_fpr(amq_blocked_layout layout, uint64_t n, double p)
 {
     amq_blocked_bloom *f = new_filter(layout, n, p);
     for (uint64_t i = 0; i < n; i++) {
-        test_key key = make_key(0, i);
+        amq_test_key key = amq_test_make_key(seed, 0, i);
         amq_blocked_bloom_add(f, &key, sizeof key);
     }
     for (uint64_t i = 0; i < n; i++) {
-        test_key key = make_key(0, i);
+        amq_test_key key = amq_test_make_key(seed, 0, i);
         if (!amq_blocked_bloom_contains(f, &key, sizeof key))
             fail_msg("false negative: key %llu of %llu", (unsigned long long)i,
                      (unsigned long long)n);
     }
     uint64_t trials = 2 * n, positives = 0;
     for (uint64_t i = 0; i < trials; i++) {
-        test_key key = make_key(1, i);
+        amq_test_key key = amq_test_make_key(seed, 1, i);
         positives += amq_blocked_bloom_contains(f, &key, sizeof key);
     }
     double formula = amq_blocked_bloom_formula_fpr(layout, n, amq_blocked_bloom_bits(f),
@@ -307,7 +295,7 @@ static void test_union_equals_filter_of_union(void **state)
         amq_blocked_bloom *a = new_filter(l, 200000, 0.01), *b = new_filter(l, 200000, 0.01);
         amq_blocked_bloom *both = new_filter(l, 200000, 0.01);
         for (uint64_t i = 0; i < 150000; i++) {
-            test_key key = make_key(0, i);
+            amq_test_key key = amq_test_make_key(seed, 0, i);
             if (i < 100000)
                 amq_blocked_bloom_add(a, &key, sizeof key);
             if (i >= 50000)
@@ -318,7 +306,7 @@ static void test_union_equals_filter_of_union(void **state)
         assert_int_equal(amq_blocked_bloom_union(intersection, a), AMQ_OK);
         assert_int_equal(amq_blocked_bloom_intersect(intersection, b), AMQ_OK);
         for (uint64_t i = 50000; i < 100000; i++) {
-            test_key key = make_key(0, i);
+            amq_test_key key = amq_test_make_key(seed, 0, i);
             assert_true(amq_blocked_bloom_contains(intersection, &key, sizeof key));
         }
         assert_true(amq_blocked_bloom_bits_set(intersection) < amq_blocked_bloom_bits_set(a));
@@ -363,7 +351,7 @@ static void test_batch_and_hash_forms_agree(void **state)
     for (int layout = AMQ_BLOCKED_SPLIT; layout <= AMQ_BLOCKED_BLOCK; layout++) {
         amq_blocked_bloom *f = new_filter((amq_blocked_layout)layout, 50000, 0.05);
         for (uint64_t i = 0; i < 50000; i++) {
-            test_key key = make_key(0, i);
+            amq_test_key key = amq_test_make_key(seed, 0, i);
             if (i % 2)
                 amq_blocked_bloom_add(f, &key, sizeof key);
             else
@@ -371,13 +359,13 @@ static void test_batch_and_hash_forms_agree(void **state)
                     f, amq_hash64(amq_blocked_bloom_hasher(f), &key, sizeof key));
         }
         enum { COUNT = 1003 };
-        static test_key keys[COUNT];
+        static amq_test_key keys[COUNT];
         const void *pointers[COUNT];
         size_t lens[COUNT];
         uint64_t hashes[COUNT];
         uint8_t results[COUNT], hash_results[COUNT];
         for (uint64_t i = 0; i < COUNT; i++) {
-            keys[i] = make_key(i % 3 == 0, i * 37);
+            keys[i] = amq_test_make_key(seed, i % 3 == 0, i * 37);
             pointers[i] = &keys[i];
             lens[i] = sizeof keys[i];
             hashes[i] = amq_hash64(amq_blocked_bloom_hasher(f), &keys[i], sizeof keys[i]);
@@ -416,7 +404,7 @@ static void test_generic_round_trip(void **state)
         assert_int_equal(amq_new(&f, spec), AMQ_OK);
         assert_string_equal(amq_family(f), "blocked-bloom");
         for (uint64_t i = 0; i < 20000; i++) {
-            test_key key = make_key(0, i);
+            amq_test_key key = amq_test_make_key(seed, 0, i);
             assert_int_equal(amq_add(f, &key, sizeof key), AMQ_OK);
         }
         assert_int_equal(amq_remove(f, "x", 1), AMQ_EUNSUPPORTED);
@@ -433,7 +421,7 @@ static void test_generic_round_trip(void **state)
         assert_true(b.target_fpr == 0.02);
         assert_true(fabs(b.estimated_count / 20000 - 1) < 0.05);
         for (uint64_t i = 0; i < 40000; i++) {
-            test_key key = make_key(i & 1, i / 2);
+            amq_test_key key = amq_test_make_key(seed, i & 1, i / 2);
             assert_int_equal(amq_contains(g, &key, sizeof key), amq_contains(f, &key, sizeof key));
         }
         assert_int_equal(amq_merge(g, f, &diag), AMQ_OK);

@@ -23,19 +23,6 @@
 
 static uint64_t seed;
 
-/* Keys are 16 bytes: a tag (present / absent set) and a counter, so the two
- * sets never share a key whatever the seed. */
-typedef struct test_key {
-    uint64_t tag;
-    uint64_t index;
-} test_key;
-
-static test_key make_key(uint64_t set, uint64_t i)
-{
-    test_key key = { .tag = seed * 2 + set, .index = i * 0x9e3779b97f4a7c15ULL + seed };
-    return key;
-}
-
 static amq_bloom *new_filter(uint64_t capacity, double fpr)
 {
     amq_bloom_params params = { .capacity = capacity, .fpr = fpr };
@@ -106,19 +93,19 @@ static void check_fpr(uint64_t n, double p)
 {
     amq_bloom *f = new_filter(n, p);
     for (uint64_t i = 0; i < n; i++) {
-        test_key key = make_key(0, i);
+        amq_test_key key = amq_test_make_key(seed, 0, i);
         amq_bloom_add(f, &key, sizeof key);
     }
     assert_int_equal(amq__bloom_check(f), AMQ_OK);
     for (uint64_t i = 0; i < n; i++) {
-        test_key key = make_key(0, i);
+        amq_test_key key = amq_test_make_key(seed, 0, i);
         if (!amq_bloom_contains(f, &key, sizeof key))
             fail_msg("false negative: key %llu of %llu (p = %g)", (unsigned long long)i,
                      (unsigned long long)n, p);
     }
     uint64_t trials = 2 * n, positives = 0;
     for (uint64_t i = 0; i < trials; i++) {
-        test_key key = make_key(1, i);
+        amq_test_key key = amq_test_make_key(seed, 1, i);
         positives += amq_bloom_contains(f, &key, sizeof key);
     }
     double expected = 0;
@@ -162,7 +149,7 @@ static void test_estimated_count(void **state)
     uint64_t added = 0;
     for (uint64_t step = 1; step <= 10; step++) {
         for (; added < step * 100000; added++) {
-            test_key key = make_key(0, added);
+            amq_test_key key = amq_test_make_key(seed, 0, added);
             amq_bloom_add(f, &key, sizeof key);
         }
         double fill = (double)amq_bloom_bits_set(f) / (double)amq_bloom_bits(f);
@@ -177,7 +164,7 @@ static void test_estimated_count(void **state)
     /* Adding the same keys again changes nothing. */
     uint64_t bits_set = amq_bloom_bits_set(f);
     for (uint64_t i = 0; i < 1000; i++) {
-        test_key key = make_key(0, i);
+        amq_test_key key = amq_test_make_key(seed, 0, i);
         amq_bloom_add(f, &key, sizeof key);
     }
     assert_int_equal(amq_bloom_bits_set(f), bits_set);
@@ -191,7 +178,7 @@ static void test_union_equals_filter_of_union(void **state)
     amq_bloom *both = new_filter(200000, 0.01), *common = new_filter(200000, 0.01);
     /* A holds keys 0..99999, B holds 50000..149999. */
     for (uint64_t i = 0; i < 150000; i++) {
-        test_key key = make_key(0, i);
+        amq_test_key key = amq_test_make_key(seed, 0, i);
         if (i < 100000)
             amq_bloom_add(a, &key, sizeof key);
         if (i >= 50000)
@@ -212,7 +199,7 @@ static void test_union_equals_filter_of_union(void **state)
     assert_memory_equal(amq__bloom_words(a), amq__bloom_words(both),
                         (amq_bloom_bits(a) + 63) / 64 * 8);
     for (uint64_t i = 0; i < 300000; i++) {
-        test_key key = make_key(i & 1, i);
+        amq_test_key key = amq_test_make_key(seed, i & 1, i);
         assert_int_equal(amq_bloom_contains(a, &key, sizeof key),
                          amq_bloom_contains(both, &key, sizeof key));
     }
@@ -220,7 +207,7 @@ static void test_union_equals_filter_of_union(void **state)
      * filter of the common keys. */
     assert_true(amq_bloom_bits_set(intersection) >= amq_bloom_bits_set(common));
     for (uint64_t i = 50000; i < 100000; i++) {
-        test_key key = make_key(0, i);
+        amq_test_key key = amq_test_make_key(seed, 0, i);
         assert_true(amq_bloom_contains(intersection, &key, sizeof key));
     }
     amq_bloom_free(a);
@@ -259,19 +246,19 @@ static void test_batch_and_hash_forms_agree(void **state)
     (void)state;
     amq_bloom *f = new_filter(50000, 0.05);
     for (uint64_t i = 0; i < 50000; i++) {
-        test_key key = make_key(0, i);
+        amq_test_key key = amq_test_make_key(seed, 0, i);
         if (i % 2)
             amq_bloom_add(f, &key, sizeof key);
         else
             amq_bloom_add_hash(f, amq_hash128(amq_bloom_hasher(f), &key, sizeof key));
     }
     enum { COUNT = 1003 };
-    static test_key keys[COUNT];
+    static amq_test_key keys[COUNT];
     const void *pointers[COUNT];
     size_t lens[COUNT];
     uint8_t results[COUNT];
     for (uint64_t i = 0; i < COUNT; i++) {
-        keys[i] = make_key(i % 3 == 0, i * 37);
+        keys[i] = amq_test_make_key(seed, i % 3 == 0, i * 37);
         pointers[i] = &keys[i];
         lens[i] = sizeof keys[i];
     }
@@ -318,11 +305,11 @@ static void test_past_2_to_the_32_bits(void **state)
     amq_u128 low = { .low = 1000, .high = 1 };
     assert_false(amq_bloom_contains_hash(f, low));
     for (uint64_t i = 0; i < 1000; i++) {
-        test_key key = make_key(0, i);
+        amq_test_key key = amq_test_make_key(seed, 0, i);
         amq_bloom_add(f, &key, sizeof key);
     }
     for (uint64_t i = 0; i < 1000; i++) {
-        test_key key = make_key(0, i);
+        amq_test_key key = amq_test_make_key(seed, 0, i);
         assert_true(amq_bloom_contains(f, &key, sizeof key));
     }
     /* 4004 positions among 2^32 bits: a collision is a one-in-500 event. */
@@ -345,7 +332,7 @@ static void test_generic_round_trip(void **state)
     assert_int_equal(amq_new(&f, spec), AMQ_OK);
     assert_string_equal(amq_family(f), "bloom");
     for (uint64_t i = 0; i < 20000; i++) {
-        test_key key = make_key(0, i);
+        amq_test_key key = amq_test_make_key(seed, 0, i);
         assert_int_equal(amq_add(f, &key, sizeof key), AMQ_OK);
     }
     assert_int_equal(amq_remove(f, "x", 1), AMQ_EUNSUPPORTED);
@@ -369,7 +356,7 @@ static void test_generic_round_trip(void **state)
         assert_true(b.file_checksum != 0);
         assert_true(fabs(a.estimated_count / 20000 - 1) < 0.02);
         for (uint64_t i = 0; i < 40000; i++) {
-            test_key key = make_key(i & 1, i / 2);
+            amq_test_key key = amq_test_make_key(seed, i & 1, i / 2);
             assert_int_equal(amq_contains(g, &key, sizeof key), amq_contains(f, &key, sizeof key));
         }
         /* Loaded filters keep working: add, merge. */

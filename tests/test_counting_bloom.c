@@ -27,19 +27,6 @@
 
 static uint64_t seed;
 
-/* Keys are 16 bytes: a tag (present / absent set) and a counter, so the two
- * sets never share a key whatever the seed. */
-typedef struct test_key {
-    uint64_t tag;
-    uint64_t index;
-} test_key;
-
-static test_key make_key(uint64_t set, uint64_t i)
-{
-    test_key key = { .tag = seed * 2 + set, .index = i * 0x9e3779b97f4a7c15ULL + seed };
-    return key;
-}
-
 static amq_counting_bloom *new_filter(uint64_t capacity, double fpr, uint32_t counter_bits)
 {
     amq_counting_bloom_params params = { .capacity = capacity,
@@ -54,7 +41,7 @@ static amq_counting_bloom *new_filter(uint64_t capacity, double fpr, uint32_t co
 static void add_keys(amq_counting_bloom *f, uint64_t set, uint64_t first, uint64_t end)
 {
     for (uint64_t i = first; i < end; i++) {
-        test_key key = make_key(set, i);
+        amq_test_key key = amq_test_make_key(seed, set, i);
         amq_counting_bloom_add(f, &key, sizeof key);
     }
 }
@@ -188,7 +175,7 @@ static void test_nonzero_counters_are_the_classic_bits(void **state)
         assert_int_equal(amq_bloom_new(&all, &params), AMQ_OK);
         assert_int_equal(amq_bloom_new(&even, &params), AMQ_OK);
         for (uint64_t i = 0; i < N; i++) {
-            test_key key = make_key(0, i);
+            amq_test_key key = amq_test_make_key(seed, 0, i);
             amq_counting_bloom_add(f, &key, sizeof key);
             amq_bloom_add(all, &key, sizeof key);
             if (i % 2 == 0)
@@ -199,7 +186,7 @@ static void test_nonzero_counters_are_the_classic_bits(void **state)
         check_matches_classic(f, all);
         /* Without the odd keys it is the classic filter of the even ones. */
         for (uint64_t i = 1; i < N; i += 2) {
-            test_key key = make_key(0, i);
+            amq_test_key key = amq_test_make_key(seed, 0, i);
             assert_int_equal(amq_counting_bloom_remove(f, &key, sizeof key), AMQ_OK);
         }
         assert_valid(f);
@@ -221,14 +208,14 @@ static amq_counting_bloom *check_fpr(uint64_t n, double p)
     add_keys(f, 0, 0, n);
     assert_valid(f);
     for (uint64_t i = 0; i < n; i++) {
-        test_key key = make_key(0, i);
+        amq_test_key key = amq_test_make_key(seed, 0, i);
         if (!amq_counting_bloom_contains(f, &key, sizeof key))
             fail_msg("false negative: key %llu of %llu (p = %g)", (unsigned long long)i,
                      (unsigned long long)n, p);
     }
     uint64_t trials = 2 * n, positives = 0;
     for (uint64_t i = 0; i < trials; i++) {
-        test_key key = make_key(1, i);
+        amq_test_key key = amq_test_make_key(seed, 1, i);
         positives += amq_counting_bloom_contains(f, &key, sizeof key);
     }
     uint64_t m = amq_counting_bloom_counters(f);
@@ -268,14 +255,14 @@ static void check_remove_all(amq_counting_bloom *f, uint64_t n)
     assert_int_equal(amq_counting_bloom_saturated(f), 0);
     assert_true(amq_counting_bloom_nonzero(f) > amq_counting_bloom_counters(f) / 3);
     for (uint64_t i = 0; i < n; i++) {
-        test_key key = make_key(0, i);
+        amq_test_key key = amq_test_make_key(seed, 0, i);
         int status = amq_counting_bloom_remove(f, &key, sizeof key);
         if (status != AMQ_OK)
             fail_msg("removing added key %llu of %llu: %d", (unsigned long long)i,
                      (unsigned long long)n, status);
         /* Keys not yet removed are all still there. */
         if (i % 1000 == 0 && i + 1 < n) {
-            test_key later = make_key(0, i + 1 + i * 7919 % (n - i - 1));
+            amq_test_key later = amq_test_make_key(seed, 0, i + 1 + i * 7919 % (n - i - 1));
             assert_true(amq_counting_bloom_contains(f, &later, sizeof later));
         }
     }
@@ -286,7 +273,7 @@ static void check_remove_all(amq_counting_bloom *f, uint64_t n)
             fail_msg("counter %llu is %u after every key was removed", (unsigned long long)i,
                      amq__counting_bloom_counter(f, i));
     /* Nothing is left to remove, and nothing is found. */
-    test_key key = make_key(0, 0);
+    amq_test_key key = amq_test_make_key(seed, 0, 0);
     assert_int_equal(amq_counting_bloom_remove(f, &key, sizeof key), AMQ_ENOTFOUND);
     assert_false(amq_counting_bloom_contains(f, &key, sizeof key));
 }
@@ -320,7 +307,7 @@ static void test_removing_absent_keys_changes_nothing(void **state)
     add_keys(twin, 0, 0, N);
     uint64_t refused = 0;
     for (uint64_t i = 0; i < 4 * N; i++) {
-        test_key key = make_key(1, i);
+        amq_test_key key = amq_test_make_key(seed, 1, i);
         if (amq_counting_bloom_contains(f, &key, sizeof key))
             continue; /* a false positive: removing it would take from others */
         assert_int_equal(amq_counting_bloom_remove(f, &key, sizeof key), AMQ_ENOTFOUND);
@@ -334,7 +321,7 @@ static void test_removing_absent_keys_changes_nothing(void **state)
     amq_counting_bloom_clear(f);
     assert_valid(f);
     assert_int_equal(amq_counting_bloom_nonzero(f), 0);
-    test_key key = make_key(0, 1);
+    amq_test_key key = amq_test_make_key(seed, 0, 1);
     assert_int_equal(amq_counting_bloom_remove(f, &key, sizeof key), AMQ_ENOTFOUND);
     assert_int_equal(amq_counting_bloom_nonzero(f), 0);
     amq_counting_bloom_free(f);
@@ -454,7 +441,7 @@ static void test_count_is_the_smallest_counter(void **state)
 {
     (void)state;
     amq_counting_bloom *f = new_filter(100000, 0.01, 8);
-    test_key key = make_key(0, 7);
+    amq_test_key key = amq_test_make_key(seed, 0, 7);
     assert_int_equal(amq_counting_bloom_count(f, &key, sizeof key), 0);
     for (uint32_t i = 1; i <= 3; i++) {
         amq_counting_bloom_add(f, &key, sizeof key);
@@ -464,7 +451,7 @@ static void test_count_is_the_smallest_counter(void **state)
     add_keys(f, 0, 100, 100100);
     assert_true(amq_counting_bloom_count(f, &key, sizeof key) >= 3);
     for (uint64_t i = 100; i < 2100; i++) {
-        test_key other = make_key(0, i);
+        amq_test_key other = amq_test_make_key(seed, 0, i);
         assert_true(amq_counting_bloom_count(f, &other, sizeof other) >= 1);
     }
     amq_counting_bloom_free(f);
@@ -477,13 +464,13 @@ static void check_model(uint32_t bits, uint64_t capacity, uint32_t max_multiplic
 {
     enum { UNIVERSE = 2000, OPERATIONS = 200000 };
     static amq_u128 hashes[UNIVERSE];
-    static test_key keys[UNIVERSE];
+    static amq_test_key keys[UNIVERSE];
     static uint32_t multiplicity[UNIVERSE];
     amq_test_rng rng;
     amq_test_rng_init(&rng, seed ^ bits);
     amq_counting_bloom *f = new_filter(capacity, 0.01, bits);
     for (uint64_t i = 0; i < UNIVERSE; i++) {
-        keys[i] = make_key(0, i);
+        keys[i] = amq_test_make_key(seed, 0, i);
         hashes[i] = amq_hash128(amq_counting_bloom_hasher(f), &keys[i], sizeof keys[i]);
         /* One in eight has step 0: its first two positions coincide. */
         if (i % 8 == 0)
@@ -569,7 +556,7 @@ static void test_merge_is_the_saturating_sum(void **state)
     assert_same_counters(a, both);
     /* The merged filter can still remove B's keys, and is then A again. */
     for (uint64_t i = N / 2; i < 3 * N / 2; i++) {
-        test_key key = make_key(0, i);
+        amq_test_key key = amq_test_make_key(seed, 0, i);
         assert_int_equal(amq_counting_bloom_remove(a, &key, sizeof key), AMQ_OK);
     }
     assert_same_counters(a, only_a);
@@ -620,7 +607,7 @@ static void test_batch_and_hash_forms_agree(void **state)
     (void)state;
     amq_counting_bloom *f = new_filter(50000, 0.05, 4);
     for (uint64_t i = 0; i < 50000; i++) {
-        test_key key = make_key(0, i);
+        amq_test_key key = amq_test_make_key(seed, 0, i);
         if (i % 2)
             amq_counting_bloom_add(f, &key, sizeof key);
         else
@@ -628,12 +615,12 @@ static void test_batch_and_hash_forms_agree(void **state)
                 f, amq_hash128(amq_counting_bloom_hasher(f), &key, sizeof key));
     }
     enum { COUNT = 1003 };
-    static test_key keys[COUNT];
+    static amq_test_key keys[COUNT];
     const void *pointers[COUNT];
     size_t lens[COUNT];
     uint8_t results[COUNT];
     for (uint64_t i = 0; i < COUNT; i++) {
-        keys[i] = make_key(i % 3 == 0, i * 37);
+        keys[i] = amq_test_make_key(seed, i % 3 == 0, i * 37);
         pointers[i] = &keys[i];
         lens[i] = sizeof keys[i];
     }
@@ -668,7 +655,7 @@ static void test_past_2_to_the_32_counters(void **state)
     assert_int_equal(amq__counting_bloom_counter(f, m - 1), 1);
     add_keys(f, 0, 0, 1000);
     for (uint64_t i = 0; i < 1000; i++) {
-        test_key key = make_key(0, i);
+        amq_test_key key = amq_test_make_key(seed, 0, i);
         assert_true(amq_counting_bloom_contains(f, &key, sizeof key));
     }
     assert_true(amq_counting_bloom_nonzero(f) >= 4002 && amq_counting_bloom_nonzero(f) <= 4004);
@@ -701,16 +688,16 @@ static void test_generic_round_trip(void **state)
         assert_int_equal(amq_new(&f, spec), AMQ_OK);
         assert_string_equal(amq_family(f), "counting-bloom");
         for (uint64_t i = 0; i < 20000; i++) {
-            test_key key = make_key(0, i);
+            amq_test_key key = amq_test_make_key(seed, 0, i);
             assert_int_equal(amq_add(f, &key, sizeof key), AMQ_OK);
         }
         for (uint64_t i = 0; i < 20000; i += 4) {
-            test_key key = make_key(0, i);
+            amq_test_key key = amq_test_make_key(seed, 0, i);
             assert_int_equal(amq_remove(f, &key, sizeof key), AMQ_OK);
         }
         uint64_t absent = 0;
         for (uint64_t i = 0; i < 1000; i++) {
-            test_key key = make_key(1, i);
+            amq_test_key key = amq_test_make_key(seed, 1, i);
             if (amq_contains(f, &key, sizeof key) == 0) {
                 assert_int_equal(amq_remove(f, &key, sizeof key), AMQ_ENOTFOUND);
                 absent++;
@@ -742,7 +729,7 @@ static void test_generic_round_trip(void **state)
             assert_memory_equal(&b.hasher, &a.hasher, sizeof a.hasher);
             assert_true(b.file_checksum != 0);
             for (uint64_t i = 0; i < 40000; i++) {
-                test_key key = make_key(i & 1, i / 2);
+                amq_test_key key = amq_test_make_key(seed, i & 1, i / 2);
                 assert_int_equal(amq_contains(g, &key, sizeof key),
                                  amq_contains(f, &key, sizeof key));
             }
@@ -758,7 +745,7 @@ static void test_generic_round_trip(void **state)
             assert_int_equal(amq_add(g, "new key", 7), AMQ_OK);
             assert_int_equal(amq_contains(g, "new key", 7), 1);
             assert_int_equal(amq_remove(g, "new key", 7), AMQ_OK);
-            test_key key = make_key(0, 1);
+            amq_test_key key = amq_test_make_key(seed, 0, 1);
             assert_int_equal(amq_remove(g, &key, sizeof key), AMQ_OK);
             assert_int_equal(amq_merge(g, f, &diag), AMQ_OK);
             assert_int_equal(amq_contains(g, &key, sizeof key), 1);
@@ -862,7 +849,7 @@ static void test_file_layout(void **state)
         amq_hasher_xxh3(&hasher, 7);
         uint32_t expected[M] = { 0 };
         for (uint64_t i = 0; i < KEYS; i++) {
-            test_key key = make_key(0, i % 30); /* keys 0..9 twice */
+            amq_test_key key = amq_test_make_key(seed, 0, i % 30); /* keys 0..9 twice */
             assert_int_equal(amq_add(f, &key, sizeof key), AMQ_OK);
             amq__bloom_probe p = amq__bloom_probe_start(amq_hash128(&hasher, &key, sizeof key), M);
             for (uint32_t j = 0; j < K; j++) {

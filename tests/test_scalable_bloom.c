@@ -28,19 +28,6 @@
 
 static uint64_t seed;
 
-/* Keys are 16 bytes: a tag (present / absent set) and a counter, so the two
- * sets never share a key whatever the seed. */
-typedef struct test_key {
-    uint64_t tag;
-    uint64_t index;
-} test_key;
-
-static test_key make_key(uint64_t set, uint64_t i)
-{
-    test_key key = { .tag = seed * 2 + set, .index = i * 0x9e3779b97f4a7c15ULL + seed };
-    return key;
-}
-
 static amq_scalable_bloom *new_filter(uint64_t capacity, double fpr, double growth,
                                       double tightening)
 {
@@ -65,7 +52,7 @@ static uint64_t add_range(amq_scalable_bloom *f, uint64_t set, uint64_t from, ui
 {
     uint64_t added = 0;
     for (uint64_t i = from; i < to; i++) {
-        test_key key = make_key(set, i);
+        amq_test_key key = amq_test_make_key(seed, set, i);
         int status = amq_scalable_bloom_add(f, &key, sizeof key);
         if (status < 0)
             fail_msg("add of key %llu: %s", (unsigned long long)i, amq_strerror(status));
@@ -184,14 +171,14 @@ static void check_fpr(uint64_t n, double p, bool check_present)
         fail_msg("%.0f of %llu new keys were taken as present (p = %g)", fp_adds,
                  (unsigned long long)n, p);
     for (uint64_t i = 0; check_present && i < n; i++) {
-        test_key key = make_key(0, i);
+        amq_test_key key = amq_test_make_key(seed, 0, i);
         if (!amq_scalable_bloom_contains(f, &key, sizeof key))
             fail_msg("false negative: key %llu of %llu (p = %g)", (unsigned long long)i,
                      (unsigned long long)n, p);
     }
     uint64_t trials = 2 * n, positives = 0;
     for (uint64_t i = 0; i < trials; i++) {
-        test_key key = make_key(1, i);
+        amq_test_key key = amq_test_make_key(seed, 1, i);
         positives += amq_scalable_bloom_contains(f, &key, sizeof key);
     }
     double measured = (double)positives / (double)trials;
@@ -252,7 +239,7 @@ static void test_tiny_initial_capacity(void **state)
     check_invariants(f);
     uint64_t positives = 0;
     for (uint64_t i = 0; i < trials; i++) {
-        test_key key = make_key(1, i);
+        amq_test_key key = amq_test_make_key(seed, 1, i);
         positives += amq_scalable_bloom_contains(f, &key, sizeof key);
     }
     double mean = p * (double)trials;
@@ -282,7 +269,7 @@ static void test_stages_do_not_correlate(void **state)
     memset(both, 0, sizeof both);
     const amq_hasher *hasher = amq_scalable_bloom_hasher(f);
     for (uint64_t t = 0; t < trials; t++) {
-        test_key key = make_key(1, t);
+        amq_test_key key = amq_test_make_key(seed, 1, t);
         amq_u128 hash = amq_hash128(hasher, &key, sizeof key);
         bool hit[AMQ_SCALABLE_BLOOM_MAX_STAGES];
         for (size_t i = 0; i < stages; i++) {
@@ -312,7 +299,7 @@ static void test_add_answers_and_forms_agree(void **state)
 {
     (void)state;
     amq_scalable_bloom *f = new_filter(500, 0.05, 0, 0);
-    test_key key = make_key(0, 1);
+    amq_test_key key = amq_test_make_key(seed, 0, 1);
     assert_int_equal(amq_scalable_bloom_add(f, &key, sizeof key), 1);
     assert_int_equal(amq_scalable_bloom_add(f, &key, sizeof key), 0);
     amq_u128 hash = amq_hash128(amq_scalable_bloom_hasher(f), &key, sizeof key);
@@ -320,7 +307,7 @@ static void test_add_answers_and_forms_agree(void **state)
     assert_int_equal(amq_scalable_bloom_count(f), 1);
     /* Half the keys by hash, half by bytes, past several stages. */
     for (uint64_t i = 2; i < 20000; i++) {
-        key = make_key(0, i);
+        key = amq_test_make_key(seed, 0, i);
         if (i % 2)
             assert_true(amq_scalable_bloom_add(f, &key, sizeof key) >= 0);
         else
@@ -335,12 +322,12 @@ static void test_add_answers_and_forms_agree(void **state)
     assert_int_equal(amq_scalable_bloom_count(f), count);
 
     enum { COUNT = 1003 };
-    static test_key keys[COUNT];
+    static amq_test_key keys[COUNT];
     const void *pointers[COUNT];
     size_t lens[COUNT];
     uint8_t results[COUNT];
     for (uint64_t i = 0; i < COUNT; i++) {
-        keys[i] = make_key(i % 3 == 0, i * 19);
+        keys[i] = amq_test_make_key(seed, i % 3 == 0, i * 19);
         pointers[i] = &keys[i];
         lens[i] = sizeof keys[i];
     }
@@ -470,11 +457,11 @@ static void test_union(void **state)
     check_invariants(other);
     assert_int_equal(amq_scalable_bloom_stages(into), 3);
     for (uint64_t i = 0; i < 300; i++) {
-        test_key key = make_key(0, i);
+        amq_test_key key = amq_test_make_key(seed, 0, i);
         assert_true(amq_scalable_bloom_contains(into, &key, sizeof key));
     }
     for (uint64_t i = 1000; i < 4500; i++) {
-        test_key key = make_key(0, i);
+        amq_test_key key = amq_test_make_key(seed, 0, i);
         assert_true(amq_scalable_bloom_contains(into, &key, sizeof key));
     }
     /* Disjoint sets: the estimated count is close to the sum. */
@@ -537,7 +524,7 @@ static void test_generic_round_trip(void **state)
     assert_string_equal(amq_family(f), "scalable-bloom");
     /* Every add is AMQ_OK, new key or not. */
     for (uint64_t i = 0; i < 20000; i++) {
-        test_key key = make_key(0, i);
+        amq_test_key key = amq_test_make_key(seed, 0, i);
         assert_int_equal(amq_add(f, &key, sizeof key), AMQ_OK);
         assert_int_equal(amq_add(f, &key, sizeof key), AMQ_OK);
     }
@@ -570,19 +557,19 @@ static void test_generic_round_trip(void **state)
         assert_memory_equal(&b.hasher, &a.hasher, sizeof a.hasher);
         assert_true(b.file_checksum != 0);
         for (uint64_t i = 0; i < 40000; i++) {
-            test_key key = make_key(i & 1, i / 2);
+            amq_test_key key = amq_test_make_key(seed, i & 1, i / 2);
             assert_int_equal(amq_contains(g, &key, sizeof key), amq_contains(f, &key, sizeof key));
         }
         /* A loaded filter keeps growing, and merges. */
         for (uint64_t i = 20000; i < 45000; i++) {
-            test_key key = make_key(0, i);
+            amq_test_key key = amq_test_make_key(seed, 0, i);
             assert_int_equal(amq_add(g, &key, sizeof key), AMQ_OK);
         }
         assert_int_equal(amq_info_get(g, &b), AMQ_OK);
         assert_int_equal(b.capacity, 40000 + 81000);
         assert_int_equal(amq_merge(g, f, &diag), AMQ_OK);
         for (uint64_t i = 0; i < 45000; i++) {
-            test_key key = make_key(0, i);
+            amq_test_key key = amq_test_make_key(seed, 0, i);
             assert_int_equal(amq_contains(g, &key, sizeof key), 1);
         }
         amq_free(g);

@@ -159,3 +159,9 @@ void amq_test_hex(char *out, const uint8_t *bytes, size_t len)
     }
     out[2 * len] = 0;
 }
+
+amq_test_key amq_test_make_key(uint64_t seed, uint64_t set, uint64_t i)
+{
+    amq_test_key key = { .tag = seed * 2 + set, .index = i * 0x9e3779b97f4a7c15ULL + seed };
+    return key;
+}

@@ -25,6 +25,16 @@ uint64_t amq_test_next(amq_test_rng *rng);
 /* Uniform in [0, bound), bound > 0. */
 uint64_t amq_test_below(amq_test_rng *rng, uint64_t bound);
 
+/* A 16-byte key for filter tests: key i of set `set` (0: the keys put in,
+ * 1: keys never put in) under seed. A tag word for the set and a counter,
+ * so two sets never share a key whatever the seed. */
+typedef struct amq_test_key {
+    uint64_t tag;
+    uint64_t index;
+} amq_test_key;
+
+amq_test_key amq_test_make_key(uint64_t seed, uint64_t set, uint64_t i);
+
 /* Path of a file in tests/data (a static buffer per call site is not used:
  * the result is malloc'd; free it). */
 char *amq_test_data_path(const char *name);
