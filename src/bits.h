@@ -27,6 +27,7 @@
 #define AMQ_BITS_H
 
 #include "amq/amq.h"
+#include "util.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -90,6 +91,37 @@ static inline bool amq__bitvec_test_and_set(amq__bitvec *v, uint64_t i)
 
 /* Number of set bits. */
 uint64_t amq__bitvec_popcount(const amq__bitvec *v);
+
+/* ---- packed fields ------------------------------------------------------------ */
+
+/* Fields of a fixed width w (1..57 bits) packed back to back in a byte array,
+ * least significant bits first: field i occupies bits i*w .. i*w + w - 1,
+ * bit j of the array being bit (j mod 8) of byte j / 8. Each access is one
+ * unaligned little-endian 64-bit load (and store), so the array needs 8
+ * readable bytes from the byte holding a field's first bit: allocate
+ * AMQ__PACKED_PADDING bytes beyond the last field's. */
+#define AMQ__PACKED_PADDING 8
+
+/* The 64 bits starting at bit offset bit: valid are the low 64 - bit % 8. */
+static inline uint64_t amq__packed_window(const uint8_t *bytes, uint64_t bit)
+{
+    return amq__load_u64le(bytes + (bit >> 3)) >> (bit & 7);
+}
+
+/* The width-bit field starting at bit offset bit. */
+static inline uint64_t amq__packed_get(const uint8_t *bytes, uint64_t bit, unsigned width)
+{
+    return amq__packed_window(bytes, bit) & (((uint64_t)1 << width) - 1);
+}
+
+/* Store value (< 2^width) in the width-bit field starting at bit offset bit. */
+static inline void amq__packed_set(uint8_t *bytes, uint64_t bit, unsigned width, uint64_t value)
+{
+    uint8_t *at = bytes + (bit >> 3);
+    unsigned shift = (unsigned)(bit & 7);
+    uint64_t mask = (((uint64_t)1 << width) - 1) << shift;
+    amq__store_u64le(at, (amq__load_u64le(at) & ~mask) | (value << shift));
+}
 
 /* The words as they are saved: amq__bitvec_words_for(bit_count) * 8 bytes,
  * each word little-endian. On a little-endian host these are v's own words

@@ -32,6 +32,7 @@ static const amq__family *const families[] = {
     &amq__blocked_bloom_family,
     &amq__counting_bloom_family,
     &amq__scalable_bloom_family,
+    &amq__cuckoo_family,
     NULL,
 };
 

@@ -1,0 +1,218 @@
+/*
+ * amq/cuckoo.h - the cuckoo filter (Fan, Andersen, Kaminsky, Mitzenmacher,
+ * "Cuckoo Filter: Practically Better Than Bloom", CoNEXT 2014).
+ *
+ * A cuckoo filter stores an f-bit fingerprint of each key in one of two
+ * buckets of b slots. It answers "maybe present" / "certainly absent" like a
+ * Bloom filter, and it can also delete a key and count a key's copies. Below
+ * about 3% FPR it is smaller than a Bloom filter of the same FPR.
+ *
+ *   FPR     about 2·b·load / (2^f - 1): a query compares the key's
+ *           fingerprint with up to 2b stored ones. f = 12, b = 4 at 95% load:
+ *           0.19%; each extra fingerprint bit halves it.
+ *   size    f / load bits per key. A filter created for n keys holds them at
+ *           a load of about 94% (b = 4): 12.7 bits/key with f = 12 at a
+ *           million keys (small filters are sized more loosely).
+ *   full    inserting relocates fingerprints along a random walk of at most
+ *           max_kicks steps. When the walk ends without a free slot, the
+ *           fingerprint left over is kept in a one-entry victim stash: the
+ *           insertion succeeds, no key is lost, and from then on the filter
+ *           is full - every add answers AMQ_EFULL and changes nothing - until
+ *           a removal makes room. With growth set, a full filter instead
+ *           chains a new, larger table and goes on; queries ask every table.
+ *
+ * Duplicates: each add stores one more copy of the key's fingerprint. One key
+ * fits at most 2b times (its two buckets), so adding the same key over and
+ * over fills them and then makes the filter full. amq_cuckoo_add_unique adds
+ * only keys that are not maybe-present, which avoids this (and, like any
+ * Bloom filter, skips a new key that is a false positive).
+ *
+ * Thread-safety: a filter is not synchronized. Any number of threads may
+ * query one filter at once (contains, count, the statistics) while no thread
+ * modifies it; add, remove and clear need exclusive access.
+ */
+#ifndef AMQ_CUCKOO_H
+#define AMQ_CUCKOO_H
+
+#include "amq/amq.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** A cuckoo filter; opaque. */
+typedef struct amq_cuckoo amq_cuckoo;
+
+/** Fingerprint widths accepted (bits). */
+#define AMQ_CUCKOO_MIN_FINGERPRINT_BITS 4
+#define AMQ_CUCKOO_MAX_FINGERPRINT_BITS 32
+/** Most buckets in one table (the bucket index is taken from 32 hash bits). */
+#define AMQ_CUCKOO_MAX_BUCKETS ((uint64_t)1 << 32)
+/** Most tables a growing filter chains. */
+#define AMQ_CUCKOO_MAX_TABLES 32
+/** Relocations an insertion tries before it gives up, unless told. */
+#define AMQ_CUCKOO_DEFAULT_MAX_KICKS 500
+/** Largest growth factor. */
+#define AMQ_CUCKOO_MAX_GROWTH 16
+
+/** How to make a cuckoo filter. Fields left 0 take the default named. */
+typedef struct amq_cuckoo_params {
+    uint64_t capacity;         /**< n (required): keys the filter always accepts
+                                    without growing */
+    double fpr;                /**< p: picks f when fingerprint_bits is 0: the
+                                    smallest f with 2b / (2^f - 1) <= p, the FPR
+                                    of a completely full table; 0 = 0.01 */
+    uint32_t fingerprint_bits; /**< f: 4..32 (0: from fpr) */
+    uint32_t bucket_size;      /**< b: 2, 4 or 8 slots per bucket (0 = 4) */
+    uint32_t max_kicks;        /**< relocations per insertion (0 = 500) */
+    uint32_t growth;           /**< 0: a full filter answers AMQ_EFULL; 1, 2, 4,
+                                    8 or 16: it chains a new table growth times
+                                    as many buckets as the newest one */
+    amq_hasher hasher;         /**< key hash; all-zero = XXH3 with seed 0 */
+} amq_cuckoo_params;
+
+/**
+ * Create an empty cuckoo filter.
+ *
+ * The table gets the fewest buckets at which n keys fill about 95% of the
+ * slots (b = 4; 85% for b = 2, 98% for b = 8), plus a margin of
+ * 3 sqrt(n / b) buckets: below the load at which insertions start to fail
+ * (about 97% for b = 4), so n keys always fit. Small tables get more room
+ * (see src/cuckoo.c). The bucket count is not rounded to a power of two.
+ * @return AMQ_OK; AMQ_EINVAL (capacity 0; fpr outside (0, 1); a bucket size
+ *   other than 2, 4, 8; fingerprint_bits outside 4..32; growth not 0 or a
+ *   power of two up to 16; an
+ *   invalid hasher); AMQ_ERANGE (more than AMQ_CUCKOO_MAX_BUCKETS buckets,
+ *   or an fpr no 32-bit fingerprint reaches); AMQ_ENOMEM.
+ * Allocates: the table, zeroed.
+ */
+AMQ_API int amq_cuckoo_new(amq_cuckoo **out, const amq_cuckoo_params *params);
+
+/** Free a filter. Accepts NULL. */
+AMQ_API void amq_cuckoo_free(amq_cuckoo *filter);
+
+/** Empty the filter: drop every chained table but the first, clear it and
+ *  its stash. */
+AMQ_API void amq_cuckoo_clear(amq_cuckoo *filter);
+
+/**
+ * Add a key (one more copy of its fingerprint).
+ * @return AMQ_OK: stored (in a bucket, or as the victim of a relocation walk
+ *   that ran out of kicks, in the stash); AMQ_EFULL: the filter is full (its
+ *   stash is occupied and it may not grow, or has AMQ_CUCKOO_MAX_TABLES
+ *   tables, or the next table would exceed AMQ_CUCKOO_MAX_BUCKETS), nothing
+ *   changed; AMQ_ENOMEM: a new table could not be
+ *   allocated, nothing changed.
+ * Allocates: only a new chained table, when growing.
+ * Complexity: O(1) expected; at most max_kicks relocations.
+ */
+AMQ_API int amq_cuckoo_add(amq_cuckoo *filter, const void *key, size_t len);
+
+/** As amq_cuckoo_add, by the key's 64-bit hash under the filter's hasher
+ *  (amq_hash64). */
+AMQ_API int amq_cuckoo_add_hash(amq_cuckoo *filter, uint64_t hash);
+
+/**
+ * Add a key unless it may already be present.
+ * @return 1: added; 0: maybe present already, nothing changed; AMQ_EFULL or
+ *   AMQ_ENOMEM as amq_cuckoo_add.
+ */
+AMQ_API int amq_cuckoo_add_unique(amq_cuckoo *filter, const void *key, size_t len);
+
+/** As amq_cuckoo_add_unique, by the key's 64-bit hash. */
+AMQ_API int amq_cuckoo_add_unique_hash(amq_cuckoo *filter, uint64_t hash);
+
+/**
+ * Is the key maybe present? false: certainly never added (or removed as often
+ * as added); true: added, or a false positive.
+ * Allocates: never. Complexity: one hash and two buckets per table.
+ */
+AMQ_API bool amq_cuckoo_contains(const amq_cuckoo *filter, const void *key, size_t len);
+
+/** As amq_cuckoo_contains, by the key's 64-bit hash. */
+AMQ_API bool amq_cuckoo_contains_hash(const amq_cuckoo *filter, uint64_t hash);
+
+/**
+ * Query count keys; results[i] is 1 when keys[i] (lens[i] bytes) is maybe
+ * present, else 0. Same answers as amq_cuckoo_contains, faster for many keys:
+ * the keys are hashed ahead and their buckets prefetched, so several cache
+ * misses overlap.
+ * Allocates: never.
+ */
+AMQ_API void amq_cuckoo_contains_many(const amq_cuckoo *filter, const void *const *keys,
+                                      const size_t *lens, size_t count, uint8_t *results);
+
+/**
+ * Remove one copy of the key's fingerprint from either of its buckets or the
+ * stash.
+ *
+ * Remove only keys that were added. A key that was never added but whose
+ * fingerprint matches one stored in its buckets (a false positive) removes
+ * that fingerprint - another key's - and that key is then missing: a false
+ * negative. This is the caller's risk; amq_cuckoo_contains first does not
+ * protect against it.
+ *
+ * When the stash is occupied, the freed slot lets its fingerprint back into
+ * the table, and the filter accepts keys again.
+ * @return AMQ_OK; AMQ_ENOTFOUND (no matching fingerprint: the key is
+ *   certainly absent, nothing changed).
+ * Allocates: never. Complexity: two buckets per table, plus at most
+ *   max_kicks relocations to empty the stash.
+ */
+AMQ_API int amq_cuckoo_remove(amq_cuckoo *filter, const void *key, size_t len);
+
+/** As amq_cuckoo_remove, by the key's 64-bit hash. */
+AMQ_API int amq_cuckoo_remove_hash(amq_cuckoo *filter, uint64_t hash);
+
+/**
+ * Copies of the key's fingerprint stored where the key could be (its two
+ * buckets and the stash, in every table): the number of times the key was
+ * added and not removed, plus any other keys' matching fingerprints.
+ */
+AMQ_API uint64_t amq_cuckoo_count(const amq_cuckoo *filter, const void *key, size_t len);
+
+/** As amq_cuckoo_count, by the key's 64-bit hash. */
+AMQ_API uint64_t amq_cuckoo_count_hash(const amq_cuckoo *filter, uint64_t hash);
+
+/* ---- statistics ---------------------------------------------------------- */
+
+/** Fingerprints stored (keys added and not removed), over all tables. */
+AMQ_API uint64_t amq_cuckoo_size(const amq_cuckoo *filter);
+/** The capacity asked for when the filter was made. */
+AMQ_API uint64_t amq_cuckoo_capacity(const amq_cuckoo *filter);
+/** Slots over all tables (buckets times bucket size). */
+AMQ_API uint64_t amq_cuckoo_slots(const amq_cuckoo *filter);
+/** Fraction of the slots in use: size / slots. */
+AMQ_API double amq_cuckoo_load(const amq_cuckoo *filter);
+/** Bytes of the tables' packed fingerprints. */
+AMQ_API uint64_t amq_cuckoo_table_bytes(const amq_cuckoo *filter);
+/** f, b, max_kicks, growth as made. */
+AMQ_API uint32_t amq_cuckoo_fingerprint_bits(const amq_cuckoo *filter);
+AMQ_API uint32_t amq_cuckoo_bucket_size(const amq_cuckoo *filter);
+AMQ_API uint32_t amq_cuckoo_max_kicks(const amq_cuckoo *filter);
+AMQ_API uint32_t amq_cuckoo_growth(const amq_cuckoo *filter);
+/** Tables chained so far (1 for a filter that never grew). */
+AMQ_API size_t amq_cuckoo_tables(const amq_cuckoo *filter);
+/** Buckets of table i (0 = the first; i < amq_cuckoo_tables). */
+AMQ_API uint64_t amq_cuckoo_table_buckets(const amq_cuckoo *filter, size_t i);
+/** True when the newest table's stash is occupied: the filter is full
+ *  unless it may grow. */
+AMQ_API bool amq_cuckoo_full(const amq_cuckoo *filter);
+/**
+ * The FPR to expect at the current loads: for each table
+ * 1 - (1 - 1/(2^f - 1))^(2·b·load), combined over the tables as independent
+ * chances.
+ */
+AMQ_API double amq_cuckoo_expected_fpr(const amq_cuckoo *filter);
+/** The hasher keys are hashed with. */
+AMQ_API const amq_hasher *amq_cuckoo_hasher(const amq_cuckoo *filter);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* AMQ_CUCKOO_H */

@@ -1,0 +1,1053 @@
+/*
+ * cuckoo.c - the cuckoo filter (B. Fan, D. G. Andersen, M. Kaminsky,
+ * M. Mitzenmacher, "Cuckoo Filter: Practically Better Than Bloom", CoNEXT
+ * 2014).
+ *
+ * The table is an array of buckets, each of b slots (b = 2, 4 or 8), each
+ * slot holding an f-bit fingerprint or 0 for "empty". A key is hashed once,
+ * to 64 bits h, which give
+ *
+ *     fp = 1 + floor(lo32(h) * (2^f - 1) / 2^32)      in 1 .. 2^f - 1
+ *     i1 = floor(hi32(h) * buckets / 2^32)            in 0 .. buckets - 1
+ *
+ * and the key may live in bucket i1 or in its alternate bucket
+ *
+ *     i2 = alternate(i1, fp) = (t(fp) - i1) mod buckets,
+ *     t(fp) = floor(hi32(fp * 0x9E3779B97F4A7C15) * buckets / 2^32).
+ *
+ * That is partial-key cuckoo hashing: the alternate depends only on the
+ * bucket a fingerprint sits in and the fingerprint itself, so a stored
+ * fingerprint can be moved to its other bucket without the key. The paper
+ * uses i2 = i1 xor hash(fp), which needs a power-of-two bucket count (and so
+ * wastes up to half the table when n is just above a power of two); the
+ * subtraction is its own inverse for ANY bucket count -
+ * alternate(alternate(i, fp), fp) = t - (t - i) = i (mod buckets) - so the
+ * table is sized to n exactly. Fingerprints are never 0, so 0 can mark an
+ * empty slot; mapping lo32(h) onto 1 .. 2^f - 1 by multiplication keeps them
+ * uniform instead of doubling the weight of one value.
+ *
+ * Operations, on one table:
+ *
+ *   contains  fp is in bucket i1, or in bucket i2, or in the stash (below)
+ *             with bucket i1 or i2.
+ *   add       put fp in a free slot of i1 or i2. If both are full, a random
+ *             walk: take one of the two buckets at random, swap fp with a
+ *             random slot's fingerprint (the victim), move to the victim's
+ *             alternate bucket and try to place it there; repeat, at most
+ *             max_kicks times (default 500). If the walk ends with a
+ *             fingerprint still homeless, it goes into the stash.
+ *   remove    clear one slot holding fp in i1 or i2 (or empty the stash if it
+ *             holds fp for those buckets); AMQ_ENOTFOUND if none does.
+ *   count     the slots holding fp in i1 and i2 (once if i1 = i2), plus the
+ *             stash.
+ *
+ * The stash. A walk that runs out of kicks has displaced a chain of
+ * fingerprints and holds one that fits nowhere; dropping it would lose a key
+ * that was added earlier. It is kept instead in a one-entry stash (the
+ * "victim" of the paper's implementation) with the bucket it was evicted
+ * towards, and every query and removal also looks there. The add succeeds:
+ * every key added is in the table or the stash. From then on the table is
+ * full: with the stash occupied an add answers AMQ_EFULL without touching
+ * anything. A removal that frees a slot gives the stashed fingerprint a new
+ * chance: it is inserted again (by the same walk), and the table accepts
+ * keys once more if that succeeds.
+ *
+ * Load. With b = 4 the random walk (with the look-ahead below) fills about
+ * 97% of the slots before it first fails (b = 2: about 88%, b = 8: about
+ * 99%). A filter asked for n keys gets
+ *
+ *     buckets = max(ceil(n / (b * design_load) + 3 sqrt(n / b)), pile-up floor)
+ *
+ * with design_load 0.95 (b = 4), 0.85 (b = 2) and 0.98 (b = 8): the first
+ * term keeps n below the load where inserts start failing, the second is a
+ * margin for the spread of that load, wide for small tables and negligible
+ * for large ones (0.6% at a million keys, b = 4). Small tables can also fail
+ * for a reason no walk can fix: b + 1 keys whose two choices are both the
+ * same bucket. The floor makes that rarer than 10^-9 - C(n, b+1) B^-(2b+1),
+ * by the union bound, is at most 10^-9 - which decides the size below
+ * about 300 keys for b = 4 and 30,000 for b = 2 (use b = 2 for large
+ * tables only). The bucket count is saved with the filter, never
+ * recomputed.
+ *
+ * The walk looks one step ahead: before evicting a random victim from a
+ * full bucket it checks whether any of the bucket's fingerprints has a free
+ * slot in its own alternate bucket and, if so, moves that one instead. That
+ * shortens walks near full load and raises the load at first failure from
+ * about 96% to 97% (b = 4).
+ *
+ * FPR. An absent key is compared with the fingerprints of its two buckets;
+ * each matches with chance 1 / (2^f - 1), so at load L the FPR is
+ * 1 - (1 - 1/(2^f - 1))^(2bL), about 2bL / 2^f: 0.19% at f = 12, b = 4,
+ * L = 0.95. The space is f / L bits per key, so the cuckoo filter beats a
+ * Bloom filter's 1.44 log2(1/p) once p is below about 3% (f >= 7 or so).
+ *
+ * Duplicates. add stores another copy of a key's fingerprint each time; a
+ * key's two buckets hold at most 2b copies, and adding it again after that
+ * fills the stash and then makes the table full. add_unique adds only keys
+ * that are not maybe-present.
+ *
+ * Growth. With growth g > 0 (a power of two, 2^s), a full filter (its
+ * newest table's stash occupied) chains a new table with g times the newest
+ * table's buckets and adds there; queries, counts and removals ask every
+ * table. The FPRs of the tables add up, so a grown filter's FPR exceeds the
+ * first table's.
+ *
+ * Removal from a chain needs care. Two keys with the same fingerprint and
+ * the same bucket pair in one table are indistinguishable there, and a
+ * removal may take the other key's copy. In one table that is harmless:
+ * whichever copy remains is in both keys' buckets. Across tables it is not
+ * when the tables map keys independently: key A's removal could take B's
+ * copy in a table where their pairs coincide, leaving A's copy in a table
+ * where B cannot reach it - a false negative for B. So the tables are
+ * nested. Table j has B * 2^(s*j) buckets; a key's bucket there is
+ * floor(hi32(h) * buckets / 2^32), whose top bits are its bucket in every
+ * earlier table; and the alternate of bucket x in table j is the first
+ * table's alternate of x's top part, followed by x's low s*j bits xor the
+ * top s*j bits of fp * 0xD6E8FEB86659FD93. Dropping low bits commutes with
+ * both, so two keys that share a fingerprint and a pair in a later table
+ * share their pair in every earlier one. Removal searches the newest table
+ * first: the copy it takes, if it is another key's, leaves that key able to
+ * reach the removed key's own copy, which sits in the same or an earlier
+ * table. A key is never lost.
+ *
+ * Memory layout: slot s of bucket i is the f-bit field number i*b + s of a
+ * packed array (bits.h, least significant bits first), so a 12-bit
+ * fingerprint takes 12 bits. When a bucket's b*f bits can be read with one
+ * unaligned 64-bit load (b*f <= 57, or exactly 64 and then byte-aligned) a
+ * bucket is searched for a value with the zero-lane test of SWAR
+ * arithmetic: x = bucket xor (value * ones), where ones has bit 0 of every
+ * lane set, has a zero lane iff (x - ones) & ~x & highs != 0 (highs: bit
+ * f - 1 of every lane), and the lowest bit set in that expression marks the
+ * first zero lane. Otherwise the slots are read one by one.
+ */
+#include "amq/cuckoo.h"
+#include "bits.h"
+#include "family.h"
+#include "hash.h"
+#include "util.h"
+
+#include <assert.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Multiplier spreading a fingerprint into the alternate bucket's offset
+ * (2^64 divided by the golden ratio, an odd constant with well-mixed high
+ * bits). */
+#define FINGERPRINT_SPREAD 0x9E3779B97F4A7C15ULL
+/* Another odd multiplier, for the low bucket bits of a grown table. */
+#define FINGERPRINT_FLIP 0xD6E8FEB86659FD93ULL
+
+/* How many keys contains_many hashes ahead of the one it tests. */
+#define PREFETCH_DISTANCE 8
+
+typedef struct cuckoo_table {
+    uint8_t *slots;             /* buckets * b fields of f bits, + padding */
+    uint64_t buckets;           /* base_buckets << shift */
+    unsigned shift;             /* log2 of the growth since the first table */
+    uint64_t stored;            /* fingerprints in the slots and the stash */
+    uint64_t stash_bucket;      /* the bucket the stashed fingerprint was evicted towards */
+    uint32_t stash_fingerprint; /* 0: the stash is empty */
+} cuckoo_table;
+
+struct amq_cuckoo {
+    cuckoo_table tables[AMQ_CUCKOO_MAX_TABLES];
+    size_t table_count;
+    uint32_t fingerprint_bits; /* f */
+    uint32_t bucket_size;      /* b */
+    uint32_t max_kicks;
+    uint32_t growth;
+    uint64_t base_buckets;      /* the first table's */
+    uint32_t fingerprint_range; /* 2^f - 1: fingerprints are 1 .. range */
+    bool bucket_in_word;        /* a bucket is read with one 64-bit load */
+    uint64_t bucket_mask;       /* the low b*f bits */
+    uint64_t lane_ones;         /* bit 0 of each of the b lanes of f bits */
+    uint64_t lane_highs;        /* bit f - 1 of each lane */
+    uint64_t capacity;
+    double target_fpr;
+    amq_hasher hasher;
+    uint64_t random_state; /* the walk's victim choices (splitmix64) */
+};
+
+/* ---- sizing -------------------------------------------------------------------- */
+
+static double design_load(uint32_t bucket_size)
+{
+    switch (bucket_size) {
+    case 2:
+        return 0.85;
+    case 8:
+        return 0.98;
+    default:
+        return 0.95;
+    }
+}
+
+/* The fewest buckets at which b + 1 of n keys hit one bucket as both their
+ * choices - which no placement can survive - with a chance below 10^-9: by
+ * the union bound, C(n, b+1) B^-(2b+1) <= 10^-9. Only small tables need
+ * this; for large ones the design load asks for more. */
+static double buckets_against_pileup(uint64_t capacity, uint32_t bucket_size)
+{
+    if (capacity <= bucket_size)
+        return 1;
+    double combinations = 1;
+    for (uint32_t i = 0; i <= bucket_size; i++)
+        combinations *= (double)(capacity - i) / (i + 1);
+    return pow(combinations * 1e9, 1.0 / (2 * bucket_size + 1));
+}
+
+/* Buckets for n keys (see the top of the file); 0 when more than the most. */
+static uint64_t buckets_for(uint64_t capacity, uint32_t bucket_size)
+{
+    double n = (double)capacity;
+    double buckets = ceil(n / (bucket_size * design_load(bucket_size)) + 3 * sqrt(n / bucket_size));
+    buckets = fmax(buckets, ceil(buckets_against_pileup(capacity, bucket_size)));
+    if (!(buckets <= (double)AMQ_CUCKOO_MAX_BUCKETS))
+        return 0;
+    return buckets < 1 ? 1 : (uint64_t)buckets;
+}
+
+static uint64_t table_bits(const amq_cuckoo *f, uint64_t buckets)
+{
+    return buckets * f->bucket_size * f->fingerprint_bits;
+}
+
+/* Bytes of a table's slots as saved: its bits rounded up to whole bytes. */
+static uint64_t table_bytes(const amq_cuckoo *f, uint64_t buckets)
+{
+    return (table_bits(f, buckets) + 7) / 8;
+}
+
+/* Set f, b and the constants derived from them. */
+static void set_shape(amq_cuckoo *f, uint32_t fingerprint_bits, uint32_t bucket_size)
+{
+    f->fingerprint_bits = fingerprint_bits;
+    f->bucket_size = bucket_size;
+    f->fingerprint_range = (uint32_t)(((uint64_t)1 << fingerprint_bits) - 1);
+    uint32_t bucket_bits = fingerprint_bits * bucket_size;
+    f->bucket_in_word = bucket_bits <= 57 || bucket_bits == 64;
+    f->bucket_mask = bucket_bits >= 64 ? UINT64_MAX : ((uint64_t)1 << bucket_bits) - 1;
+    f->lane_ones = 0;
+    for (uint32_t lane = 0; lane < bucket_size && lane * fingerprint_bits < 64; lane++)
+        f->lane_ones |= (uint64_t)1 << (lane * fingerprint_bits);
+    f->lane_highs = f->lane_ones << (fingerprint_bits - 1);
+}
+
+static bool bucket_size_valid(uint32_t bucket_size)
+{
+    return bucket_size == 2 || bucket_size == 4 || bucket_size == 8;
+}
+
+/* The smallest f whose completely full table, 2b / (2^f - 1), is within p;
+ * 0 if even 32 bits are not enough. */
+static uint32_t fingerprint_bits_for(double fpr, uint32_t bucket_size)
+{
+    for (uint32_t bits = AMQ_CUCKOO_MIN_FINGERPRINT_BITS; bits <= AMQ_CUCKOO_MAX_FINGERPRINT_BITS;
+         bits++)
+        if (2.0 * bucket_size / (double)(((uint64_t)1 << bits) - 1) <= fpr)
+            return bits;
+    return 0;
+}
+
+/* ---- hashing and slots -------------------------------------------------------------- */
+
+static inline uint32_t fingerprint_of(const amq_cuckoo *f, uint64_t hash)
+{
+    return 1 + (uint32_t)(((hash & 0xffffffffu) * f->fingerprint_range) >> 32);
+}
+
+static inline uint64_t index_of(uint64_t hash, uint64_t buckets)
+{
+    return ((hash >> 32) * buckets) >> 32;
+}
+
+/* The other bucket of a fingerprint in bucket of table t: in the first
+ * table (t(fp) - bucket) mod buckets; in a table grown 2^shift times larger,
+ * that of the bucket's top part, with the low shift bits flipped by bits of
+ * the fingerprint (see "Growth" at the top of the file). */
+static inline uint64_t alternate(const amq_cuckoo *f, const cuckoo_table *t, uint64_t bucket,
+                                 uint32_t fingerprint)
+{
+    uint64_t base = bucket >> t->shift;
+    uint64_t offset = ((fingerprint * FINGERPRINT_SPREAD) >> 32) * f->base_buckets >> 32;
+    uint64_t other = offset >= base ? offset - base : offset + f->base_buckets - base;
+    if (t->shift == 0)
+        return other;
+    uint64_t flip = (fingerprint * FINGERPRINT_FLIP) >> (64 - t->shift);
+    return (other << t->shift) | ((bucket ^ flip) & ((((uint64_t)1) << t->shift) - 1));
+}
+
+static inline uint64_t slot_bit(const amq_cuckoo *f, uint64_t bucket, uint32_t slot)
+{
+    return (bucket * f->bucket_size + slot) * f->fingerprint_bits;
+}
+
+static inline uint32_t slot_get(const amq_cuckoo *f, const cuckoo_table *t, uint64_t bucket,
+                                uint32_t slot)
+{
+    return (uint32_t)amq__packed_get(t->slots, slot_bit(f, bucket, slot), f->fingerprint_bits);
+}
+
+static inline void slot_set(const amq_cuckoo *f, cuckoo_table *t, uint64_t bucket, uint32_t slot,
+                            uint32_t value)
+{
+    amq__packed_set(t->slots, slot_bit(f, bucket, slot), f->fingerprint_bits, value);
+}
+
+/* The bucket's b*f bits, when bucket_in_word. */
+static inline uint64_t bucket_word(const amq_cuckoo *f, const cuckoo_table *t, uint64_t bucket)
+{
+    return amq__packed_window(t->slots, slot_bit(f, bucket, 0)) & f->bucket_mask;
+}
+
+/* For a bucket word: non-zero iff some lane holds value, and then its
+ * lowest set bit is bit f - 1 of the first such lane. */
+static inline uint64_t lanes_equal(const amq_cuckoo *f, uint64_t word, uint32_t value)
+{
+    uint64_t x = word ^ (value * f->lane_ones);
+    return (x - f->lane_ones) & ~x & f->lane_highs;
+}
+
+/* The first slot of the bucket holding value (0: the first free slot), or
+ * -1 if none does. */
+static int bucket_find(const amq_cuckoo *f, const cuckoo_table *t, uint64_t bucket, uint32_t value)
+{
+    if (f->bucket_in_word) {
+        uint64_t lanes = lanes_equal(f, bucket_word(f, t, bucket), value);
+        return lanes ? (int)((unsigned)__builtin_ctzll(lanes) / f->fingerprint_bits) : -1;
+    }
+    for (uint32_t slot = 0; slot < f->bucket_size; slot++)
+        if (slot_get(f, t, bucket, slot) == value)
+            return (int)slot;
+    return -1;
+}
+
+static uint32_t bucket_count(const amq_cuckoo *f, const cuckoo_table *t, uint64_t bucket,
+                             uint32_t fingerprint)
+{
+    uint32_t copies = 0;
+    for (uint32_t slot = 0; slot < f->bucket_size; slot++)
+        copies += slot_get(f, t, bucket, slot) == fingerprint;
+    return copies;
+}
+
+static bool bucket_put(const amq_cuckoo *f, cuckoo_table *t, uint64_t bucket, uint32_t fingerprint)
+{
+    int slot = bucket_find(f, t, bucket, 0);
+    if (slot < 0)
+        return false;
+    slot_set(f, t, bucket, (uint32_t)slot, fingerprint);
+    return true;
+}
+
+static bool stash_holds(const cuckoo_table *t, uint32_t fingerprint, uint64_t i1, uint64_t i2)
+{
+    return t->stash_fingerprint == fingerprint && (t->stash_bucket == i1 || t->stash_bucket == i2);
+}
+
+static uint64_t next_random(amq_cuckoo *f)
+{
+    uint64_t z = (f->random_state += 0x9E3779B97F4A7C15ULL);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+}
+
+/* ---- one table ------------------------------------------------------------------ */
+
+/* One step of look-ahead for the walk from the full bucket: if some
+ * fingerprint in it has a free slot in its alternate bucket, move it there
+ * and put fingerprint in its place. */
+static bool move_one_aside(const amq_cuckoo *f, cuckoo_table *t, uint64_t bucket,
+                           uint32_t fingerprint)
+{
+    for (uint32_t slot = 0; slot < f->bucket_size; slot++) {
+        uint32_t resident = slot_get(f, t, bucket, slot);
+        if (bucket_put(f, t, alternate(f, t, bucket, resident), resident)) {
+            slot_set(f, t, bucket, slot, fingerprint);
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Store fingerprint, which belongs in bucket or its alternate, in a table
+ * whose stash is empty: in a free slot, by the random walk, or finally in
+ * the stash. */
+static void table_insert(amq_cuckoo *f, cuckoo_table *t, uint32_t fingerprint, uint64_t bucket)
+{
+    uint64_t other = alternate(f, t, bucket, fingerprint);
+    t->stored++;
+    if (bucket_put(f, t, bucket, fingerprint) || bucket_put(f, t, other, fingerprint))
+        return;
+    uint64_t random = next_random(f);
+    uint64_t current = random & 1 ? other : bucket;
+    for (uint32_t kick = 0; kick < f->max_kicks; kick++) {
+        if (move_one_aside(f, t, current, fingerprint))
+            return;
+        if (kick % 16 == 0)
+            random = next_random(f);
+        uint32_t slot = (uint32_t)(random >> (4 * (kick % 16))) & (f->bucket_size - 1);
+        uint32_t victim = slot_get(f, t, current, slot);
+        slot_set(f, t, current, slot, fingerprint);
+        fingerprint = victim;
+        current = alternate(f, t, current, fingerprint);
+        if (bucket_put(f, t, current, fingerprint))
+            return;
+    }
+    t->stash_fingerprint = fingerprint;
+    t->stash_bucket = current;
+}
+
+static inline bool table_contains(const amq_cuckoo *f, const cuckoo_table *t, uint64_t hash,
+                                  uint32_t fingerprint)
+{
+    uint64_t i1 = index_of(hash, t->buckets);
+    uint64_t i2 = alternate(f, t, i1, fingerprint);
+    if (AMQ__LIKELY(f->bucket_in_word)) {
+        uint64_t first = bucket_word(f, t, i1), second = bucket_word(f, t, i2);
+        if (lanes_equal(f, first, fingerprint) | lanes_equal(f, second, fingerprint))
+            return true;
+    } else if (bucket_find(f, t, i1, fingerprint) >= 0 || bucket_find(f, t, i2, fingerprint) >= 0) {
+        return true;
+    }
+    return stash_holds(t, fingerprint, i1, i2);
+}
+
+/* Empty the stash into the table again (a slot was just freed). */
+static void table_unstash(amq_cuckoo *f, cuckoo_table *t)
+{
+    uint32_t fingerprint = t->stash_fingerprint;
+    if (!fingerprint)
+        return;
+    t->stash_fingerprint = 0;
+    t->stored--;
+    table_insert(f, t, fingerprint, t->stash_bucket);
+    if (!t->stash_fingerprint)
+        t->stash_bucket = 0;
+}
+
+static bool table_remove(amq_cuckoo *f, cuckoo_table *t, uint64_t hash, uint32_t fingerprint)
+{
+    uint64_t i1 = index_of(hash, t->buckets);
+    uint64_t i2 = alternate(f, t, i1, fingerprint);
+    uint64_t bucket = i1;
+    int slot = bucket_find(f, t, i1, fingerprint);
+    if (slot < 0) {
+        bucket = i2;
+        slot = bucket_find(f, t, i2, fingerprint);
+    }
+    if (slot >= 0) {
+        slot_set(f, t, bucket, (uint32_t)slot, 0);
+        t->stored--;
+        table_unstash(f, t);
+        return true;
+    }
+    if (stash_holds(t, fingerprint, i1, i2)) {
+        t->stash_fingerprint = 0;
+        t->stash_bucket = 0;
+        t->stored--;
+        return true;
+    }
+    return false;
+}
+
+static uint64_t table_count(const amq_cuckoo *f, const cuckoo_table *t, uint64_t hash,
+                            uint32_t fingerprint)
+{
+    uint64_t i1 = index_of(hash, t->buckets);
+    uint64_t i2 = alternate(f, t, i1, fingerprint);
+    uint64_t copies = bucket_count(f, t, i1, fingerprint);
+    if (i2 != i1)
+        copies += bucket_count(f, t, i2, fingerprint);
+    return copies + stash_holds(t, fingerprint, i1, i2);
+}
+
+/* Allocate the next table, base_buckets << shift buckets, zeroed. */
+static int table_open(amq_cuckoo *f, unsigned shift)
+{
+    cuckoo_table *t = &f->tables[f->table_count];
+    uint64_t buckets = f->base_buckets << shift;
+    uint64_t bytes = table_bytes(f, buckets) + AMQ__PACKED_PADDING;
+    if (bytes > SIZE_MAX)
+        return AMQ_ENOMEM;
+    t->slots = amq__alloc_table(bytes);
+    if (!t->slots)
+        return AMQ_ENOMEM;
+    t->buckets = buckets;
+    t->shift = shift;
+    t->stored = 0;
+    t->stash_fingerprint = 0;
+    t->stash_bucket = 0;
+    f->table_count++;
+    return AMQ_OK;
+}
+
+static unsigned growth_shift(uint32_t growth)
+{
+    return (unsigned)__builtin_ctz(growth);
+}
+
+/* Chain a new table after a full newest one: AMQ_EFULL when the filter may
+ * not grow, has AMQ_CUCKOO_MAX_TABLES tables, or the next one would exceed
+ * AMQ_CUCKOO_MAX_BUCKETS. */
+static int grow(amq_cuckoo *f)
+{
+    if (f->growth == 0 || f->table_count == AMQ_CUCKOO_MAX_TABLES)
+        return AMQ_EFULL;
+    unsigned shift = f->tables[f->table_count - 1].shift + growth_shift(f->growth);
+    if (shift >= 32 || (f->base_buckets << shift) > AMQ_CUCKOO_MAX_BUCKETS)
+        return AMQ_EFULL;
+    return table_open(f, shift);
+}
+
+static bool growth_valid(uint32_t growth)
+{
+    return growth <= AMQ_CUCKOO_MAX_GROWTH && (growth & (growth - 1)) == 0;
+}
+
+/* ---- the filter ---------------------------------------------------------------- */
+
+static int cuckoo_new(amq_cuckoo **out, const amq_cuckoo_params *params, amq_diag *diag)
+{
+    *out = NULL;
+    if (!params)
+        return amq__fail(diag, AMQ_EINVAL, "no parameters");
+    if (params->capacity == 0)
+        return amq__fail(diag, AMQ_EINVAL, "cuckoo capacity must be at least 1");
+    uint32_t bucket_size = params->bucket_size ? params->bucket_size : 4;
+    if (!bucket_size_valid(bucket_size))
+        return amq__fail(diag, AMQ_EINVAL, "cuckoo bucket size %u is not 2, 4 or 8",
+                         params->bucket_size);
+    double fpr = params->fpr == 0 ? 0.01 : params->fpr;
+    if (!(fpr > 0 && fpr < 1))
+        return amq__fail(diag, AMQ_EINVAL, "cuckoo fpr %g is not in (0, 1)", params->fpr);
+    uint32_t fingerprint_bits = params->fingerprint_bits;
+    if (fingerprint_bits == 0) {
+        fingerprint_bits = fingerprint_bits_for(fpr, bucket_size);
+        if (fingerprint_bits == 0)
+            return amq__fail(diag, AMQ_ERANGE,
+                             "cuckoo fpr %g needs fingerprints longer than %d bits", fpr,
+                             AMQ_CUCKOO_MAX_FINGERPRINT_BITS);
+    } else if (fingerprint_bits < AMQ_CUCKOO_MIN_FINGERPRINT_BITS ||
+               fingerprint_bits > AMQ_CUCKOO_MAX_FINGERPRINT_BITS) {
+        return amq__fail(diag, AMQ_EINVAL, "cuckoo fingerprint bits %u is not in %d..%d",
+                         fingerprint_bits, AMQ_CUCKOO_MIN_FINGERPRINT_BITS,
+                         AMQ_CUCKOO_MAX_FINGERPRINT_BITS);
+    }
+    if (!growth_valid(params->growth))
+        return amq__fail(diag, AMQ_EINVAL, "cuckoo growth %u is not 0, 1, 2, 4, 8 or 16",
+                         params->growth);
+    uint64_t buckets = buckets_for(params->capacity, bucket_size);
+    if (buckets == 0)
+        return amq__fail(diag, AMQ_ERANGE,
+                         "cuckoo capacity %llu needs more than 2^32 buckets of %u slots",
+                         (unsigned long long)params->capacity, bucket_size);
+    amq_cuckoo *f = calloc(1, sizeof *f);
+    if (!f)
+        return amq__fail(diag, AMQ_ENOMEM, "out of memory");
+    int status = amq__hasher_resolve(&f->hasher, &params->hasher, diag);
+    if (status != AMQ_OK) {
+        free(f);
+        return status;
+    }
+    set_shape(f, fingerprint_bits, bucket_size);
+    f->max_kicks = params->max_kicks ? params->max_kicks : AMQ_CUCKOO_DEFAULT_MAX_KICKS;
+    f->growth = params->growth;
+    f->capacity = params->capacity;
+    f->target_fpr =
+        params->fingerprint_bits ? 2.0 * bucket_size / (double)f->fingerprint_range : fpr;
+    f->random_state = amq__load_u64le(f->hasher.key) ^ params->capacity;
+    uint64_t bytes = table_bytes(f, buckets);
+    f->base_buckets = buckets;
+    status = table_open(f, 0);
+    if (status != AMQ_OK) {
+        free(f);
+        return amq__fail(diag, status, "cannot allocate %llu bytes for the cuckoo table",
+                         (unsigned long long)bytes);
+    }
+    *out = f;
+    return AMQ_OK;
+}
+
+int amq_cuckoo_new(amq_cuckoo **out, const amq_cuckoo_params *params)
+{
+    assert(out);
+    return cuckoo_new(out, params, NULL);
+}
+
+void amq_cuckoo_free(amq_cuckoo *filter)
+{
+    if (!filter)
+        return;
+    for (size_t i = 0; i < filter->table_count; i++)
+        free(filter->tables[i].slots);
+    free(filter);
+}
+
+void amq_cuckoo_clear(amq_cuckoo *filter)
+{
+    for (size_t i = 1; i < filter->table_count; i++)
+        free(filter->tables[i].slots);
+    filter->table_count = 1;
+    cuckoo_table *t = &filter->tables[0];
+    memset(t->slots, 0, (size_t)table_bytes(filter, t->buckets));
+    t->stored = 0;
+    t->stash_fingerprint = 0;
+    t->stash_bucket = 0;
+}
+
+int amq_cuckoo_add_hash(amq_cuckoo *filter, uint64_t hash)
+{
+    cuckoo_table *t = &filter->tables[filter->table_count - 1];
+    if (t->stash_fingerprint) {
+        int status = grow(filter);
+        if (status != AMQ_OK)
+            return status;
+        t++;
+    }
+    table_insert(filter, t, fingerprint_of(filter, hash), index_of(hash, t->buckets));
+    return AMQ_OK;
+}
+
+int amq_cuckoo_add(amq_cuckoo *filter, const void *key, size_t len)
+{
+    return amq_cuckoo_add_hash(filter, amq__hash64(&filter->hasher, key, len));
+}
+
+int amq_cuckoo_add_unique_hash(amq_cuckoo *filter, uint64_t hash)
+{
+    if (amq_cuckoo_contains_hash(filter, hash))
+        return 0;
+    int status = amq_cuckoo_add_hash(filter, hash);
+    return status == AMQ_OK ? 1 : status;
+}
+
+int amq_cuckoo_add_unique(amq_cuckoo *filter, const void *key, size_t len)
+{
+    return amq_cuckoo_add_unique_hash(filter, amq__hash64(&filter->hasher, key, len));
+}
+
+bool amq_cuckoo_contains_hash(const amq_cuckoo *filter, uint64_t hash)
+{
+    uint32_t fingerprint = fingerprint_of(filter, hash);
+    for (size_t i = 0; i < filter->table_count; i++)
+        if (table_contains(filter, &filter->tables[i], hash, fingerprint))
+            return true;
+    return false;
+}
+
+bool amq_cuckoo_contains(const amq_cuckoo *filter, const void *key, size_t len)
+{
+    return amq_cuckoo_contains_hash(filter, amq__hash64(&filter->hasher, key, len));
+}
+
+static void prefetch_buckets(const amq_cuckoo *f, const cuckoo_table *t, uint64_t hash)
+{
+    uint64_t i1 = index_of(hash, t->buckets);
+    uint64_t i2 = alternate(f, t, i1, fingerprint_of(f, hash));
+    __builtin_prefetch(t->slots + (slot_bit(f, i1, 0) >> 3));
+    __builtin_prefetch(t->slots + (slot_bit(f, i2, 0) >> 3));
+}
+
+/* Key i + PREFETCH_DISTANCE is hashed, and its two buckets prefetched, just
+ * before key i is tested; ahead[] holds the hashes in between, key j at
+ * j mod PREFETCH_DISTANCE. A grown filter is asked key by key. */
+void amq_cuckoo_contains_many(const amq_cuckoo *filter, const void *const *keys, const size_t *lens,
+                              size_t count, uint8_t *results)
+{
+    if (filter->table_count > 1) {
+        for (size_t i = 0; i < count; i++)
+            results[i] = amq_cuckoo_contains(filter, keys[i], lens[i]);
+        return;
+    }
+    const cuckoo_table *t = &filter->tables[0];
+    uint64_t ahead[PREFETCH_DISTANCE];
+    for (size_t i = 0; i < count && i < PREFETCH_DISTANCE; i++) {
+        ahead[i] = amq__hash64(&filter->hasher, keys[i], lens[i]);
+        prefetch_buckets(filter, t, ahead[i]);
+    }
+    for (size_t i = 0; i < count; i++) {
+        uint64_t hash = ahead[i % PREFETCH_DISTANCE];
+        size_t next = i + PREFETCH_DISTANCE;
+        if (next < count) {
+            ahead[next % PREFETCH_DISTANCE] = amq__hash64(&filter->hasher, keys[next], lens[next]);
+            prefetch_buckets(filter, t, ahead[next % PREFETCH_DISTANCE]);
+        }
+        results[i] = table_contains(filter, t, hash, fingerprint_of(filter, hash));
+    }
+}
+
+int amq_cuckoo_remove_hash(amq_cuckoo *filter, uint64_t hash)
+{
+    uint32_t fingerprint = fingerprint_of(filter, hash);
+    for (size_t i = filter->table_count; i-- > 0;)
+        if (table_remove(filter, &filter->tables[i], hash, fingerprint))
+            return AMQ_OK;
+    return AMQ_ENOTFOUND;
+}
+
+int amq_cuckoo_remove(amq_cuckoo *filter, const void *key, size_t len)
+{
+    return amq_cuckoo_remove_hash(filter, amq__hash64(&filter->hasher, key, len));
+}
+
+uint64_t amq_cuckoo_count_hash(const amq_cuckoo *filter, uint64_t hash)
+{
+    uint32_t fingerprint = fingerprint_of(filter, hash);
+    uint64_t copies = 0;
+    for (size_t i = 0; i < filter->table_count; i++)
+        copies += table_count(filter, &filter->tables[i], hash, fingerprint);
+    return copies;
+}
+
+uint64_t amq_cuckoo_count(const amq_cuckoo *filter, const void *key, size_t len)
+{
+    return amq_cuckoo_count_hash(filter, amq__hash64(&filter->hasher, key, len));
+}
+
+/* ---- statistics ---------------------------------------------------------------- */
+
+uint64_t amq_cuckoo_size(const amq_cuckoo *filter)
+{
+    uint64_t stored = 0;
+    for (size_t i = 0; i < filter->table_count; i++)
+        stored += filter->tables[i].stored;
+    return stored;
+}
+
+uint64_t amq_cuckoo_capacity(const amq_cuckoo *filter)
+{
+    return filter->capacity;
+}
+
+uint64_t amq_cuckoo_slots(const amq_cuckoo *filter)
+{
+    uint64_t slots = 0;
+    for (size_t i = 0; i < filter->table_count; i++)
+        slots += filter->tables[i].buckets * filter->bucket_size;
+    return slots;
+}
+
+double amq_cuckoo_load(const amq_cuckoo *filter)
+{
+    return (double)amq_cuckoo_size(filter) / (double)amq_cuckoo_slots(filter);
+}
+
+uint64_t amq_cuckoo_table_bytes(const amq_cuckoo *filter)
+{
+    uint64_t bytes = 0;
+    for (size_t i = 0; i < filter->table_count; i++)
+        bytes += table_bytes(filter, filter->tables[i].buckets);
+    return bytes;
+}
+
+uint32_t amq_cuckoo_fingerprint_bits(const amq_cuckoo *filter)
+{
+    return filter->fingerprint_bits;
+}
+
+uint32_t amq_cuckoo_bucket_size(const amq_cuckoo *filter)
+{
+    return filter->bucket_size;
+}
+
+uint32_t amq_cuckoo_max_kicks(const amq_cuckoo *filter)
+{
+    return filter->max_kicks;
+}
+
+uint32_t amq_cuckoo_growth(const amq_cuckoo *filter)
+{
+    return filter->growth;
+}
+
+size_t amq_cuckoo_tables(const amq_cuckoo *filter)
+{
+    return filter->table_count;
+}
+
+uint64_t amq_cuckoo_table_buckets(const amq_cuckoo *filter, size_t i)
+{
+    return i < filter->table_count ? filter->tables[i].buckets : 0;
+}
+
+bool amq_cuckoo_full(const amq_cuckoo *filter)
+{
+    return filter->tables[filter->table_count - 1].stash_fingerprint != 0;
+}
+
+double amq_cuckoo_expected_fpr(const amq_cuckoo *filter)
+{
+    double miss_everywhere = 1;
+    double per_fingerprint = log1p(-1.0 / filter->fingerprint_range);
+    for (size_t i = 0; i < filter->table_count; i++) {
+        const cuckoo_table *t = &filter->tables[i];
+        double load = (double)t->stored / (double)(t->buckets * filter->bucket_size);
+        miss_everywhere *= exp(2.0 * filter->bucket_size * load * per_fingerprint);
+    }
+    return 1 - miss_everywhere;
+}
+
+const amq_hasher *amq_cuckoo_hasher(const amq_cuckoo *filter)
+{
+    return &filter->hasher;
+}
+
+/* ---- the generic handle's view ------------------------------------------------- */
+
+static const amq__option option_fingerprint_bits = {
+    .name = "fingerprint-bits",
+    .type = AMQ__OPTION_COUNT,
+    .count_min = AMQ_CUCKOO_MIN_FINGERPRINT_BITS,
+    .count_max = AMQ_CUCKOO_MAX_FINGERPRINT_BITS,
+};
+static const char *const bucket_size_names[] = { "2", "4", "8", NULL };
+static const uint32_t bucket_size_values[] = { 2, 4, 8 };
+static const amq__option option_bucket_size = {
+    .name = "bucket-size",
+    .type = AMQ__OPTION_CHOICE,
+    .choices = bucket_size_names,
+};
+static const amq__option option_max_kicks = {
+    .name = "max-kicks",
+    .type = AMQ__OPTION_COUNT,
+    .count_min = 1,
+    .count_max = 1000000,
+};
+static const amq__option option_growth = {
+    .name = "growth",
+    .type = AMQ__OPTION_COUNT,
+    .count_min = 0,
+    .count_max = AMQ_CUCKOO_MAX_GROWTH,
+};
+
+static const amq__option *const cuckoo_options[] = {
+    &amq__option_capacity,    &amq__option_fpr,
+    &option_fingerprint_bits, &option_bucket_size,
+    &option_max_kicks,        &option_growth,
+    &amq__option_seed,        &amq__option_hash,
+    &amq__option_key,         NULL,
+};
+
+static int family_create(void **state, const amq__spec *spec, amq_diag *diag)
+{
+    amq_cuckoo_params params = {
+        .capacity = amq__spec_count(spec, &amq__option_capacity, 0),
+        .fpr = amq__spec_real(spec, &amq__option_fpr, 0.01),
+        .fingerprint_bits = (uint32_t)amq__spec_count(spec, &option_fingerprint_bits, 0),
+        .bucket_size = bucket_size_values[amq__spec_choice(spec, &option_bucket_size, 1)],
+        .max_kicks = (uint32_t)amq__spec_count(spec, &option_max_kicks, 0),
+        .growth = (uint32_t)amq__spec_count(spec, &option_growth, 0),
+    };
+    if (params.capacity == 0)
+        return amq__fail(diag, AMQ_EINVAL, "cuckoo needs a capacity (n=...)");
+    if (params.fingerprint_bits && amq__spec_get(spec, &amq__option_fpr))
+        return amq__fail(diag, AMQ_EINVAL, "give cuckoo either fpr or fingerprint-bits, not both");
+    int status = amq__spec_hasher(spec, &params.hasher, 0, diag);
+    if (status != AMQ_OK)
+        return status;
+    amq_cuckoo *f;
+    status = cuckoo_new(&f, &params, diag);
+    *state = f;
+    return status;
+}
+
+static int family_add(void *state, const void *key, size_t len)
+{
+    return amq_cuckoo_add(state, key, len);
+}
+
+static int family_remove(void *state, const void *key, size_t len)
+{
+    return amq_cuckoo_remove(state, key, len);
+}
+
+static int family_contains(const void *state, const void *key, size_t len)
+{
+    return amq_cuckoo_contains(state, key, len);
+}
+
+/* Saved: f, b, max_kicks, growth, capacity, target fpr, the walk's random
+ * state and the table count; then per table its buckets, stored count,
+ * stash bucket and stash fingerprint. The payload is the tables' packed
+ * slots, each rounded up to whole bytes, one after the other. */
+static int family_save(const void *state, amq__saved *out)
+{
+    const amq_cuckoo *f = state;
+    out->hasher = f->hasher;
+    amq__params_put_u32(&out->params, f->fingerprint_bits);
+    amq__params_put_u32(&out->params, f->bucket_size);
+    amq__params_put_u32(&out->params, f->max_kicks);
+    amq__params_put_u32(&out->params, f->growth);
+    amq__params_put_u64(&out->params, f->capacity);
+    amq__params_put_f64(&out->params, f->target_fpr);
+    amq__params_put_u64(&out->params, f->random_state);
+    amq__params_put_u32(&out->params, (uint32_t)f->table_count);
+    for (size_t i = 0; i < f->table_count; i++) {
+        const cuckoo_table *t = &f->tables[i];
+        amq__params_put_u64(&out->params, t->buckets);
+        amq__params_put_u64(&out->params, t->stored);
+        amq__params_put_u64(&out->params, t->stash_bucket);
+        amq__params_put_u32(&out->params, t->stash_fingerprint);
+        out->pieces[i].data = t->slots;
+        out->pieces[i].len = table_bytes(f, t->buckets);
+    }
+    out->piece_count = f->table_count;
+    return AMQ_OK;
+}
+
+/* Check a loaded table against its saved header fields: the bits past the
+ * last slot are zero and the stored count is the occupied slots plus the
+ * stash. */
+static int check_table(const amq_cuckoo *f, const cuckoo_table *t, size_t index, amq_diag *diag)
+{
+    uint64_t bits = table_bits(f, t->buckets);
+    if (bits % 8 && (t->slots[bits / 8] >> (bits % 8)) != 0)
+        return amq__fail(diag, AMQ_ECORRUPT, "cuckoo table %zu has bits set past its last slot",
+                         index);
+    uint64_t occupied = 0;
+    for (uint64_t bucket = 0; bucket < t->buckets; bucket++)
+        for (uint32_t slot = 0; slot < f->bucket_size; slot++)
+            occupied += slot_get(f, t, bucket, slot) != 0;
+    occupied += t->stash_fingerprint != 0;
+    if (occupied != t->stored)
+        return amq__fail(diag, AMQ_ECORRUPT,
+                         "cuckoo table %zu holds %llu fingerprints, its header says %llu", index,
+                         (unsigned long long)occupied, (unsigned long long)t->stored);
+    return AMQ_OK;
+}
+
+static int load_table(amq_cuckoo *f, amq__params_reader *r, const amq__container *c,
+                      uint64_t *offset, amq_diag *diag)
+{
+    size_t index = f->table_count;
+    uint64_t buckets = 0, stored = 0, stash_bucket = 0;
+    uint32_t stash_fingerprint = 0;
+    if (amq__params_get_u64(r, &buckets) || amq__params_get_u64(r, &stored) ||
+        amq__params_get_u64(r, &stash_bucket) || amq__params_get_u32(r, &stash_fingerprint))
+        return amq__fail(diag, AMQ_ECORRUPT, "cuckoo parameters end inside table %zu", index);
+    unsigned shift = 0;
+    if (index == 0) {
+        if (buckets < 1 || buckets > AMQ_CUCKOO_MAX_BUCKETS)
+            return amq__fail(diag, AMQ_ECORRUPT, "cuckoo table 0 has %llu buckets",
+                             (unsigned long long)buckets);
+        f->base_buckets = buckets;
+    } else {
+        shift = f->tables[index - 1].shift + growth_shift(f->growth);
+        if (shift >= 32 || buckets != f->base_buckets << shift || buckets > AMQ_CUCKOO_MAX_BUCKETS)
+            return amq__fail(diag, AMQ_ECORRUPT,
+                             "cuckoo table %zu has %llu buckets, not %u times table %zu's", index,
+                             (unsigned long long)buckets, f->growth, index - 1);
+    }
+    if (stash_fingerprint > f->fingerprint_range ||
+        (stash_fingerprint ? stash_bucket >= buckets : stash_bucket != 0))
+        return amq__fail(diag, AMQ_ECORRUPT, "cuckoo table %zu has an invalid stash", index);
+    uint64_t bytes = table_bytes(f, buckets);
+    if (c->payload_len - *offset < bytes)
+        return amq__fail(diag, AMQ_ECORRUPT, "cuckoo payload ends inside table %zu", index);
+    int status = table_open(f, shift);
+    if (status != AMQ_OK)
+        return amq__fail(diag, status, "cannot allocate cuckoo table %zu", index);
+    cuckoo_table *t = &f->tables[index];
+    memcpy(t->slots, c->payload + *offset, (size_t)bytes);
+    *offset += bytes;
+    t->stored = stored;
+    t->stash_bucket = stash_bucket;
+    t->stash_fingerprint = stash_fingerprint;
+    return check_table(f, t, index, diag);
+}
+
+static int family_load(void **state, const amq__container *c, bool *borrows_image, amq_diag *diag)
+{
+    *borrows_image = false;
+    amq__params_reader r;
+    amq__params_reader_init(&r, c->params, c->params_len);
+    uint32_t fingerprint_bits = 0, bucket_size = 0, max_kicks = 0, growth = 0, tables = 0;
+    uint64_t capacity = 0, random_state = 0;
+    double target_fpr = 0;
+    if (amq__params_get_u32(&r, &fingerprint_bits) || amq__params_get_u32(&r, &bucket_size) ||
+        amq__params_get_u32(&r, &max_kicks) || amq__params_get_u32(&r, &growth) ||
+        amq__params_get_u64(&r, &capacity) || amq__params_get_f64(&r, &target_fpr) ||
+        amq__params_get_u64(&r, &random_state) || amq__params_get_u32(&r, &tables))
+        return amq__fail(diag, AMQ_ECORRUPT, "cuckoo parameters are %u bytes, too short",
+                         c->params_len);
+    if (fingerprint_bits < AMQ_CUCKOO_MIN_FINGERPRINT_BITS ||
+        fingerprint_bits > AMQ_CUCKOO_MAX_FINGERPRINT_BITS)
+        return amq__fail(diag, AMQ_ECORRUPT, "cuckoo fingerprint bits %u is out of range",
+                         fingerprint_bits);
+    if (!bucket_size_valid(bucket_size))
+        return amq__fail(diag, AMQ_ECORRUPT, "cuckoo bucket size %u is not 2, 4 or 8", bucket_size);
+    if (max_kicks < 1 || !growth_valid(growth) || capacity < 1 ||
+        !(target_fpr > 0 && target_fpr < 1))
+        return amq__fail(diag, AMQ_ECORRUPT,
+                         "cuckoo max kicks, growth, capacity or target fpr is out of range");
+    if (tables < 1 || tables > AMQ_CUCKOO_MAX_TABLES || (tables > 1 && growth == 0))
+        return amq__fail(diag, AMQ_ECORRUPT, "cuckoo table count %u is invalid", tables);
+    amq_cuckoo *f = calloc(1, sizeof *f);
+    if (!f)
+        return amq__fail(diag, AMQ_ENOMEM, "out of memory");
+    set_shape(f, fingerprint_bits, bucket_size);
+    f->max_kicks = max_kicks;
+    f->growth = growth;
+    f->capacity = capacity;
+    f->target_fpr = target_fpr;
+    f->random_state = random_state;
+    f->hasher = c->hasher;
+    uint64_t offset = 0;
+    int status = AMQ_OK;
+    for (uint32_t i = 0; i < tables && status == AMQ_OK; i++)
+        status = load_table(f, &r, c, &offset, diag);
+    if (status == AMQ_OK && amq__params_end(&r))
+        status = amq__fail(diag, AMQ_ECORRUPT, "cuckoo parameters have trailing bytes");
+    if (status == AMQ_OK && offset != c->payload_len)
+        status = amq__fail(diag, AMQ_ECORRUPT, "cuckoo payload has %llu bytes past its tables",
+                           (unsigned long long)(c->payload_len - offset));
+    if (status != AMQ_OK) {
+        amq_cuckoo_free(f);
+        return status;
+    }
+    *state = f;
+    return AMQ_OK;
+}
+
+static void family_info(const void *state, amq_info *out)
+{
+    const amq_cuckoo *f = state;
+    out->capacity = f->capacity;
+    out->count = amq_cuckoo_size(f);
+    out->estimated_count = (double)out->count;
+    out->size_bytes = amq_cuckoo_table_bytes(f);
+    out->bits_per_key = (double)out->size_bytes * 8 / (double)f->capacity;
+    out->target_fpr = f->target_fpr;
+    out->expected_fpr = amq_cuckoo_expected_fpr(f);
+    out->hasher = f->hasher;
+    amq__info_number(out, "fingerprint_bits", f->fingerprint_bits);
+    amq__info_number(out, "bucket_size", f->bucket_size);
+    amq__info_number(out, "buckets", (double)f->tables[0].buckets);
+    amq__info_number(out, "tables", (double)f->table_count);
+    amq__info_number(out, "load", amq_cuckoo_load(f));
+    amq__info_number(out, "max_kicks", f->max_kicks);
+    amq__info_number(out, "growth", f->growth);
+    amq__info_text(out, "stash", amq_cuckoo_full(f) ? "occupied" : "empty");
+}
+
+static void family_destroy(void *state)
+{
+    amq_cuckoo_free(state);
+}
+
+const amq__family amq__cuckoo_family = {
+    .name = "cuckoo",
+    .id = AMQ__FAMILY_CUCKOO,
+    .options = cuckoo_options,
+    .create = family_create,
+    .add = family_add,
+    .remove = family_remove,
+    .contains = family_contains,
+    .save = family_save,
+    .load = family_load,
+    .info = family_info,
+    .destroy = family_destroy,
+};
