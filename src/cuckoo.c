@@ -1015,11 +1015,13 @@ static int family_load(void **state, const amq__container *c, bool *borrows_imag
 static void family_info(const void *state, amq_info *out)
 {
     const amq_cuckoo *f = state;
-    out->capacity = f->capacity;
+    uint64_t first_slots = f->base_buckets * f->bucket_size;
+    out->capacity =
+        (uint64_t)((double)f->capacity * (double)amq_cuckoo_slots(f) / (double)first_slots);
     out->count = amq_cuckoo_size(f);
     out->estimated_count = (double)out->count;
     out->size_bytes = amq_cuckoo_table_bytes(f);
-    out->bits_per_key = (double)out->size_bytes * 8 / (double)f->capacity;
+    out->bits_per_key = (double)out->size_bytes * 8 / (double)out->capacity;
     out->target_fpr = f->target_fpr;
     out->expected_fpr = amq_cuckoo_expected_fpr(f);
     out->hasher = f->hasher;

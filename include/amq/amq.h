@@ -409,7 +409,8 @@ typedef struct amq_info_detail {
 
 typedef struct amq_info {
     const char *family;     /**< family name, e.g. "bloom" (static string) */
-    uint64_t capacity;      /**< keys the filter was sized for (scalable: all its stages now) */
+    uint64_t capacity;      /**< keys the filter was sized for (scalable, cuckoo: all its
+                                 stages or tables now) */
     uint64_t count;         /**< keys added, where tracked (else the estimate) */
     double estimated_count; /**< distinct keys estimated from the contents */
     uint64_t size_bytes;    /**< memory the filter's data takes */
