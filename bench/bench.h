@@ -83,7 +83,7 @@ typedef struct bench_config {
     uint64_t seed; /* seed for key generation and hash seeds (--seed) */
 } bench_config;
 
-#define BENCH_MAX_FIGURES 12
+#define BENCH_MAX_FIGURES 16
 
 /* One extra figure a workload reports, e.g. { "bits_per_key", 9.585 }. Names
  * are snake_case identifiers (they become JSON keys); a workload and its peer
@@ -101,7 +101,7 @@ typedef struct bench_figures {
 /* Append a figure; figures past BENCH_MAX_FIGURES are a programming error. */
 void bench_figures_add(bench_figures *figures, const char *name, double value);
 
-#define BENCH_MAX_PHASES 4
+#define BENCH_MAX_PHASES 5
 
 /* One timed pass of a workload. */
 typedef struct bench_phase {
@@ -140,6 +140,9 @@ extern const bench_workload bench_bloom_split_block;
 extern const bench_workload bench_bloom_blocked;
 extern const bench_workload bench_bloom_counting;
 extern const bench_workload bench_bloom_scalable;
+extern const bench_workload bench_cuckoo_f8;
+extern const bench_workload bench_cuckoo_f12;
+extern const bench_workload bench_cuckoo_f16;
 
 /* ---- results (the runner's) -------------------------------------------------- */
 

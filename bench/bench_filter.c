@@ -1,6 +1,6 @@
 /*
  * bench_filter.c - the shared workload of the dynamic filters (see
- * bench_filter.h): key sets, the four timed passes and the common figures.
+ * bench_filter.h): key sets, the five timed passes and the common figures.
  */
 #include "bench_filter.h"
 #include "util.h"
@@ -18,7 +18,8 @@ typedef struct filter_state {
     size_t *lens;
     uint8_t *results;
     uint64_t present_hits, absent_hits, batch_hits;
-    bool batch_ran;
+    uint64_t remove_misses; /* present keys the last delete pass found nothing for */
+    bool batch_ran, delete_ran;
 } filter_state;
 
 void bench_filter_teardown(void *state)
@@ -85,6 +86,14 @@ static uint64_t filter_insert(void *state)
     return s->present.count;
 }
 
+/* Empty the filter and add the present keys again: what the delete phase
+ * removes, and what the report describes after it. */
+static void filter_refill(void *state)
+{
+    filter_empty(state);
+    filter_insert(state);
+}
+
 static uint64_t count_hits(const filter_state *s, const bench_keyset *keys)
 {
     uint64_t hits = 0;
@@ -124,15 +133,36 @@ static uint64_t filter_query_batch(void *state)
     return n;
 }
 
+static uint64_t filter_delete(void *state)
+{
+    filter_state *s = state;
+    uint64_t misses = 0;
+    for (size_t i = 0; i < s->present.count; i++)
+        misses +=
+            !s->ops->remove(s->filter, bench_key(&s->present, i), bench_key_len(&s->present, i));
+    s->remove_misses = misses;
+    s->delete_ran = true;
+    return s->present.count;
+}
+
+double bench_filter_measured_fpr(const void *state)
+{
+    const filter_state *s = state;
+    return (double)s->absent_hits / (double)s->present.count;
+}
+
 void bench_filter_report(void *state, bench_figures *out)
 {
     filter_state *s = state;
     double n = (double)s->present.count;
+    double fpr = s->ops->fpr > 0 ? s->ops->fpr : BENCH_FILTER_FPR;
+    if (s->delete_ran)
+        filter_refill(s);
     s->ops->report(s->filter, s->present.count, out);
-    bench_figures_add(out, "bound_bits_per_key", -log2(BENCH_FILTER_FPR));
-    bench_figures_add(out, "target_fpr", BENCH_FILTER_FPR);
-    bench_figures_add(out, "fpr", (double)s->absent_hits / n);
-    double misses = n - (double)s->present_hits;
+    bench_figures_add(out, "bound_bits_per_key", -log2(fpr));
+    bench_figures_add(out, "target_fpr", fpr);
+    bench_figures_add(out, "fpr", bench_filter_measured_fpr(s));
+    double misses = n - (double)s->present_hits + (double)s->remove_misses;
     if (s->batch_ran)
         misses += n - (double)s->batch_hits;
     bench_figures_add(out, "false_negatives", misses);
@@ -143,6 +173,15 @@ const bench_phase bench_filter_phases[] = {
     { .name = "query-present", .run = filter_query_present },
     { .name = "query-absent", .run = filter_query_absent },
     { .name = "query-batch", .run = filter_query_batch },
+    { .name = NULL },
+};
+
+const bench_phase bench_filter_phases_delete[] = {
+    { .name = "insert", .prepare = filter_empty, .run = filter_insert },
+    { .name = "query-present", .run = filter_query_present },
+    { .name = "query-absent", .run = filter_query_absent },
+    { .name = "query-batch", .run = filter_query_batch },
+    { .name = "delete", .prepare = filter_refill, .run = filter_delete },
     { .name = NULL },
 };
 

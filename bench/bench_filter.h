@@ -1,19 +1,26 @@
 /*
  * bench_filter.h - the one workload shape every dynamic filter shares:
- * n present and n absent 16-byte keys (bench_keys.c), and four phases
+ * n present and n absent 16-byte keys (bench_keys.c), and up to five phases
  *
  *   insert         add the n present keys to an emptied filter
  *   query-present  ask for them one by one
  *   query-absent   ask for the n absent keys one by one (hits are false positives)
  *   query-batch    ask for the present keys through the family's batch call,
  *                  1024 at a time (omitted when the family has none)
+ *   delete         remove the n present keys one by one from a filter refilled
+ *                  (untimed) before each pass (only for families that remove)
  *
  * and the figures fpr, false_negatives, target_fpr and bound_bits_per_key
  * (log2(1/p)), plus what the family reports itself (bytes, bits_per_key,
- * hashes, ...). A filter workload is a bench_filter_ops - how to create, empty,
- * add to, query and describe the filter - and a bench_workload whose .arg is
- * that ops table and whose setup, phases, report and teardown are the ones
- * below.
+ * hashes, ...). A present key that a query denies, or whose removal finds
+ * nothing to remove, counts as a false negative. The family's report always
+ * sees the filter holding the n present keys: after a delete phase the
+ * filter is refilled first.
+ *
+ * A filter workload is a bench_filter_ops - how to create, empty, add to,
+ * query, remove from and describe the filter - and a bench_workload whose
+ * .arg is that ops table and whose setup, phases, report and teardown are
+ * the ones below.
  */
 #ifndef AMQ_BENCH_FILTER_H
 #define AMQ_BENCH_FILTER_H
@@ -26,7 +33,12 @@
 #define BENCH_FILTER_FPR     0.01
 
 typedef struct bench_filter_ops {
-    /* An empty filter for n keys at BENCH_FILTER_FPR, hashing with seed. */
+    /* The false-positive rate the filter is built for, reported as
+     * target_fpr and behind bound_bits_per_key; 0 means BENCH_FILTER_FPR.
+     * A family whose parameters fix its rate (a cuckoo filter's fingerprint
+     * width) states it here. */
+    double fpr;
+    /* An empty filter for n keys at that rate, hashing with seed. */
     int (*create)(void **filter, size_t keys, uint64_t seed, amq_diag *diag);
     void (*clear)(void *filter);
     void (*add)(void *filter, const void *key, size_t len);
@@ -34,6 +46,9 @@ typedef struct bench_filter_ops {
     /* NULL when the family has no batch query. */
     void (*contains_many)(const void *filter, const void *const *keys, const size_t *lens,
                           size_t count, uint8_t *results);
+    /* Remove one copy of a key; false when the filter found none. NULL when
+     * the family cannot remove. */
+    bool (*remove)(void *filter, const void *key, size_t len);
     /* The family's own figures: at least bytes and bits_per_key. */
     void (*report)(const void *filter, size_t keys, bench_figures *out);
     void (*destroy)(void *filter);
@@ -46,5 +61,11 @@ void bench_filter_teardown(void *state);
 extern const bench_phase bench_filter_phases[];
 /* The same without query-batch. */
 extern const bench_phase bench_filter_phases_no_batch[];
+/* insert, query-present, query-absent, query-batch, delete (the ops need
+ * contains_many and remove). */
+extern const bench_phase bench_filter_phases_delete[];
+
+/* The false-positive rate measured by the last query-absent pass. */
+double bench_filter_measured_fpr(const void *state);
 
 #endif /* AMQ_BENCH_FILTER_H */

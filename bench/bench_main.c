@@ -51,6 +51,9 @@ static const bench_workload *const workloads[] = {
     &bench_bloom_counting,
     &bench_bloom_scalable,
 #endif
+    &bench_cuckoo_f8,
+    &bench_cuckoo_f12,
+    &bench_cuckoo_f16,
     &bench_hash_xxh3_64,
     &bench_hash_xxh3_128,
     &bench_hash_siphash,
@@ -200,6 +203,30 @@ static bool is_selected_peer(size_t i, const bool *selected)
     return false;
 }
 
+/* Whether name contains the first len bytes of part. */
+static bool contains_part(const char *name, const char *part, size_t len)
+{
+    for (const char *at = name;; at++) {
+        if (strncmp(at, part, len) == 0)
+            return true;
+        if (*at == '\0')
+            return false;
+    }
+}
+
+/* Whether name contains one of filter's comma-separated parts. */
+static bool matches_filter(const char *name, const char *filter)
+{
+    for (const char *part = filter;; part++) {
+        size_t len = strcspn(part, ",");
+        if (contains_part(name, part, len))
+            return true;
+        part += len;
+        if (*part == '\0')
+            return false;
+    }
+}
+
 static void usage(FILE *out)
 {
     fprintf(out,
@@ -211,7 +238,8 @@ static void usage(FILE *out)
             "                   the median, minimum and maximum are reported\n"
             "  --seed S         seed for the keys and hash seeds (default %d)\n"
             "  --filter TEXT    run only the workloads whose name contains TEXT\n"
-            "                   (and the peers they are compared with)\n"
+            "                   (and the peers they are compared with); TEXT,TEXT...\n"
+            "                   selects the workloads that match any of them\n"
             "  --list           list the workloads and exit\n"
             "  --json           print one JSON document instead of the table\n"
             "  --help           print this help and exit\n",
@@ -318,7 +346,7 @@ int main(int argc, char **argv)
     bool selected[WORKLOAD_COUNT];
     bool any = false;
     for (size_t i = 0; i < WORKLOAD_COUNT; i++) {
-        selected[i] = !opts.filter || strstr(workloads[i]->name, opts.filter);
+        selected[i] = !opts.filter || matches_filter(workloads[i]->name, opts.filter);
         any |= selected[i];
     }
     if (!any)
