@@ -78,8 +78,9 @@
  * FPR. An absent key is compared with the fingerprints of its two buckets;
  * each matches with chance 1 / (2^f - 1), so at load L the FPR is
  * 1 - (1 - 1/(2^f - 1))^(2bL), about 2bL / 2^f: 0.19% at f = 12, b = 4,
- * L = 0.95. The space is f / L bits per key, so the cuckoo filter beats a
- * Bloom filter's 1.44 log2(1/p) once p is below about 3% (f >= 7 or so).
+ * L = 0.95. The space is f / L bits per key, about (log2(1/p) + 3) / L, so
+ * the cuckoo filter beats a Bloom filter's 1.44 log2(1/p) once p is below
+ * about 0.4% (f >= 11 at L = 0.945).
  *
  * Duplicates. add stores another copy of a key's fingerprint each time; a
  * key's two buckets hold at most 2b copies, and adding it again after that

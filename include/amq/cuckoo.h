@@ -5,7 +5,8 @@
  * A cuckoo filter stores an f-bit fingerprint of each key in one of two
  * buckets of b slots. It answers "maybe present" / "certainly absent" like a
  * Bloom filter, and it can also delete a key and count a key's copies. Below
- * about 3% FPR it is smaller than a Bloom filter of the same FPR.
+ * about 0.4% FPR it is smaller than a Bloom filter of the same FPR (see
+ * docs/CUCKOO.md).
  *
  *   FPR     about 2·b·load / (2^f - 1): a query compares the key's
  *           fingerprint with up to 2b stored ones. f = 12, b = 4 at 95% load:
