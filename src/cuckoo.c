@@ -140,7 +140,7 @@
 #define FINGERPRINT_FLIP 0xD6E8FEB86659FD93ULL
 
 /* How many keys contains_many hashes ahead of the one it tests. */
-#define PREFETCH_DISTANCE 8
+#define PREFETCH_DISTANCE 16
 
 typedef struct cuckoo_table {
     uint8_t *slots;             /* buckets * b fields of f bits, + padding */
@@ -164,6 +164,7 @@ struct amq_cuckoo {
     uint64_t bucket_mask;       /* the low b*f bits */
     uint64_t lane_ones;         /* bit 0 of each of the b lanes of f bits */
     uint64_t lane_highs;        /* bit f - 1 of each lane */
+    uint32_t slot_reciprocal;   /* ceil(2^16 / f): bit i < 64 is in slot (i * this) >> 16 */
     uint64_t capacity;
     double target_fpr;
     amq_hasher hasher;
@@ -233,6 +234,7 @@ static void set_shape(amq_cuckoo *f, uint32_t fingerprint_bits, uint32_t bucket_
     for (uint32_t lane = 0; lane < bucket_size && lane * fingerprint_bits < 64; lane++)
         f->lane_ones |= (uint64_t)1 << (lane * fingerprint_bits);
     f->lane_highs = f->lane_ones << (fingerprint_bits - 1);
+    f->slot_reciprocal = ((1u << 16) + fingerprint_bits - 1) / fingerprint_bits;
 }
 
 static bool bucket_size_valid(uint32_t bucket_size)
@@ -312,11 +314,12 @@ static inline uint64_t lanes_equal(const amq_cuckoo *f, uint64_t word, uint32_t 
 
 /* The first slot of the bucket holding value (0: the first free slot), or
  * -1 if none does. */
-static int bucket_find(const amq_cuckoo *f, const cuckoo_table *t, uint64_t bucket, uint32_t value)
+static inline int bucket_find(const amq_cuckoo *f, const cuckoo_table *t, uint64_t bucket,
+                              uint32_t value)
 {
     if (f->bucket_in_word) {
         uint64_t lanes = lanes_equal(f, bucket_word(f, t, bucket), value);
-        return lanes ? (int)((unsigned)__builtin_ctzll(lanes) / f->fingerprint_bits) : -1;
+        return lanes ? (int)(((unsigned)__builtin_ctzll(lanes) * f->slot_reciprocal) >> 16) : -1;
     }
     for (uint32_t slot = 0; slot < f->bucket_size; slot++)
         if (slot_get(f, t, bucket, slot) == value)
@@ -537,6 +540,11 @@ static int cuckoo_new(amq_cuckoo **out, const amq_cuckoo_params *params, amq_dia
                          fingerprint_bits, AMQ_CUCKOO_MIN_FINGERPRINT_BITS,
                          AMQ_CUCKOO_MAX_FINGERPRINT_BITS);
     }
+    double full_fpr = 2.0 * bucket_size / (double)(((uint64_t)1 << fingerprint_bits) - 1);
+    if (params->fingerprint_bits && params->fpr != 0 && full_fpr > fpr)
+        return amq__fail(diag, AMQ_EINVAL,
+                         "cuckoo fingerprint bits %u give an FPR up to %.3g, above fpr %g",
+                         fingerprint_bits, full_fpr, fpr);
     if (!growth_valid(params->growth))
         return amq__fail(diag, AMQ_EINVAL, "cuckoo growth %u is not 0, 1, 2, 4, 8 or 16",
                          params->growth);
@@ -557,8 +565,7 @@ static int cuckoo_new(amq_cuckoo **out, const amq_cuckoo_params *params, amq_dia
     f->max_kicks = params->max_kicks ? params->max_kicks : AMQ_CUCKOO_DEFAULT_MAX_KICKS;
     f->growth = params->growth;
     f->capacity = params->capacity;
-    f->target_fpr =
-        params->fingerprint_bits ? 2.0 * bucket_size / (double)f->fingerprint_range : fpr;
+    f->target_fpr = params->fingerprint_bits && params->fpr == 0 ? full_fpr : fpr;
     f->random_state = amq__load_u64le(f->hasher.key) ^ params->capacity;
     uint64_t bytes = table_bytes(f, buckets);
     f->base_buckets = buckets;
@@ -836,7 +843,7 @@ static int family_create(void **state, const amq__spec *spec, amq_diag *diag)
 {
     amq_cuckoo_params params = {
         .capacity = amq__spec_count(spec, &amq__option_capacity, 0),
-        .fpr = amq__spec_real(spec, &amq__option_fpr, 0.01),
+        .fpr = amq__spec_real(spec, &amq__option_fpr, 0),
         .fingerprint_bits = (uint32_t)amq__spec_count(spec, &option_fingerprint_bits, 0),
         .bucket_size = bucket_size_values[amq__spec_choice(spec, &option_bucket_size, 1)],
         .max_kicks = (uint32_t)amq__spec_count(spec, &option_max_kicks, 0),
@@ -844,8 +851,6 @@ static int family_create(void **state, const amq__spec *spec, amq_diag *diag)
     };
     if (params.capacity == 0)
         return amq__fail(diag, AMQ_EINVAL, "cuckoo needs a capacity (n=...)");
-    if (params.fingerprint_bits && amq__spec_get(spec, &amq__option_fpr))
-        return amq__fail(diag, AMQ_EINVAL, "give cuckoo either fpr or fingerprint-bits, not both");
     int status = amq__spec_hasher(spec, &params.hasher, 0, diag);
     if (status != AMQ_OK)
         return status;

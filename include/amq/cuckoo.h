@@ -66,7 +66,8 @@ typedef struct amq_cuckoo_params {
                                     without growing */
     double fpr;                /**< p: picks f when fingerprint_bits is 0: the
                                     smallest f with 2b / (2^f - 1) <= p, the FPR
-                                    of a completely full table; 0 = 0.01 */
+                                    of a completely full table; 0 = 0.01. With
+                                    fingerprint_bits, f must meet p. */
     uint32_t fingerprint_bits; /**< f: 4..32 (0: from fpr) */
     uint32_t bucket_size;      /**< b: 2, 4 or 8 slots per bucket (0 = 4) */
     uint32_t max_kicks;        /**< relocations per insertion (0 = 500) */
@@ -85,9 +86,9 @@ typedef struct amq_cuckoo_params {
  * (about 97% for b = 4), so n keys always fit. Small tables get more room
  * (see src/cuckoo.c). The bucket count is not rounded to a power of two.
  * @return AMQ_OK; AMQ_EINVAL (capacity 0; fpr outside (0, 1); a bucket size
- *   other than 2, 4, 8; fingerprint_bits outside 4..32; growth not 0 or a
- *   power of two up to 16; an
- *   invalid hasher); AMQ_ERANGE (more than AMQ_CUCKOO_MAX_BUCKETS buckets,
+ *   other than 2, 4, 8; fingerprint_bits outside 4..32, or too few for a
+ *   given fpr; growth not 0 or a power of two up to 16; an invalid
+ *   hasher); AMQ_ERANGE (more than AMQ_CUCKOO_MAX_BUCKETS buckets,
  *   or an fpr no 32-bit fingerprint reaches); AMQ_ENOMEM.
  * Allocates: the table, zeroed.
  */
