@@ -40,8 +40,9 @@ test-plain: build
 	$(CTEST) --test-dir $(BUILD) --output-on-failure -j $(JOBS)
 
 test-asan: deps
-	CC=clang $(CMAKE) -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DAMQ_SANITIZE=ON \
-	    -DAMQ_FUZZ=ON -DAMQ_BUILD_BENCH=OFF >/dev/null
+	CC=clang $(CMAKE) -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug \
+	    -DCMAKE_C_FLAGS_DEBUG="-g -O1" -DAMQ_SANITIZE=ON -DAMQ_FUZZ=ON \
+	    -DAMQ_BUILD_BENCH=OFF >/dev/null
 	$(CMAKE) --build $(ASAN_BUILD) -j $(JOBS)
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	    $(CTEST) --test-dir $(ASAN_BUILD) --output-on-failure -j $(JOBS)

@@ -133,8 +133,8 @@ int amq__bloom_new(amq_bloom **out, const amq_bloom_params *params, amq_diag *di
     int status = amq__hasher_resolve(&hasher, &params->hasher, diag);
     if (status != AMQ_OK)
         return status;
-    uint64_t m, n;
-    uint32_t k;
+    uint64_t m = 0, n = 0;
+    uint32_t k = 0;
     status = amq__bloom_size(&m, &k, &n, params, diag);
     if (status != AMQ_OK)
         return status;

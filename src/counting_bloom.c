@@ -193,12 +193,12 @@ static int counting_new(amq_counting_bloom **out, const amq_counting_bloom_param
     int status = amq__hasher_resolve(&sizing.hasher, &params->hasher, diag);
     if (status != AMQ_OK)
         return status;
-    uint64_t m, n;
-    uint32_t k;
+    uint64_t m = 0, n = 0;
+    uint32_t k = 0;
     status = amq__bloom_size(&m, &k, &n, &sizing, diag);
     if (status != AMQ_OK)
         return status;
-    amq_counting_bloom *f;
+    amq_counting_bloom *f = NULL;
     status = allocate(&f, m, bits == 8 ? 3 : 2, diag);
     if (status != AMQ_OK)
         return status;
@@ -635,7 +635,7 @@ static int family_load(void **state, const amq__container *c, bool *borrows_imag
                          "counting-bloom payload is %llu bytes; %llu counters of %u bits take %llu",
                          (unsigned long long)c->payload_len, (unsigned long long)m, width,
                          (unsigned long long)expected);
-    amq_counting_bloom *f;
+    amq_counting_bloom *f = NULL;
     int status = allocate(&f, m, width_log2, diag);
     if (status != AMQ_OK)
         return status;

@@ -939,6 +939,10 @@ static int load_table(amq_cuckoo *f, amq__params_reader *r, const amq__container
         if (buckets < 1 || buckets > AMQ_CUCKOO_MAX_BUCKETS)
             return amq__fail(diag, AMQ_ECORRUPT, "cuckoo table 0 has %llu buckets",
                              (unsigned long long)buckets);
+        if (f->capacity > buckets * f->bucket_size)
+            return amq__fail(
+                diag, AMQ_ECORRUPT, "cuckoo capacity %llu is more than table 0's %llu slots",
+                (unsigned long long)f->capacity, (unsigned long long)(buckets * f->bucket_size));
         f->base_buckets = buckets;
     } else {
         shift = f->tables[index - 1].shift + growth_shift(f->growth);

@@ -264,7 +264,7 @@ static int check_container(const amq__container *c, const amq__piece *pieces, si
 int amq__format_encode(uint8_t **out, size_t *out_len, const amq__container *c,
                        const amq__piece *pieces, size_t piece_count, amq_diag *diag)
 {
-    uint64_t payload_len;
+    uint64_t payload_len = 0;
     int status = check_container(c, pieces, piece_count, &payload_len, diag);
     if (status != AMQ_OK)
         return status;
@@ -405,7 +405,7 @@ static int sync_directory(const char *directory)
 int amq__format_save(const char *path, const amq__container *c, const amq__piece *pieces,
                      size_t piece_count, amq_diag *diag)
 {
-    uint64_t payload_len;
+    uint64_t payload_len = 0;
     int status = check_container(c, pieces, piece_count, &payload_len, diag);
     if (status != AMQ_OK)
         return status;

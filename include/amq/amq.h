@@ -414,7 +414,7 @@ typedef struct amq_info {
     uint64_t count;         /**< keys added, where tracked (else the estimate) */
     double estimated_count; /**< distinct keys estimated from the contents */
     uint64_t size_bytes;    /**< memory the filter's data takes */
-    double bits_per_key;    /**< size_bytes*8 / max(count, 1) */
+    double bits_per_key;    /**< size_bytes*8 / capacity */
     double target_fpr;      /**< the false-positive rate asked for */
     double expected_fpr;    /**< the rate to expect at the current fill */
     amq_hasher hasher;      /**< the key hash */
