@@ -545,6 +545,9 @@ static int cuckoo_new(amq_cuckoo **out, const amq_cuckoo_params *params, amq_dia
         return amq__fail(diag, AMQ_EINVAL,
                          "cuckoo fingerprint bits %u give an FPR up to %.3g, above fpr %g",
                          fingerprint_bits, full_fpr, fpr);
+    if (params->max_kicks > AMQ_CUCKOO_MAX_KICKS)
+        return amq__fail(diag, AMQ_EINVAL, "cuckoo max kicks %u is above %d", params->max_kicks,
+                         AMQ_CUCKOO_MAX_KICKS);
     if (!growth_valid(params->growth))
         return amq__fail(diag, AMQ_EINVAL, "cuckoo growth %u is not 0, 1, 2, 4, 8 or 16",
                          params->growth);
@@ -822,7 +825,7 @@ static const amq__option option_max_kicks = {
     .name = "max-kicks",
     .type = AMQ__OPTION_COUNT,
     .count_min = 1,
-    .count_max = 1000000,
+    .count_max = AMQ_CUCKOO_MAX_KICKS,
 };
 static const amq__option option_growth = {
     .name = "growth",
@@ -989,8 +992,8 @@ static int family_load(void **state, const amq__container *c, bool *borrows_imag
                          fingerprint_bits);
     if (!bucket_size_valid(bucket_size))
         return amq__fail(diag, AMQ_ECORRUPT, "cuckoo bucket size %u is not 2, 4 or 8", bucket_size);
-    if (max_kicks < 1 || !growth_valid(growth) || capacity < 1 ||
-        !(target_fpr > 0 && target_fpr < 1))
+    if (max_kicks < 1 || max_kicks > AMQ_CUCKOO_MAX_KICKS || !growth_valid(growth) ||
+        capacity < 1 || !(target_fpr > 0 && target_fpr < 1))
         return amq__fail(diag, AMQ_ECORRUPT,
                          "cuckoo max kicks, growth, capacity or target fpr is out of range");
     if (tables < 1 || tables > AMQ_CUCKOO_MAX_TABLES || (tables > 1 && growth == 0))

@@ -57,6 +57,8 @@ typedef struct amq_cuckoo amq_cuckoo;
 #define AMQ_CUCKOO_MAX_TABLES 32
 /** Relocations an insertion tries before it gives up, unless told. */
 #define AMQ_CUCKOO_DEFAULT_MAX_KICKS 500
+/** The most relocations an insertion may be allowed. */
+#define AMQ_CUCKOO_MAX_KICKS 1000000
 /** Largest growth factor. */
 #define AMQ_CUCKOO_MAX_GROWTH 16
 
@@ -70,7 +72,8 @@ typedef struct amq_cuckoo_params {
                                     fingerprint_bits, f must meet p. */
     uint32_t fingerprint_bits; /**< f: 4..32 (0: from fpr) */
     uint32_t bucket_size;      /**< b: 2, 4 or 8 slots per bucket (0 = 4) */
-    uint32_t max_kicks;        /**< relocations per insertion (0 = 500) */
+    uint32_t max_kicks;        /**< relocations per insertion (0 = 500; at most
+                                    AMQ_CUCKOO_MAX_KICKS) */
     uint32_t growth;           /**< 0: a full filter answers AMQ_EFULL; 1, 2, 4,
                                     8 or 16: it chains a new table growth times
                                     as many buckets as the newest one */
@@ -87,8 +90,8 @@ typedef struct amq_cuckoo_params {
  * (see src/cuckoo.c). The bucket count is not rounded to a power of two.
  * @return AMQ_OK; AMQ_EINVAL (capacity 0; fpr outside (0, 1); a bucket size
  *   other than 2, 4, 8; fingerprint_bits outside 4..32, or too few for a
- *   given fpr; growth not 0 or a power of two up to 16; an invalid
- *   hasher); AMQ_ERANGE (more than AMQ_CUCKOO_MAX_BUCKETS buckets,
+ *   given fpr; max_kicks above AMQ_CUCKOO_MAX_KICKS; growth not 0 or a power
+ *   of two up to 16; an invalid hasher); AMQ_ERANGE (more than AMQ_CUCKOO_MAX_BUCKETS buckets,
  *   or an fpr no 32-bit fingerprint reaches); AMQ_ENOMEM.
  * Allocates: the table, zeroed.
  */
