@@ -654,17 +654,17 @@ bool amq_cuckoo_contains(const amq_cuckoo *filter, const void *key, size_t len)
     return amq_cuckoo_contains_hash(filter, amq__hash64(&filter->hasher, key, len));
 }
 
-static void prefetch_buckets(const amq_cuckoo *f, const cuckoo_table *t, uint64_t hash)
+/* Where a bucket's first byte is, to prefetch. */
+static inline const uint8_t *bucket_start(const amq_cuckoo *f, const cuckoo_table *t,
+                                          uint64_t bucket)
 {
-    uint64_t i1 = index_of(hash, t->buckets);
-    uint64_t i2 = alternate(f, t, i1, fingerprint_of(f, hash));
-    __builtin_prefetch(t->slots + (slot_bit(f, i1, 0) >> 3));
-    __builtin_prefetch(t->slots + (slot_bit(f, i2, 0) >> 3));
+    return t->slots + (slot_bit(f, bucket, 0) >> 3);
 }
 
-/* Key i + PREFETCH_DISTANCE is hashed, and its two buckets prefetched, just
- * before key i is tested; ahead[] holds the hashes in between, key j at
- * j mod PREFETCH_DISTANCE. A grown filter is asked key by key. */
+/* A pipeline PREFETCH_DISTANCE keys deep: key i is hashed, and its two
+ * buckets prefetched, while key i - PREFETCH_DISTANCE is tested; ahead[]
+ * holds the hashes in between, key j at j mod PREFETCH_DISTANCE. A grown
+ * filter is asked key by key. */
 void amq_cuckoo_contains_many(const amq_cuckoo *filter, const void *const *keys, const size_t *lens,
                               size_t count, uint8_t *results)
 {
@@ -675,18 +675,20 @@ void amq_cuckoo_contains_many(const amq_cuckoo *filter, const void *const *keys,
     }
     const cuckoo_table *t = &filter->tables[0];
     uint64_t ahead[PREFETCH_DISTANCE];
-    for (size_t i = 0; i < count && i < PREFETCH_DISTANCE; i++) {
-        ahead[i] = amq__hash64(&filter->hasher, keys[i], lens[i]);
-        prefetch_buckets(filter, t, ahead[i]);
-    }
-    for (size_t i = 0; i < count; i++) {
-        uint64_t hash = ahead[i % PREFETCH_DISTANCE];
-        size_t next = i + PREFETCH_DISTANCE;
-        if (next < count) {
-            ahead[next % PREFETCH_DISTANCE] = amq__hash64(&filter->hasher, keys[next], lens[next]);
-            prefetch_buckets(filter, t, ahead[next % PREFETCH_DISTANCE]);
+    for (size_t i = 0; i < count + PREFETCH_DISTANCE; i++) {
+        if (i >= PREFETCH_DISTANCE) {
+            uint64_t hash = ahead[i % PREFETCH_DISTANCE];
+            results[i - PREFETCH_DISTANCE] =
+                table_contains(filter, t, hash, fingerprint_of(filter, hash));
         }
-        results[i] = table_contains(filter, t, hash, fingerprint_of(filter, hash));
+        if (i < count) {
+            uint64_t hash = amq__hash64(&filter->hasher, keys[i], lens[i]);
+            uint64_t i1 = index_of(hash, t->buckets);
+            uint64_t i2 = alternate(filter, t, i1, fingerprint_of(filter, hash));
+            __builtin_prefetch(bucket_start(filter, t, i1));
+            __builtin_prefetch(bucket_start(filter, t, i2));
+            ahead[i % PREFETCH_DISTANCE] = hash;
+        }
     }
 }
 
