@@ -364,12 +364,9 @@ static void test_batch_and_hash_forms_agree(void **state)
         size_t lens[COUNT];
         uint64_t hashes[COUNT];
         uint8_t results[COUNT], hash_results[COUNT];
-        for (uint64_t i = 0; i < COUNT; i++) {
-            keys[i] = amq_test_make_key(seed, i % 3 == 0, i * 37);
-            pointers[i] = &keys[i];
-            lens[i] = sizeof keys[i];
+        amq_test_batch_keys(keys, pointers, lens, COUNT, seed, 37);
+        for (uint64_t i = 0; i < COUNT; i++)
             hashes[i] = amq_hash64(amq_blocked_bloom_hasher(f), &keys[i], sizeof keys[i]);
-        }
         amq_blocked_bloom_contains_many(f, pointers, lens, COUNT, results);
         amq_blocked_bloom_contains_many_hash(f, hashes, COUNT, hash_results);
         uint64_t maybes = 0;
@@ -391,11 +388,8 @@ static void test_batch_and_hash_forms_agree(void **state)
 
 static void test_generic_round_trip(void **state)
 {
-    (void)state;
-    char *dir = amq_test_scratch_dir();
-    assert_non_null(dir);
-    char path[512], spec[128];
-    snprintf(path, sizeof path, "%s/f.amq", dir);
+    char path[AMQ_TEST_PATH_MAX], spec[128];
+    amq_test_scratch_path(path, state, "f.amq");
     const char *layouts[] = { "split", "block" };
     for (int layout = 0; layout < 2; layout++) {
         snprintf(spec, sizeof spec, "blocked-bloom n=20000 p=0.02 layout=%s seed=%llu",
@@ -420,35 +414,22 @@ static void test_generic_round_trip(void **state)
         assert_true(b.expected_fpr == a.expected_fpr && b.expected_fpr > 0.005);
         assert_true(b.target_fpr == 0.02);
         assert_true(fabs(b.estimated_count / 20000 - 1) < 0.05);
-        for (uint64_t i = 0; i < 40000; i++) {
-            amq_test_key key = amq_test_make_key(seed, i & 1, i / 2);
-            assert_int_equal(amq_contains(g, &key, sizeof key), amq_contains(f, &key, sizeof key));
-        }
+        amq_test_expect_same_answers(f, g, seed, 40000);
         assert_int_equal(amq_merge(g, f, &diag), AMQ_OK);
         amq_free(g);
         amq_free(f);
     }
     /* Layouts do not merge. */
-    amq_filter *split = NULL, *block = NULL;
+    amq_filter *split = NULL;
     assert_int_equal(amq_new(&split, "blocked-bloom m=65536"), AMQ_OK);
-    assert_int_equal(amq_new(&block, "blocked-bloom m=65536 layout=block"), AMQ_OK);
-    amq_diag diag = { .message = "" };
-    assert_int_equal(amq_merge(split, block, &diag), AMQ_EINCOMPATIBLE);
-    assert_non_null(strstr(diag.message, "layout"));
+    amq_test_expect_merge_refused(split, "blocked-bloom m=65536 layout=block", "layout");
     amq_free(split);
-    amq_free(block);
-    amq_test_remove_tree(dir);
-    free(dir);
 }
 
 static void test_generic_spec_errors(void **state)
 {
     (void)state;
-    struct {
-        const char *spec;
-        int status;
-        const char *message;
-    } cases[] = {
+    const amq_test_spec_case cases[] = {
         { "blocked-bloom", AMQ_EINVAL, "capacity" },
         { "blocked-bloom n=1000 layout=sideways", AMQ_EINVAL, "layout" },
         { "blocked-bloom n=1000 k=4", AMQ_EINVAL, "split" },
@@ -456,27 +437,18 @@ static void test_generic_spec_errors(void **state)
         { "blocked-bloom n=1e15", AMQ_ERANGE, "blocks" },
         { "blocked-bloom n=1000 growth=2", AMQ_EINVAL, "growth" },
     };
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        amq_filter *f = NULL;
-        amq_diag diag = { .message = "" };
-        int status = amq_new_ex(&f, cases[i].spec, &diag);
-        if (status != cases[i].status || !strstr(diag.message, cases[i].message))
-            fail_msg("'%s': status %d '%s', expected %d mentioning '%s'", cases[i].spec, status,
-                     diag.message, cases[i].status, cases[i].message);
-        assert_null(f);
-    }
+    amq_test_expect_spec_errors(cases, sizeof cases / sizeof cases[0]);
 }
 
 /* Files with a valid checksum whose parameters are impossible are refused
  * by the loader, with a message naming the field. */
 static void test_damaged_parameters(void **state)
 {
-    (void)state;
-    char *dir = amq_test_scratch_dir();
-    assert_non_null(dir);
-    char path[512];
-    snprintf(path, sizeof path, "%s/f.amq", dir);
+    char path[AMQ_TEST_PATH_MAX];
+    amq_test_scratch_path(path, state, "f.amq");
     static uint8_t payload[512];
+    amq_hasher hasher;
+    amq_hasher_xxh3(&hasher, 0);
     struct {
         uint32_t layout, k;
         uint64_t blocks;
@@ -503,27 +475,10 @@ static void test_damaged_parameters(void **state)
         amq__params_put_u64(&params, cases[i].blocks);
         amq__params_put_u64(&params, 1000);
         amq__params_put_f64(&params, cases[i].fpr);
-        amq__container c = { .family = AMQ__FAMILY_BLOCKED_BLOOM,
-                             .params = params.bytes,
-                             .params_len = params.len };
-        amq_hasher_xxh3(&c.hasher, 0);
-        amq__piece piece = { payload, cases[i].payload_len };
-        assert_int_equal(amq__format_save(path, &c, &piece, 1, NULL), AMQ_OK);
-        amq_filter *f = NULL;
-        amq_diag diag = { .message = "" };
-        int status = amq_load_ex(&f, path, 0, &diag);
-        if (!cases[i].message) {
-            assert_int_equal(status, AMQ_OK);
-            amq_free(f);
-            continue;
-        }
-        if (status != AMQ_ECORRUPT || !strstr(diag.message, cases[i].message))
-            fail_msg("case %zu: status %d '%s', expected corrupt mentioning '%s'", i, status,
-                     diag.message, cases[i].message);
-        assert_null(f);
+        amq_test_write_container(path, AMQ__FAMILY_BLOCKED_BLOOM, &hasher, params.bytes, params.len,
+                                 payload, cases[i].payload_len);
+        amq_test_expect_load(path, cases[i].message, "case %zu", i);
     }
-    amq_test_remove_tree(dir);
-    free(dir);
 }
 
 int main(void)
@@ -544,9 +499,9 @@ int main(void)
         cmocka_unit_test(test_union_equals_filter_of_union),
         cmocka_unit_test(test_incompatible_filters_refused),
         cmocka_unit_test(test_batch_and_hash_forms_agree),
-        cmocka_unit_test(test_generic_round_trip),
+        AMQ_TEST_WITH_SCRATCH(test_generic_round_trip),
         cmocka_unit_test(test_generic_spec_errors),
-        cmocka_unit_test(test_damaged_parameters),
+        AMQ_TEST_WITH_SCRATCH(test_damaged_parameters),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -257,11 +257,7 @@ static void test_batch_and_hash_forms_agree(void **state)
     const void *pointers[COUNT];
     size_t lens[COUNT];
     uint8_t results[COUNT];
-    for (uint64_t i = 0; i < COUNT; i++) {
-        keys[i] = amq_test_make_key(seed, i % 3 == 0, i * 37);
-        pointers[i] = &keys[i];
-        lens[i] = sizeof keys[i];
-    }
+    amq_test_batch_keys(keys, pointers, lens, COUNT, seed, 37);
     amq_bloom_contains_many(f, pointers, lens, COUNT, results);
     uint64_t maybes = 0;
     for (uint64_t i = 0; i < COUNT; i++) {
@@ -321,11 +317,8 @@ static void test_past_2_to_the_32_bits(void **state)
 
 static void test_generic_round_trip(void **state)
 {
-    (void)state;
-    char *dir = amq_test_scratch_dir();
-    assert_non_null(dir);
-    char path[512], spec[128];
-    snprintf(path, sizeof path, "%s/f.amq", dir);
+    char path[AMQ_TEST_PATH_MAX], spec[128];
+    amq_test_scratch_path(path, state, "f.amq");
     snprintf(spec, sizeof spec, "bloom n=20000 p=0.02 seed=%llu", (unsigned long long)seed);
 
     amq_filter *f = NULL;
@@ -355,10 +348,7 @@ static void test_generic_round_trip(void **state)
         assert_memory_equal(&b.hasher, &a.hasher, sizeof a.hasher);
         assert_true(b.file_checksum != 0);
         assert_true(fabs(a.estimated_count / 20000 - 1) < 0.02);
-        for (uint64_t i = 0; i < 40000; i++) {
-            amq_test_key key = amq_test_make_key(seed, i & 1, i / 2);
-            assert_int_equal(amq_contains(g, &key, sizeof key), amq_contains(f, &key, sizeof key));
-        }
+        amq_test_expect_same_answers(f, g, seed, 40000);
         /* Loaded filters keep working: add, merge. */
         assert_int_equal(amq_add(g, "new key", 7), AMQ_OK);
         assert_int_equal(amq_contains(g, "new key", 7), 1);
@@ -367,27 +357,14 @@ static void test_generic_round_trip(void **state)
     }
 
     /* Merging a filter of a different size names the difference. */
-    amq_filter *other = NULL;
-    assert_int_equal(amq_new(&other, "bloom n=1000"), AMQ_OK);
-    amq_diag diag = { .message = "" };
-    assert_int_equal(amq_merge(f, other, &diag), AMQ_EINCOMPATIBLE);
-    assert_non_null(strstr(diag.message, "bits"));
-    amq_free(other);
+    amq_test_expect_merge_refused(f, "bloom n=1000", "bits");
     amq_free(f);
-    amq_test_remove_tree(dir);
-    free(dir);
 }
 
 static void test_generic_spec_errors(void **state)
 {
     (void)state;
-    amq_filter *f = NULL;
-    amq_diag diag;
-    struct {
-        const char *spec;
-        int status;
-        const char *message;
-    } cases[] = {
+    const amq_test_spec_case cases[] = {
         { "bloom", AMQ_EINVAL, "capacity" },
         { "bloom n=0", AMQ_EINVAL, "capacity" },
         { "bloom n=1e15", AMQ_ERANGE, "bits" },
@@ -397,46 +374,24 @@ static void test_generic_spec_errors(void **state)
         { "bloom n=1000 m=abc", AMQ_EINVAL, "bits" },
         { "bloom n=1000 hash=siphash", AMQ_EINVAL, "key" },
     };
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        memset(&diag, 0, sizeof diag);
-        int status = amq_new_ex(&f, cases[i].spec, &diag);
-        if (status != cases[i].status || !strstr(diag.message, cases[i].message))
-            fail_msg("'%s': status %d '%s', expected %d mentioning '%s'", cases[i].spec, status,
-                     diag.message, cases[i].status, cases[i].message);
-        assert_null(f);
-    }
+    amq_test_expect_spec_errors(cases, sizeof cases / sizeof cases[0]);
     /* m and k directly; siphash and md5 hashers. */
-    const char *good[] = {
+    const char *const good[] = {
         "bloom m=100000 k=5",
         "bloom n=1000 hash=siphash key=000102030405060708090a0b0c0d0e0f",
         "bloom n=1000 hash=md5",
     };
-    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
-        assert_int_equal(amq_new(&f, good[i]), AMQ_OK);
-        assert_int_equal(amq_add(f, "k", 1), AMQ_OK);
-        assert_int_equal(amq_contains(f, "k", 1), 1);
-        amq_free(f);
-    }
+    amq_test_expect_specs_accepted(good, sizeof good / sizeof good[0], false);
     /* amq_build sizes a dynamic filter by its keys when no n is given. */
-    const void *keys[3] = { "a", "b", "c" };
-    size_t lens[3] = { 1, 1, 1 };
-    assert_int_equal(amq_build(&f, "bloom p=0.01", keys, lens, 3), AMQ_OK);
-    amq_info info;
-    amq_info_get(f, &info);
-    assert_int_equal(info.capacity, 3);
-    for (int i = 0; i < 3; i++)
-        assert_int_equal(amq_contains(f, keys[i], 1), 1);
-    amq_free(f);
+    amq_test_expect_sized_by_keys("bloom p=0.01");
 }
 
-/* Saved files whose parameters disagree with the payload are refused. */
-static void test_damaged_parameters(void **state)
+/* Every single-byte change and every truncation of a saved file is
+ * refused. */
+static void test_damaged_files(void **state)
 {
-    (void)state;
-    char *dir = amq_test_scratch_dir();
-    assert_non_null(dir);
-    char path[512];
-    snprintf(path, sizeof path, "%s/f.amq", dir);
+    char path[AMQ_TEST_PATH_MAX];
+    amq_test_scratch_path(path, state, "f.amq");
     amq_filter *f = NULL;
     assert_int_equal(amq_new(&f, "bloom m=1000 k=3"), AMQ_OK);
     for (int i = 0; i < 50; i++)
@@ -446,26 +401,8 @@ static void test_damaged_parameters(void **state)
     size_t len = 0;
     uint8_t *good = (uint8_t *)amq_test_read_file(path, &len);
     assert_non_null(good);
-
-    /* Every single-byte change anywhere is refused, never loaded. */
-    for (size_t i = 0; i < len; i++) {
-        uint8_t *bad = malloc(len);
-        assert_non_null(bad);
-        memcpy(bad, good, len);
-        bad[i] ^= 0x10;
-        FILE *out = fopen(path, "wb");
-        assert_non_null(out);
-        assert_int_equal(fwrite(bad, 1, len, out), len);
-        fclose(out);
-        int status = amq_load(&f, path);
-        if (status == AMQ_OK)
-            fail_msg("a change at byte %zu of %zu was not detected", i, len);
-        assert_null(f);
-        free(bad);
-    }
+    amq_test_expect_damage_refused(path, good, len);
     free(good);
-    amq_test_remove_tree(dir);
-    free(dir);
 }
 
 int main(void)
@@ -483,9 +420,9 @@ int main(void)
         cmocka_unit_test(test_batch_and_hash_forms_agree),
         cmocka_unit_test(test_zero_step_hash_still_spreads),
         cmocka_unit_test(test_past_2_to_the_32_bits),
-        cmocka_unit_test(test_generic_round_trip),
+        AMQ_TEST_WITH_SCRATCH(test_generic_round_trip),
         cmocka_unit_test(test_generic_spec_errors),
-        cmocka_unit_test(test_damaged_parameters),
+        AMQ_TEST_WITH_SCRATCH(test_damaged_files),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -619,11 +619,7 @@ static void test_batch_and_hash_forms_agree(void **state)
     const void *pointers[COUNT];
     size_t lens[COUNT];
     uint8_t results[COUNT];
-    for (uint64_t i = 0; i < COUNT; i++) {
-        keys[i] = amq_test_make_key(seed, i % 3 == 0, i * 37);
-        pointers[i] = &keys[i];
-        lens[i] = sizeof keys[i];
-    }
+    amq_test_batch_keys(keys, pointers, lens, COUNT, seed, 37);
     amq_counting_bloom_contains_many(f, pointers, lens, COUNT, results);
     uint64_t maybes = 0;
     for (uint64_t i = 0; i < COUNT; i++) {
@@ -675,35 +671,16 @@ static uint8_t *read_all(const char *path, size_t *len)
 
 static void test_generic_round_trip(void **state)
 {
-    (void)state;
-    char *dir = amq_test_scratch_dir();
-    assert_non_null(dir);
-    char path[512], again[512], spec[160];
-    snprintf(path, sizeof path, "%s/f.amq", dir);
-    snprintf(again, sizeof again, "%s/again.amq", dir);
+    char path[AMQ_TEST_PATH_MAX], again[AMQ_TEST_PATH_MAX], spec[160];
+    amq_test_scratch_path(path, state, "f.amq");
+    amq_test_scratch_path(again, state, "again.amq");
     for (uint32_t bits = 4; bits <= 8; bits += 4) {
         snprintf(spec, sizeof spec, "counting-bloom n=20001 p=0.02 counter-bits=%u seed=%llu", bits,
                  (unsigned long long)seed);
         amq_filter *f = NULL;
         assert_int_equal(amq_new(&f, spec), AMQ_OK);
         assert_string_equal(amq_family(f), "counting-bloom");
-        for (uint64_t i = 0; i < 20000; i++) {
-            amq_test_key key = amq_test_make_key(seed, 0, i);
-            assert_int_equal(amq_add(f, &key, sizeof key), AMQ_OK);
-        }
-        for (uint64_t i = 0; i < 20000; i += 4) {
-            amq_test_key key = amq_test_make_key(seed, 0, i);
-            assert_int_equal(amq_remove(f, &key, sizeof key), AMQ_OK);
-        }
-        uint64_t absent = 0;
-        for (uint64_t i = 0; i < 1000; i++) {
-            amq_test_key key = amq_test_make_key(seed, 1, i);
-            if (amq_contains(f, &key, sizeof key) == 0) {
-                assert_int_equal(amq_remove(f, &key, sizeof key), AMQ_ENOTFOUND);
-                absent++;
-            }
-        }
-        assert_true(absent > 900);
+        assert_true(amq_test_add_then_remove_quarter(f, seed, 20000) > 900);
         assert_int_equal(amq_save(f, path), AMQ_OK);
 
         for (unsigned flags = 0; flags <= AMQ_LOAD_MMAP; flags += AMQ_LOAD_MMAP) {
@@ -728,11 +705,7 @@ static void test_generic_round_trip(void **state)
             assert_true(fabs(b.bits_per_key - (double)a.size_bytes * 8 / 20001) < 1e-9);
             assert_memory_equal(&b.hasher, &a.hasher, sizeof a.hasher);
             assert_true(b.file_checksum != 0);
-            for (uint64_t i = 0; i < 40000; i++) {
-                amq_test_key key = amq_test_make_key(seed, i & 1, i / 2);
-                assert_int_equal(amq_contains(g, &key, sizeof key),
-                                 amq_contains(f, &key, sizeof key));
-            }
+            amq_test_expect_same_answers(f, g, seed, 40000);
             /* Saved again, the file is the same bytes. */
             assert_int_equal(amq_save(g, again), AMQ_OK);
             size_t len1, len2;
@@ -756,32 +729,19 @@ static void test_generic_round_trip(void **state)
         const char *others[] = { "counting-bloom n=1000", "counting-bloom n=20001 p=0.02" };
         const char *words[] = { "counters", "8-bit" };
         for (size_t i = 0; i < 2; i++) {
-            amq_filter *other = NULL;
             char other_spec[160];
             snprintf(other_spec, sizeof other_spec, "%s counter-bits=%u seed=%llu", others[i],
                      i == 0 ? bits : 12 - bits, (unsigned long long)seed);
-            assert_int_equal(amq_new(&other, other_spec), AMQ_OK);
-            amq_diag diag = { .message = "" };
-            assert_int_equal(amq_merge(f, other, &diag), AMQ_EINCOMPATIBLE);
-            assert_non_null(strstr(diag.message, words[i]));
-            amq_free(other);
+            amq_test_expect_merge_refused(f, other_spec, words[i]);
         }
         amq_free(f);
     }
-    amq_test_remove_tree(dir);
-    free(dir);
 }
 
 static void test_generic_spec_errors(void **state)
 {
     (void)state;
-    amq_filter *f = NULL;
-    amq_diag diag;
-    struct {
-        const char *spec;
-        int status;
-        const char *message;
-    } cases[] = {
+    const amq_test_spec_case cases[] = {
         { "counting-bloom", AMQ_EINVAL, "capacity" },
         { "counting-bloom n=1000 counter-bits=5", AMQ_EINVAL, "counter-bits" },
         { "counting-bloom n=1000 counter-bits=16", AMQ_EINVAL, "4|8" },
@@ -792,39 +752,16 @@ static void test_generic_spec_errors(void **state)
         { "counting-bloom n=1000 p=2", AMQ_EINVAL, "fpr" },
         { "counting-bloom n=1000 hash=siphash", AMQ_EINVAL, "key" },
     };
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        memset(&diag, 0, sizeof diag);
-        int status = amq_new_ex(&f, cases[i].spec, &diag);
-        if (status != cases[i].status || !strstr(diag.message, cases[i].message))
-            fail_msg("'%s': status %d '%s', expected %d mentioning '%s'", cases[i].spec, status,
-                     diag.message, cases[i].status, cases[i].message);
-        assert_null(f);
-    }
-    const char *good[] = {
+    amq_test_expect_spec_errors(cases, sizeof cases / sizeof cases[0]);
+    const char *const good[] = {
         "counting-bloom m=100000 k=5 counter-bits=8",
         "counting-bloom capacity=1000 fpr=0.001 hashes=3 bits=50000",
         "counting-bloom n=1000 hash=siphash key=000102030405060708090a0b0c0d0e0f",
         "counting-bloom n=1000 hash=md5 counter-bits=4",
     };
-    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
-        assert_int_equal(amq_new(&f, good[i]), AMQ_OK);
-        assert_int_equal(amq_add(f, "k", 1), AMQ_OK);
-        assert_int_equal(amq_contains(f, "k", 1), 1);
-        assert_int_equal(amq_remove(f, "k", 1), AMQ_OK);
-        assert_int_equal(amq_contains(f, "k", 1), 0);
-        assert_int_equal(amq_remove(f, "k", 1), AMQ_ENOTFOUND);
-        amq_free(f);
-    }
+    amq_test_expect_specs_accepted(good, sizeof good / sizeof good[0], true);
     /* amq_build sizes a dynamic filter by its keys when no n is given. */
-    const void *keys[3] = { "a", "b", "c" };
-    size_t lens[3] = { 1, 1, 1 };
-    assert_int_equal(amq_build(&f, "counting-bloom p=0.01", keys, lens, 3), AMQ_OK);
-    amq_info info;
-    amq_info_get(f, &info);
-    assert_int_equal(info.capacity, 3);
-    for (int i = 0; i < 3; i++)
-        assert_int_equal(amq_contains(f, keys[i], 1), 1);
-    amq_free(f);
+    amq_test_expect_sized_by_keys("counting-bloom p=0.01");
 }
 
 /* ---- damaged files -------------------------------------------------------------- */
@@ -835,11 +772,8 @@ static void test_generic_spec_errors(void **state)
  * computed here from the keys' positions alone. */
 static void test_file_layout(void **state)
 {
-    (void)state;
-    char *dir = amq_test_scratch_dir();
-    assert_non_null(dir);
-    char path[512], spec[128];
-    snprintf(path, sizeof path, "%s/f.amq", dir);
+    char path[AMQ_TEST_PATH_MAX], spec[128];
+    amq_test_scratch_path(path, state, "f.amq");
     enum { M = 101, K = 3, KEYS = 40 };
     for (uint32_t bits = 4; bits <= 8; bits += 4) {
         snprintf(spec, sizeof spec, "counting-bloom m=%d k=%d counter-bits=%u seed=7", M, K, bits);
@@ -902,18 +836,14 @@ static void test_file_layout(void **state)
         assert_int_equal(saturated, 0);
         free(file);
     }
-    amq_test_remove_tree(dir);
-    free(dir);
 }
 
-/* Every single-byte change of a saved file is refused (the checksum). */
+/* Every single-byte change and every truncation of a saved file is refused
+ * (the checksum). */
 static void test_flipped_bytes_refused(void **state)
 {
-    (void)state;
-    char *dir = amq_test_scratch_dir();
-    assert_non_null(dir);
-    char path[512];
-    snprintf(path, sizeof path, "%s/f.amq", dir);
+    char path[AMQ_TEST_PATH_MAX];
+    amq_test_scratch_path(path, state, "f.amq");
     amq_filter *f = NULL;
     assert_int_equal(amq_new(&f, "counting-bloom m=1001 k=3"), AMQ_OK);
     for (int i = 0; i < 50; i++)
@@ -922,29 +852,8 @@ static void test_flipped_bytes_refused(void **state)
     amq_free(f);
     size_t len = 0;
     uint8_t *good = read_all(path, &len);
-    for (size_t i = 0; i < len; i++) {
-        good[i] ^= 0x10;
-        FILE *out = fopen(path, "wb");
-        assert_non_null(out);
-        assert_int_equal(fwrite(good, 1, len, out), len);
-        fclose(out);
-        good[i] ^= 0x10;
-        if (amq_load(&f, path) == AMQ_OK)
-            fail_msg("a change at byte %zu of %zu was not detected", i, len);
-        assert_null(f);
-    }
-    /* And every truncation. */
-    for (size_t cut = 0; cut < len; cut++) {
-        FILE *out = fopen(path, "wb");
-        assert_non_null(out);
-        assert_int_equal(fwrite(good, 1, cut, out), cut);
-        fclose(out);
-        assert_true(amq_load(&f, path) < 0);
-        assert_null(f);
-    }
+    amq_test_expect_damage_refused(path, good, len);
     free(good);
-    amq_test_remove_tree(dir);
-    free(dir);
 }
 
 /* What a test file holds: the parameter fields and the counter bytes. */
@@ -959,8 +868,8 @@ typedef struct crafted {
     size_t payload_len;
 } crafted;
 
-/* Write c as a valid container (right checksum) and load it. */
-static int load_crafted(const char *path, const crafted *c, amq_diag *diag)
+/* Write c as a valid container (right checksum). */
+static void write_crafted(const char *path, const crafted *c)
 {
     amq__params_writer w;
     amq__params_init(&w);
@@ -975,41 +884,16 @@ static int load_crafted(const char *path, const crafted *c, amq_diag *diag)
         amq__params_put_u8(&w, 0);
     if (c->params_delta < 0)
         w.len -= (uint32_t)-c->params_delta;
-    amq__container container = {
-        .family = AMQ__FAMILY_COUNTING_BLOOM,
-        .params = w.bytes,
-        .params_len = w.len,
-    };
-    amq_hasher_xxh3(&container.hasher, 5);
-    amq__piece piece = { c->payload, c->payload_len };
-    uint8_t *bytes = NULL;
-    size_t len = 0;
-    assert_int_equal(amq__format_encode(&bytes, &len, &container, &piece, 1, NULL), AMQ_OK);
-    FILE *out = fopen(path, "wb");
-    assert_non_null(out);
-    assert_int_equal(fwrite(bytes, 1, len, out), len);
-    fclose(out);
-    free(bytes);
-    amq_filter *f = NULL;
-    memset(diag, 0, sizeof *diag);
-    int status = amq_load_ex(&f, path, 0, diag);
-    if (status == AMQ_OK) {
-        /* What loads must answer and save like any filter. */
-        assert_true(amq_contains(f, "x", 1) >= 0);
-        amq_free(f);
-    } else {
-        assert_null(f);
-    }
-    return status;
+    amq_hasher hasher;
+    amq_hasher_xxh3(&hasher, 5);
+    amq_test_write_container(path, AMQ__FAMILY_COUNTING_BLOOM, &hasher, w.bytes, w.len, c->payload,
+                             c->payload_len);
 }
 
 static void test_damaged_parameters(void **state)
 {
-    (void)state;
-    char *dir = amq_test_scratch_dir();
-    assert_non_null(dir);
-    char path[512];
-    snprintf(path, sizeof path, "%s/crafted.amq", dir);
+    char path[AMQ_TEST_PATH_MAX];
+    amq_test_scratch_path(path, state, "crafted.amq");
 
     /* 65 counters of 4 bits in 33 bytes: counters 0 = 1, 1 = 15, 64 = 2. */
     crafted good = { .m = 65,
@@ -1022,9 +906,8 @@ static void test_damaged_parameters(void **state)
                      .payload_len = 33 };
     good.payload[0] = 0xf1;
     good.payload[32] = 0x02;
-    amq_diag diag;
-    if (load_crafted(path, &good, &diag) != AMQ_OK)
-        fail_msg("the well-formed file is refused: %s", diag.message);
+    write_crafted(path, &good);
+    amq_test_expect_load(path, NULL, "the well-formed file");
     /* The same counters as 8-bit ones: 65 bytes do not fit our buffer, so
      * 64 counters. */
     crafted wide = good;
@@ -1035,8 +918,8 @@ static void test_damaged_parameters(void **state)
     wide.payload[0] = 1;
     wide.payload[1] = 255;
     wide.payload[63] = 2;
-    if (load_crafted(path, &wide, &diag) != AMQ_OK)
-        fail_msg("the well-formed 8-bit file is refused: %s", diag.message);
+    write_crafted(path, &wide);
+    amq_test_expect_load(path, NULL, "the well-formed 8-bit file");
 
     struct {
         const char *what;
@@ -1081,13 +964,9 @@ static void test_damaged_parameters(void **state)
     cases[16].c.saturated = 0;
     cases[17].c.payload[32] = 0x0f;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        int status = load_crafted(path, &cases[i].c, &diag);
-        if (status != AMQ_ECORRUPT || !strstr(diag.message, cases[i].message))
-            fail_msg("%s: status %d '%s', expected AMQ_ECORRUPT mentioning '%s'", cases[i].what,
-                     status, diag.message, cases[i].message);
+        write_crafted(path, &cases[i].c);
+        amq_test_expect_load(path, cases[i].message, "%s", cases[i].what);
     }
-    amq_test_remove_tree(dir);
-    free(dir);
 }
 
 int main(void)
@@ -1110,11 +989,11 @@ int main(void)
         cmocka_unit_test(test_merge_is_the_saturating_sum),
         cmocka_unit_test(test_batch_and_hash_forms_agree),
         cmocka_unit_test(test_past_2_to_the_32_counters),
-        cmocka_unit_test(test_generic_round_trip),
+        AMQ_TEST_WITH_SCRATCH(test_generic_round_trip),
         cmocka_unit_test(test_generic_spec_errors),
-        cmocka_unit_test(test_file_layout),
-        cmocka_unit_test(test_flipped_bytes_refused),
-        cmocka_unit_test(test_damaged_parameters),
+        AMQ_TEST_WITH_SCRATCH(test_file_layout),
+        AMQ_TEST_WITH_SCRATCH(test_flipped_bytes_refused),
+        AMQ_TEST_WITH_SCRATCH(test_damaged_parameters),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1016,11 +1016,7 @@ static void test_batch_and_hash_forms_agree(void **state)
     const void *pointers[COUNT];
     size_t lens[COUNT];
     uint8_t results[COUNT];
-    for (uint64_t i = 0; i < COUNT; i++) {
-        keys[i] = amq_test_make_key(seed, i % 3 == 0, i * 37);
-        pointers[i] = &keys[i];
-        lens[i] = sizeof keys[i];
-    }
+    amq_test_batch_keys(keys, pointers, lens, COUNT, seed, 37);
     amq_cuckoo_contains_many(by_key, pointers, lens, COUNT, results);
     uint64_t maybes = 0;
     for (uint64_t i = 0; i < COUNT; i++) {
@@ -1045,14 +1041,6 @@ static uint8_t *read_all(const char *path, size_t *len)
     uint8_t *bytes = (uint8_t *)amq_test_read_file(path, len);
     assert_non_null(bytes);
     return bytes;
-}
-
-static void write_all(const char *path, const uint8_t *bytes, size_t len)
-{
-    FILE *out = fopen(path, "wb");
-    assert_non_null(out);
-    assert_int_equal(fwrite(bytes, 1, len, out), len);
-    assert_int_equal(fclose(out), 0);
 }
 
 static bool same_file(const char *a, const char *b)
@@ -1115,12 +1103,9 @@ static void check_info(const amq_filter *f, uint64_t capacity, uint64_t count,
 
 static void test_generic_round_trip(void **state)
 {
-    (void)state;
-    char *dir = amq_test_scratch_dir();
-    assert_non_null(dir);
-    char path[512], again[512], spec[200];
-    snprintf(path, sizeof path, "%s/f.amq", dir);
-    snprintf(again, sizeof again, "%s/again.amq", dir);
+    char path[AMQ_TEST_PATH_MAX], again[AMQ_TEST_PATH_MAX], spec[200];
+    amq_test_scratch_path(path, state, "f.amq");
+    amq_test_scratch_path(again, state, "again.amq");
     enum { N = 20000 };
     snprintf(spec, sizeof spec,
              "cuckoo n=%d fingerprint-bits=12 bucket-size=4 max-kicks=500 growth=0 seed=%llu", N,
@@ -1128,23 +1113,7 @@ static void test_generic_round_trip(void **state)
     amq_filter *f = NULL;
     assert_int_equal(amq_new(&f, spec), AMQ_OK);
     assert_string_equal(amq_family(f), "cuckoo");
-    for (uint64_t i = 0; i < N; i++) {
-        amq_test_key key = amq_test_make_key(seed, 0, i);
-        assert_int_equal(amq_add(f, &key, sizeof key), AMQ_OK);
-    }
-    for (uint64_t i = 0; i < N; i += 4) {
-        amq_test_key key = amq_test_make_key(seed, 0, i);
-        assert_int_equal(amq_remove(f, &key, sizeof key), AMQ_OK);
-    }
-    uint64_t absent = 0;
-    for (uint64_t i = 0; i < 1000; i++) {
-        amq_test_key key = amq_test_make_key(seed, 1, i);
-        if (amq_contains(f, &key, sizeof key) == 0) {
-            assert_int_equal(amq_remove(f, &key, sizeof key), AMQ_ENOTFOUND);
-            absent++;
-        }
-    }
-    assert_true(absent > 950);
+    assert_true(amq_test_add_then_remove_quarter(f, seed, N) > 950);
     check_info(f, N, N * 3 / 4, 12, 4, "empty");
     amq_info info;
     amq_info_get(f, &info);
@@ -1173,10 +1142,7 @@ static void test_generic_round_trip(void **state)
         assert_int_equal(b.detail_count, a.detail_count);
         assert_memory_equal(b.details, a.details, a.detail_count * sizeof a.details[0]);
         assert_true(b.file_checksum != 0);
-        for (uint64_t i = 0; i < 2 * N; i++) {
-            amq_test_key key = amq_test_make_key(seed, i & 1, i / 2);
-            assert_int_equal(amq_contains(g, &key, sizeof key), amq_contains(f, &key, sizeof key));
-        }
+        amq_test_expect_same_answers(f, g, seed, 2 * N);
         /* Saved again, the file is the same bytes. */
         assert_int_equal(amq_save(g, again), AMQ_OK);
         assert_true(same_file(path, again));
@@ -1212,9 +1178,6 @@ static void test_generic_round_trip(void **state)
     amq_info_get(f, &info);
     assert_true(info.target_fpr == 0.001);
     amq_free(f);
-
-    amq_test_remove_tree(dir);
-    free(dir);
 }
 
 /* A full filter saved and loaded is still full, refuses adds without
@@ -1222,12 +1185,9 @@ static void test_generic_round_trip(void **state)
  * grown one keeps its tables. */
 static void test_generic_full_and_grown_filters(void **state)
 {
-    (void)state;
-    char *dir = amq_test_scratch_dir();
-    assert_non_null(dir);
-    char path[512], again[512], spec[200];
-    snprintf(path, sizeof path, "%s/f.amq", dir);
-    snprintf(again, sizeof again, "%s/again.amq", dir);
+    char path[AMQ_TEST_PATH_MAX], again[AMQ_TEST_PATH_MAX], spec[200];
+    amq_test_scratch_path(path, state, "f.amq");
+    amq_test_scratch_path(again, state, "again.amq");
     enum { N = 5000 };
     snprintf(spec, sizeof spec, "cuckoo n=%d fingerprint-bits=12 seed=%llu", N,
              (unsigned long long)seed);
@@ -1294,10 +1254,7 @@ static void test_generic_full_and_grown_filters(void **state)
     assert_true(detail_number(&loaded, "tables") == tables);
     assert_int_equal(loaded.count, 10000);
     assert_true(loaded.expected_fpr == info.expected_fpr);
-    for (uint64_t i = 0; i < 40000; i++) {
-        amq_test_key k = amq_test_make_key(seed, i & 1, i / 2);
-        assert_int_equal(amq_contains(g, &k, sizeof k), amq_contains(f, &k, sizeof k));
-    }
+    amq_test_expect_same_answers(f, g, seed, 40000);
     /* It grows on, and gives the new keys back last in, first out: each
      * removal then finds its key in the newest table holding keys, so the
      * filter answers as before. */
@@ -1313,26 +1270,15 @@ static void test_generic_full_and_grown_filters(void **state)
     }
     amq_info_get(g, &loaded);
     assert_int_equal(loaded.count, 10000);
-    for (uint64_t i = 0; i < 40000; i++) {
-        amq_test_key k = amq_test_make_key(seed, i & 1, i / 2);
-        assert_int_equal(amq_contains(g, &k, sizeof k), amq_contains(f, &k, sizeof k));
-    }
+    amq_test_expect_same_answers(f, g, seed, 40000);
     amq_free(f);
     amq_free(g);
-    amq_test_remove_tree(dir);
-    free(dir);
 }
 
 static void test_generic_spec_errors(void **state)
 {
     (void)state;
-    amq_filter *f = NULL;
-    amq_diag diag;
-    struct {
-        const char *spec;
-        int status;
-        const char *message;
-    } cases[] = {
+    const amq_test_spec_case cases[] = {
         { "cuckoo", AMQ_EINVAL, "capacity" },
         { "cuckoo n=0", AMQ_EINVAL, "capacity" },
         { "cuckoo n=1000 bucket-size=3", AMQ_EINVAL, "bucket-size" },
@@ -1351,15 +1297,8 @@ static void test_generic_spec_errors(void **state)
         { "bloom n=1000 fingerprint-bits=12", AMQ_EINVAL,
           "unknown option 'fingerprint-bits' for bloom" },
     };
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        memset(&diag, 0, sizeof diag);
-        int status = amq_new_ex(&f, cases[i].spec, &diag);
-        if (status != cases[i].status || !strstr(diag.message, cases[i].message))
-            fail_msg("'%s': status %d '%s', expected %d mentioning '%s'", cases[i].spec, status,
-                     diag.message, cases[i].status, cases[i].message);
-        assert_null(f);
-    }
-    const char *good[] = {
+    amq_test_expect_spec_errors(cases, sizeof cases / sizeof cases[0]);
+    const char *const good[] = {
         "cuckoo capacity=1000 fingerprint-bits=16 bucket-size=8 max-kicks=1 growth=16",
         "cuckoo n=1000 fpr=0.001 bucket-size=8 max-kicks=1000000 growth=0",
         "cuckoo n=1 fingerprint-bits=4 bucket-size=2",
@@ -1367,28 +1306,9 @@ static void test_generic_spec_errors(void **state)
         "cuckoo n=1000 hash=siphash key=000102030405060708090a0b0c0d0e0f",
         "cuckoo n=1000 hash=md5",
     };
-    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
-        memset(&diag, 0, sizeof diag);
-        if (amq_new_ex(&f, good[i], &diag) != AMQ_OK)
-            fail_msg("'%s' refused: %s", good[i], diag.message);
-        assert_int_equal(amq_add(f, "k", 1), AMQ_OK);
-        assert_int_equal(amq_contains(f, "k", 1), 1);
-        assert_int_equal(amq_remove(f, "k", 1), AMQ_OK);
-        assert_int_equal(amq_contains(f, "k", 1), 0);
-        assert_int_equal(amq_remove(f, "k", 1), AMQ_ENOTFOUND);
-        amq_free(f);
-    }
+    amq_test_expect_specs_accepted(good, sizeof good / sizeof good[0], true);
     /* amq_build sizes a cuckoo filter by its keys when no n is given. */
-    const void *keys[3] = { "a", "b", "c" };
-    size_t lens[3] = { 1, 1, 1 };
-    assert_int_equal(amq_build(&f, "cuckoo p=0.01", keys, lens, 3), AMQ_OK);
-    amq_info info;
-    amq_info_get(f, &info);
-    assert_int_equal(info.capacity, 3);
-    assert_int_equal(info.count, 3);
-    for (int i = 0; i < 3; i++)
-        assert_int_equal(amq_contains(f, keys[i], 1), 1);
-    amq_free(f);
+    assert_int_equal(amq_test_expect_sized_by_keys("cuckoo p=0.01"), 3);
 }
 
 /* p and f both given: f must meet p (2b / (2^f - 1) <= p), and p stays the
@@ -1488,32 +1408,12 @@ static int load_damaged(const char *path, const char *scratch, uint64_t count, a
  * refused. */
 static void test_flipped_and_truncated_files(void **state)
 {
-    (void)state;
-    char *dir = amq_test_scratch_dir();
-    assert_non_null(dir);
-    char path[512];
-    snprintf(path, sizeof path, "%s/f.amq", dir);
+    char path[AMQ_TEST_PATH_MAX];
+    amq_test_scratch_path(path, state, "f.amq");
     size_t len = 0;
     uint8_t *good = saved_file(path, GROWN_SPEC, GROWN_KEYS, &len);
-    amq_filter *f = NULL;
-    for (size_t i = 0; i < len; i++) {
-        good[i] ^= 0x10;
-        write_all(path, good, len);
-        good[i] ^= 0x10;
-        if (amq_load(&f, path) == AMQ_OK)
-            fail_msg("a change at byte %zu of %zu was not detected", i, len);
-        assert_null(f);
-    }
-    for (size_t cut = 0; cut < len; cut++) {
-        write_all(path, good, cut);
-        int status = amq_load(&f, path);
-        if (status != AMQ_ECORRUPT && !(status == AMQ_EFORMAT && cut < 8))
-            fail_msg("a file cut to %zu of %zu bytes: status %d", cut, len, status);
-        assert_null(f);
-    }
+    amq_test_expect_damage_refused(path, good, len);
     free(good);
-    amq_test_remove_tree(dir);
-    free(dir);
 }
 
 /* A cuckoo parameter block, field by field, as src/cuckoo.c saves it: f,
@@ -1583,22 +1483,6 @@ static void write_fields(amq__params_writer *w, const cuckoo_fields *in)
     assert_false(w->overflow);
 }
 
-/* Write a container with the given parameter block and payload, with a
- * correct checksum. */
-static void write_container(const char *path, const amq__container *c, const uint8_t *params,
-                            uint32_t params_len, const uint8_t *payload, uint64_t payload_len)
-{
-    amq__container copy = *c;
-    copy.params = params;
-    copy.params_len = params_len;
-    amq__piece piece = { payload, payload_len };
-    uint8_t *bytes = NULL;
-    size_t len = 0;
-    assert_int_equal(amq__format_encode(&bytes, &len, &copy, &piece, 1, NULL), AMQ_OK);
-    write_all(path, bytes, len);
-    free(bytes);
-}
-
 /* Parameter blocks and payloads that do not hold together, each written
  * with a correct checksum so that only the cuckoo loader can catch them:
  * AMQ_ECORRUPT naming what is wrong, never a crash. Then every byte of the
@@ -1607,13 +1491,10 @@ static void write_container(const char *path, const amq__container *c, const uin
  * every key. */
 static void test_damaged_parameters(void **state)
 {
-    (void)state;
-    char *dir = amq_test_scratch_dir();
-    assert_non_null(dir);
-    char path[512], crafted[512], scratch[512];
-    snprintf(path, sizeof path, "%s/f.amq", dir);
-    snprintf(crafted, sizeof crafted, "%s/crafted.amq", dir);
-    snprintf(scratch, sizeof scratch, "%s/scratch.amq", dir);
+    char path[AMQ_TEST_PATH_MAX], crafted[AMQ_TEST_PATH_MAX], scratch[AMQ_TEST_PATH_MAX];
+    amq_test_scratch_path(path, state, "f.amq");
+    amq_test_scratch_path(crafted, state, "crafted.amq");
+    amq_test_scratch_path(scratch, state, "scratch.amq");
     size_t len = 0;
     uint8_t *file = saved_file(path, GROWN_SPEC, GROWN_KEYS, &len);
     amq__container c;
@@ -1640,7 +1521,8 @@ static void test_damaged_parameters(void **state)
     assert_int_equal(good.table[2].stash_fingerprint, 0);
     amq_diag diag;
     /* Rewritten as it was, it loads. */
-    write_container(crafted, &c, w.bytes, w.len, c.payload, c.payload_len);
+    amq_test_write_container(crafted, c.family, &c.hasher, w.bytes, w.len, c.payload,
+                             c.payload_len);
     if (load_damaged(crafted, scratch, GROWN_KEYS, &diag) != AMQ_OK)
         fail_msg("the re-encoded file is refused: %s", diag.message);
     assert_true(same_file(crafted, path));
@@ -1712,11 +1594,9 @@ static void test_damaged_parameters(void **state)
     cases[28].f.extra_bytes = -4;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         write_fields(&w, &cases[i].f);
-        write_container(crafted, &c, w.bytes, w.len, c.payload, c.payload_len);
-        int status = load_damaged(crafted, scratch, GROWN_KEYS, &diag);
-        if (status != AMQ_ECORRUPT || !strstr(diag.message, cases[i].message))
-            fail_msg("%s: status %d '%s', expected AMQ_ECORRUPT mentioning '%s'", cases[i].what,
-                     status, diag.message, cases[i].message);
+        amq_test_write_container(crafted, c.family, &c.hasher, w.bytes, w.len, c.payload,
+                                 c.payload_len);
+        amq_test_expect_load(crafted, cases[i].message, "%s", cases[i].what);
     }
 
     /* The payload: a byte short, a byte long, and a bit set past the first
@@ -1724,16 +1604,18 @@ static void test_damaged_parameters(void **state)
     uint8_t *payload = calloc(1, (size_t)c.payload_len + 1);
     assert_non_null(payload);
     memcpy(payload, c.payload, (size_t)c.payload_len);
-    write_container(crafted, &c, c.params, c.params_len, payload, c.payload_len - 1);
-    assert_int_equal(load_damaged(crafted, scratch, GROWN_KEYS, &diag), AMQ_ECORRUPT);
-    write_container(crafted, &c, c.params, c.params_len, payload, c.payload_len + 1);
-    assert_int_equal(load_damaged(crafted, scratch, GROWN_KEYS, &diag), AMQ_ECORRUPT);
+    amq_test_write_container(crafted, c.family, &c.hasher, c.params, c.params_len, payload,
+                             c.payload_len - 1);
+    amq_test_expect_load(crafted, "", "the payload a byte short");
+    amq_test_write_container(crafted, c.family, &c.hasher, c.params, c.params_len, payload,
+                             c.payload_len + 1);
+    amq_test_expect_load(crafted, "", "the payload a byte long");
     uint64_t bits = good.table[0].buckets * 4 * 7;
     if (bits % 8) {
         payload[bits / 8] |= 0x80;
-        write_container(crafted, &c, c.params, c.params_len, payload, c.payload_len);
-        assert_int_equal(load_damaged(crafted, scratch, GROWN_KEYS, &diag), AMQ_ECORRUPT);
-        assert_non_null(strstr(diag.message, "past its last slot"));
+        amq_test_write_container(crafted, c.family, &c.hasher, c.params, c.params_len, payload,
+                                 c.payload_len);
+        amq_test_expect_load(crafted, "past its last slot", "a bit past the first table");
     }
     free(payload);
 
@@ -1751,7 +1633,8 @@ static void test_damaged_parameters(void **state)
         for (size_t j = 0; j < sizeof changes; j++) {
             memcpy(params, c.params, c.params_len);
             params[i] ^= changes[j];
-            write_container(crafted, &c, params, c.params_len, c.payload, c.payload_len);
+            amq_test_write_container(crafted, c.family, &c.hasher, params, c.params_len, c.payload,
+                                     c.payload_len);
             int status = load_damaged(crafted, scratch, in_stash ? 0 : GROWN_KEYS, &diag);
             refused += status == AMQ_ECORRUPT;
             accepted += status == AMQ_OK;
@@ -1761,8 +1644,6 @@ static void test_damaged_parameters(void **state)
                   (unsigned long long)refused, (unsigned long long)accepted);
     assert_true(refused > accepted);
     free(file);
-    amq_test_remove_tree(dir);
-    free(dir);
 }
 
 int main(void)
@@ -1786,12 +1667,12 @@ int main(void)
         cmocka_unit_test(test_model_fixed_size),
         cmocka_unit_test(test_model_growing),
         cmocka_unit_test(test_batch_and_hash_forms_agree),
-        cmocka_unit_test(test_generic_round_trip),
-        cmocka_unit_test(test_generic_full_and_grown_filters),
+        AMQ_TEST_WITH_SCRATCH(test_generic_round_trip),
+        AMQ_TEST_WITH_SCRATCH(test_generic_full_and_grown_filters),
         cmocka_unit_test(test_generic_spec_errors),
         cmocka_unit_test(test_fpr_and_fingerprint_bits_together),
-        cmocka_unit_test(test_flipped_and_truncated_files),
-        cmocka_unit_test(test_damaged_parameters),
+        AMQ_TEST_WITH_SCRATCH(test_flipped_and_truncated_files),
+        AMQ_TEST_WITH_SCRATCH(test_damaged_parameters),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

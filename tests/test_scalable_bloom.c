@@ -326,11 +326,7 @@ static void test_add_answers_and_forms_agree(void **state)
     const void *pointers[COUNT];
     size_t lens[COUNT];
     uint8_t results[COUNT];
-    for (uint64_t i = 0; i < COUNT; i++) {
-        keys[i] = amq_test_make_key(seed, i % 3 == 0, i * 19);
-        pointers[i] = &keys[i];
-        lens[i] = sizeof keys[i];
-    }
+    amq_test_batch_keys(keys, pointers, lens, COUNT, seed, 19);
     amq_scalable_bloom_contains_many(f, pointers, lens, COUNT, results);
     uint64_t maybes = 0;
     for (uint64_t i = 0; i < COUNT; i++) {
@@ -511,11 +507,8 @@ static void test_union(void **state)
 
 static void test_generic_round_trip(void **state)
 {
-    (void)state;
-    char *dir = amq_test_scratch_dir();
-    assert_non_null(dir);
-    char path[512], spec[128];
-    snprintf(path, sizeof path, "%s/f.amq", dir);
+    char path[AMQ_TEST_PATH_MAX], spec[128];
+    amq_test_scratch_path(path, state, "f.amq");
     snprintf(spec, sizeof spec, "scalable-bloom n=1000 p=0.02 growth=3 tightening=0.8 seed=%llu",
              (unsigned long long)seed);
 
@@ -556,10 +549,7 @@ static void test_generic_round_trip(void **state)
         assert_int_equal(b.size_bytes, a.size_bytes);
         assert_memory_equal(&b.hasher, &a.hasher, sizeof a.hasher);
         assert_true(b.file_checksum != 0);
-        for (uint64_t i = 0; i < 40000; i++) {
-            amq_test_key key = amq_test_make_key(seed, i & 1, i / 2);
-            assert_int_equal(amq_contains(g, &key, sizeof key), amq_contains(f, &key, sizeof key));
-        }
+        amq_test_expect_same_answers(f, g, seed, 40000);
         /* A loaded filter keeps growing, and merges. */
         for (uint64_t i = 20000; i < 45000; i++) {
             amq_test_key key = amq_test_make_key(seed, 0, i);
@@ -576,27 +566,14 @@ static void test_generic_round_trip(void **state)
     }
 
     /* Merging filters of different parameters names the difference. */
-    amq_filter *other = NULL;
-    assert_int_equal(amq_new(&other, "scalable-bloom n=1000 p=0.02"), AMQ_OK);
-    amq_diag diag = { .message = "" };
-    assert_int_equal(amq_merge(f, other, &diag), AMQ_EINCOMPATIBLE);
-    assert_non_null(strstr(diag.message, "tightening"));
-    amq_free(other);
+    amq_test_expect_merge_refused(f, "scalable-bloom n=1000 p=0.02", "tightening");
     amq_free(f);
-    amq_test_remove_tree(dir);
-    free(dir);
 }
 
 static void test_generic_spec_errors(void **state)
 {
     (void)state;
-    amq_filter *f = NULL;
-    amq_diag diag;
-    struct {
-        const char *spec;
-        int status;
-        const char *message;
-    } cases[] = {
+    const amq_test_spec_case cases[] = {
         { "scalable-bloom n=0", AMQ_EINVAL, "capacity" },
         { "scalable-bloom growth=1", AMQ_EINVAL, "growth" },
         { "scalable-bloom growth=20", AMQ_EINVAL, "growth" },
@@ -607,14 +584,7 @@ static void test_generic_spec_errors(void **state)
         { "scalable-bloom n=1e15", AMQ_ERANGE, "2^48 bits" },
         { "scalable-bloom p=1e-20", AMQ_ERANGE, "hash functions" },
     };
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        memset(&diag, 0, sizeof diag);
-        int status = amq_new_ex(&f, cases[i].spec, &diag);
-        if (status != cases[i].status || !strstr(diag.message, cases[i].message))
-            fail_msg("'%s': status %d '%s', expected %d mentioning '%s'", cases[i].spec, status,
-                     diag.message, cases[i].status, cases[i].message);
-        assert_null(f);
-    }
+    amq_test_expect_spec_errors(cases, sizeof cases / sizeof cases[0]);
     /* Without n a spec starts at 1024 keys; md5 and siphash hashers work. */
     const char *good[] = {
         "scalable-bloom",
@@ -622,6 +592,7 @@ static void test_generic_spec_errors(void **state)
         "scalable-bloom n=10 hash=md5 growth=16 tightening=0.5",
     };
     for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+        amq_filter *f = NULL;
         assert_int_equal(amq_new(&f, good[i]), AMQ_OK);
         for (int key = 0; key < 100; key++)
             assert_int_equal(amq_add(f, &key, sizeof key), AMQ_OK);
@@ -633,16 +604,7 @@ static void test_generic_spec_errors(void **state)
         amq_free(f);
     }
     /* amq_build without n starts the filter at the number of keys. */
-    const void *keys[3] = { "a", "b", "c" };
-    size_t lens[3] = { 1, 1, 1 };
-    assert_int_equal(amq_build(&f, "scalable-bloom p=0.01", keys, lens, 3), AMQ_OK);
-    amq_info info;
-    amq_info_get(f, &info);
-    assert_int_equal(info.capacity, 3);
-    assert_int_equal(info.count, 3);
-    for (int i = 0; i < 3; i++)
-        assert_int_equal(amq_contains(f, keys[i], 1), 1);
-    amq_free(f);
+    assert_int_equal(amq_test_expect_sized_by_keys("scalable-bloom p=0.01"), 3);
 }
 
 /* ---- damaged files ---------------------------------------------------------------- */
@@ -668,10 +630,9 @@ enum {
 typedef enum field_kind { FIELD_U32, FIELD_U64, FIELD_F64 } field_kind;
 
 /* Rewrite a saved file with one parameter changed (or the block or the
- * payload cut short), with a valid checksum, and load it. */
-static int load_changed(const char *path, const uint8_t *file, size_t len, size_t offset,
-                        field_kind kind, double value, uint32_t params_cut, uint64_t payload_cut,
-                        amq_diag *diag)
+ * payload cut short), with a valid checksum. */
+static void write_changed(const char *path, const uint8_t *file, size_t len, size_t offset,
+                          field_kind kind, double value, uint32_t params_cut, uint64_t payload_cut)
 {
     amq__container c;
     assert_int_equal(amq__format_parse(&c, file, len, NULL), AMQ_OK);
@@ -686,24 +647,15 @@ static int load_changed(const char *path, const uint8_t *file, size_t len, size_
         memcpy(&bits, &value, sizeof bits);
         amq__store_u64le(params + offset, bits);
     }
-    c.params = params;
-    c.params_len -= params_cut;
-    amq__piece piece = { c.payload, c.payload_len - payload_cut };
-    assert_int_equal(amq__format_save(path, &c, &piece, 1, NULL), AMQ_OK);
-    amq_filter *f = NULL;
-    int status = amq_load_ex(&f, path, 0, diag);
-    amq_free(f);
-    return status;
+    amq_test_write_container(path, c.family, &c.hasher, params, c.params_len - params_cut,
+                             c.payload, c.payload_len - payload_cut);
 }
 
 static void test_damaged_files(void **state)
 {
-    (void)state;
-    char *dir = amq_test_scratch_dir();
-    assert_non_null(dir);
-    char path[512], changed[512];
-    snprintf(path, sizeof path, "%s/f.amq", dir);
-    snprintf(changed, sizeof changed, "%s/changed.amq", dir);
+    char path[AMQ_TEST_PATH_MAX], changed[AMQ_TEST_PATH_MAX];
+    amq_test_scratch_path(path, state, "f.amq");
+    amq_test_scratch_path(changed, state, "changed.amq");
     amq_filter *f = NULL;
     assert_int_equal(amq_new(&f, "scalable-bloom n=100 p=0.01"), AMQ_OK);
     for (int i = 0; i < 500; i++)
@@ -714,26 +666,12 @@ static void test_damaged_files(void **state)
     uint8_t *good = (uint8_t *)amq_test_read_file(path, &len);
     assert_non_null(good);
 
-    /* Every single-byte change anywhere is refused, never loaded. */
-    uint8_t *bad = malloc(len);
-    assert_non_null(bad);
-    for (size_t i = 0; i < len; i++) {
-        memcpy(bad, good, len);
-        bad[i] ^= 0x10;
-        FILE *out = fopen(changed, "wb");
-        assert_non_null(out);
-        assert_int_equal(fwrite(bad, 1, len, out), len);
-        fclose(out);
-        if (amq_load(&f, changed) == AMQ_OK)
-            fail_msg("a change at byte %zu of %zu was not detected", i, len);
-        assert_null(f);
-    }
-    free(bad);
+    /* Every single-byte change and every truncation is refused. */
+    amq_test_expect_damage_refused(changed, good, len);
 
     /* Changed parameters under a valid checksum: each refused as corrupt,
      * with a message naming what is wrong. Stages 0..2 hold 100, 200, 200
      * keys. */
-    amq_diag diag;
     size_t s1 = HEAD_BYTES + STAGE_BYTES; /* stage 1's record */
     struct {
         size_t offset;
@@ -766,20 +704,11 @@ static void test_damaged_files(void **state)
         { HEAD_CAPACITY, FIELD_U64, 100, 0, 8, "payload" },
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        memset(&diag, 0, sizeof diag);
-        int status = load_changed(changed, good, len, cases[i].offset, cases[i].kind,
-                                  cases[i].value, cases[i].params_cut, cases[i].payload_cut, &diag);
-        if (!cases[i].message) {
-            assert_int_equal(status, AMQ_OK);
-            continue;
-        }
-        if (status != AMQ_ECORRUPT || !strstr(diag.message, cases[i].message))
-            fail_msg("case %zu: status %d '%s', expected corrupt mentioning '%s'", i, status,
-                     diag.message, cases[i].message);
+        write_changed(changed, good, len, cases[i].offset, cases[i].kind, cases[i].value,
+                      cases[i].params_cut, cases[i].payload_cut);
+        amq_test_expect_load(changed, cases[i].message, "case %zu", i);
     }
     free(good);
-    amq_test_remove_tree(dir);
-    free(dir);
 }
 
 int main(void)
@@ -796,9 +725,9 @@ int main(void)
         cmocka_unit_test(test_add_answers_and_forms_agree),
         cmocka_unit_test(test_stage_count_bound),
         cmocka_unit_test(test_union),
-        cmocka_unit_test(test_generic_round_trip),
+        AMQ_TEST_WITH_SCRATCH(test_generic_round_trip),
         cmocka_unit_test(test_generic_spec_errors),
-        cmocka_unit_test(test_damaged_files),
+        AMQ_TEST_WITH_SCRATCH(test_damaged_files),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

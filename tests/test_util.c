@@ -1,4 +1,13 @@
-/* Shared helpers for the test programs; see test_util.h. */
+/* Shared helpers for the test programs; see test_util.h. The damaged-file
+ * helpers write containers through the library's own encoder (src/format.h),
+ * so a crafted file differs from a saved one only where a test changed it. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+
+#include <cmocka.h>
+
+#include "../src/format.h"
 #include "test_util.h"
 
 #include <dirent.h>
@@ -83,6 +92,14 @@ char *amq_test_read_file(const char *path, size_t *len)
     return buf;
 }
 
+void amq_test_write_file(const char *path, const void *bytes, size_t len)
+{
+    FILE *out = fopen(path, "wb");
+    assert_non_null(out);
+    assert_int_equal(fwrite(bytes, 1, len, out), len);
+    assert_int_equal(fclose(out), 0);
+}
+
 char *amq_test_scratch_dir(void)
 {
     const char *tmp = getenv("TMPDIR");
@@ -164,4 +181,194 @@ amq_test_key amq_test_make_key(uint64_t seed, uint64_t set, uint64_t i)
 {
     amq_test_key key = { .tag = seed * 2 + set, .index = i * 0x9e3779b97f4a7c15ULL + seed };
     return key;
+}
+
+void amq_test_batch_keys(amq_test_key *keys, const void **pointers, size_t *lens, size_t count,
+                         uint64_t seed, uint64_t stride)
+{
+    for (size_t i = 0; i < count; i++) {
+        keys[i] = amq_test_make_key(seed, i % 3 == 0, i * stride);
+        pointers[i] = &keys[i];
+        lens[i] = sizeof keys[i];
+    }
+}
+
+int amq_test_scratch_setup(void **state)
+{
+    *state = amq_test_scratch_dir();
+    return *state ? 0 : -1;
+}
+
+int amq_test_scratch_teardown(void **state)
+{
+    amq_test_remove_tree(*state);
+    free(*state);
+    return 0;
+}
+
+void amq_test_scratch_path(char *out, void **state, const char *name)
+{
+    int len = snprintf(out, AMQ_TEST_PATH_MAX, "%s/%s", (const char *)*state, name);
+    assert_true(len > 0 && len < AMQ_TEST_PATH_MAX);
+}
+
+void amq_test_expect_spec_errors(const amq_test_spec_case *cases, size_t count)
+{
+    for (size_t i = 0; i < count; i++) {
+        amq_filter *f = (amq_filter *)&f;
+        amq_diag diag = { .message = "" };
+        int status = amq_new_ex(&f, cases[i].spec, &diag);
+        if (status != cases[i].status || !strstr(diag.message, cases[i].message))
+            fail_msg("'%s': status %d '%s', expected %d mentioning '%s'", cases[i].spec, status,
+                     diag.message, cases[i].status, cases[i].message);
+        if (f)
+            fail_msg("'%s': refused, but the filter is not set to NULL", cases[i].spec);
+    }
+}
+
+void amq_test_expect_specs_accepted(const char *const *specs, size_t count, bool deletable)
+{
+    for (size_t i = 0; i < count; i++) {
+        amq_filter *f = NULL;
+        amq_diag diag = { .message = "" };
+        if (amq_new_ex(&f, specs[i], &diag) != AMQ_OK)
+            fail_msg("'%s' refused: %s", specs[i], diag.message);
+        assert_int_equal(amq_add(f, "k", 1), AMQ_OK);
+        assert_int_equal(amq_contains(f, "k", 1), 1);
+        if (deletable) {
+            assert_int_equal(amq_remove(f, "k", 1), AMQ_OK);
+            assert_int_equal(amq_contains(f, "k", 1), 0);
+            assert_int_equal(amq_remove(f, "k", 1), AMQ_ENOTFOUND);
+        } else {
+            assert_int_equal(amq_remove(f, "k", 1), AMQ_EUNSUPPORTED);
+        }
+        amq_free(f);
+    }
+}
+
+uint64_t amq_test_expect_sized_by_keys(const char *spec)
+{
+    const void *keys[3] = { "a", "b", "c" };
+    size_t lens[3] = { 1, 1, 1 };
+    amq_filter *f = NULL;
+    amq_diag diag = { .message = "" };
+    if (amq_build_ex(&f, spec, keys, lens, 3, &diag) != AMQ_OK)
+        fail_msg("'%s' refused: %s", spec, diag.message);
+    amq_info info;
+    assert_int_equal(amq_info_get(f, &info), AMQ_OK);
+    assert_int_equal(info.capacity, 3);
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(amq_contains(f, keys[i], 1), 1);
+    amq_free(f);
+    return info.count;
+}
+
+uint64_t amq_test_add_then_remove_quarter(amq_filter *f, uint64_t seed, uint64_t n)
+{
+    for (uint64_t i = 0; i < n; i++) {
+        amq_test_key key = amq_test_make_key(seed, 0, i);
+        assert_int_equal(amq_add(f, &key, sizeof key), AMQ_OK);
+    }
+    for (uint64_t i = 0; i < n; i += 4) {
+        amq_test_key key = amq_test_make_key(seed, 0, i);
+        assert_int_equal(amq_remove(f, &key, sizeof key), AMQ_OK);
+    }
+    uint64_t absent = 0;
+    for (uint64_t i = 0; i < 1000; i++) {
+        amq_test_key key = amq_test_make_key(seed, 1, i);
+        if (amq_contains(f, &key, sizeof key) == 0) {
+            assert_int_equal(amq_remove(f, &key, sizeof key), AMQ_ENOTFOUND);
+            absent++;
+        }
+    }
+    return absent;
+}
+
+void amq_test_expect_merge_refused(amq_filter *into, const char *other_spec, const char *fragment)
+{
+    amq_filter *other = NULL;
+    amq_diag diag = { .message = "" };
+    if (amq_new_ex(&other, other_spec, &diag) != AMQ_OK)
+        fail_msg("'%s' refused: %s", other_spec, diag.message);
+    int status = amq_merge(into, other, &diag);
+    if (status != AMQ_EINCOMPATIBLE || !strstr(diag.message, fragment))
+        fail_msg("merging '%s': status %d '%s', expected AMQ_EINCOMPATIBLE mentioning '%s'",
+                 other_spec, status, diag.message, fragment);
+    amq_free(other);
+}
+
+void amq_test_expect_same_answers(const amq_filter *expected, const amq_filter *actual,
+                                  uint64_t seed, uint64_t count)
+{
+    for (uint64_t i = 0; i < count; i++) {
+        amq_test_key key = amq_test_make_key(seed, i % 2, i / 2);
+        int want = amq_contains(expected, &key, sizeof key);
+        int got = amq_contains(actual, &key, sizeof key);
+        if (got != want)
+            fail_msg("key %llu of set %llu: answered %d, expected %d", (unsigned long long)(i / 2),
+                     (unsigned long long)(i % 2), got, want);
+    }
+}
+
+void amq_test_expect_damage_refused(const char *path, const uint8_t *file, size_t len)
+{
+    uint8_t *copy = malloc(len);
+    assert_non_null(copy);
+    memcpy(copy, file, len);
+    for (size_t i = 0; i < len; i++) {
+        copy[i] ^= 0x10;
+        amq_test_write_file(path, copy, len);
+        copy[i] ^= 0x10;
+        amq_filter *f = (amq_filter *)&f;
+        if (amq_load(&f, path) == AMQ_OK)
+            fail_msg("a change at byte %zu of %zu was not detected", i, len);
+        assert_null(f);
+    }
+    for (size_t cut = 0; cut < len; cut++) {
+        amq_test_write_file(path, copy, cut);
+        amq_filter *f = (amq_filter *)&f;
+        int status = amq_load(&f, path);
+        if (status != AMQ_ECORRUPT && !(status == AMQ_EFORMAT && cut < 8))
+            fail_msg("a file cut to %zu of %zu bytes: status %d", cut, len, status);
+        assert_null(f);
+    }
+    free(copy);
+}
+
+void amq_test_write_container(const char *path, uint32_t family, const amq_hasher *hasher,
+                              const uint8_t *params, uint32_t params_len, const uint8_t *payload,
+                              uint64_t payload_len)
+{
+    amq__container c = {
+        .family = family, .hasher = *hasher, .params = params, .params_len = params_len
+    };
+    amq__piece piece = { payload, payload_len };
+    uint8_t *bytes = NULL;
+    size_t len = 0;
+    assert_int_equal(amq__format_encode(&bytes, &len, &c, &piece, 1, NULL), AMQ_OK);
+    amq_test_write_file(path, bytes, len);
+    free(bytes);
+}
+
+void amq_test_expect_load(const char *path, const char *refusal, const char *what_format, ...)
+{
+    char what[256];
+    va_list args;
+    va_start(args, what_format);
+    vsnprintf(what, sizeof what, what_format, args);
+    va_end(args);
+    amq_filter *f = (amq_filter *)&f;
+    amq_diag diag = { .message = "" };
+    int status = amq_load_ex(&f, path, 0, &diag);
+    if (!refusal) {
+        if (status != AMQ_OK)
+            fail_msg("%s: status %d '%s', expected it to load", what, status, diag.message);
+        assert_true(amq_contains(f, "x", 1) >= 0);
+        amq_free(f);
+        return;
+    }
+    if (status != AMQ_ECORRUPT || !strstr(diag.message, refusal))
+        fail_msg("%s: status %d '%s', expected AMQ_ECORRUPT mentioning '%s'", what, status,
+                 diag.message, refusal);
+    assert_null(f);
 }

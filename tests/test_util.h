@@ -1,13 +1,20 @@
 /*
  * test_util.h - what every test program shares: the seed (printed, and
  * taken from AMQ_TEST_SEED when set, so a failure can be replayed), a fast
- * seeded generator, paths to test data and scratch directories.
+ * seeded generator, test keys, paths to test data and scratch directories;
+ * and the checks the family test programs make alike through the generic
+ * handle: specs refused and accepted, filters sized by their keys, removals,
+ * refused merges, loaded filters answering as the saved ones, and damaged
+ * files.
  *
  * Include after <stdarg.h>, <stddef.h>, <setjmp.h> and <cmocka.h>.
  */
 #ifndef AMQ_TEST_UTIL_H
 #define AMQ_TEST_UTIL_H
 
+#include "amq/amq.h"
+
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -35,6 +42,11 @@ typedef struct amq_test_key {
 
 amq_test_key amq_test_make_key(uint64_t seed, uint64_t set, uint64_t i);
 
+/* Keys for a batch query: key i is key i * stride of set 1 (never put in)
+ * when i % 3 == 0, else of set 0; pointers[i] and lens[i] describe it. */
+void amq_test_batch_keys(amq_test_key *keys, const void **pointers, size_t *lens, size_t count,
+                         uint64_t seed, uint64_t stride);
+
 /* Path of a file in tests/data (a static buffer per call site is not used:
  * the result is malloc'd; free it). */
 char *amq_test_data_path(const char *name);
@@ -42,13 +54,94 @@ char *amq_test_data_path(const char *name);
 /* Read a whole file; returns malloc'd bytes (NUL-terminated) or NULL. */
 char *amq_test_read_file(const char *path, size_t *len);
 
+/* Write len bytes to path, replacing it; fails the test on any error. */
+void amq_test_write_file(const char *path, const void *bytes, size_t len);
+
 /* Make a fresh scratch directory (under TMPDIR or /tmp); malloc'd path.
  * amq_test_remove_tree removes it again. */
 char *amq_test_scratch_dir(void);
 void amq_test_remove_tree(const char *path);
 
+/* cmocka fixtures (cmocka_unit_test_setup_teardown): the setup makes a
+ * scratch directory and puts its malloc'd path in *state; the teardown
+ * removes the directory and frees the path, whether the test passed or not. */
+int amq_test_scratch_setup(void **state);
+int amq_test_scratch_teardown(void **state);
+
+/* A cmocka test entry whose test runs with a scratch directory. */
+#define AMQ_TEST_WITH_SCRATCH(test)                                                                \
+    cmocka_unit_test_setup_teardown(test, amq_test_scratch_setup, amq_test_scratch_teardown)
+
+/* Size of a buffer for amq_test_scratch_path. */
+#define AMQ_TEST_PATH_MAX 512
+
+/* Write "<the test's scratch directory>/name" to out (AMQ_TEST_PATH_MAX
+ * bytes); state is the test's, set by amq_test_scratch_setup. */
+void amq_test_scratch_path(char *out, void **state, const char *name);
+
 /* Hex helpers: decode (returns byte count or -1 on bad hex) and encode. */
 long amq_test_unhex(uint8_t *out, size_t cap, const char *hex);
 void amq_test_hex(char *out, const uint8_t *bytes, size_t len);
+
+/* ---- specs, through the generic handle ---------------------------------------- */
+
+/* A spec amq_new_ex must refuse, the status it must answer, and a fragment
+ * of the message it must give ("" for any message). */
+typedef struct amq_test_spec_case {
+    const char *spec;
+    int status;
+    const char *message;
+} amq_test_spec_case;
+
+/* amq_new_ex refuses each case's spec with its status and a message holding
+ * its fragment, leaving its output NULL; a failure names the spec, the
+ * status and the message. */
+void amq_test_expect_spec_errors(const amq_test_spec_case *cases, size_t count);
+
+/* amq_new_ex accepts each spec, and the filter takes key "k" and finds it.
+ * Deletable: it removes "k", then does not find it, and a second removal
+ * answers AMQ_ENOTFOUND. Otherwise the removal answers AMQ_EUNSUPPORTED. */
+void amq_test_expect_specs_accepted(const char *const *specs, size_t count, bool deletable);
+
+/* amq_build with spec (which gives no capacity) from the keys "a", "b",
+ * "c": the filter's amq_info capacity is 3 and it finds each key. Returns
+ * amq_info's count. */
+uint64_t amq_test_expect_sized_by_keys(const char *spec);
+
+/* Add keys 0 .. n-1 of set 0 under seed to a deletable filter, remove keys
+ * 0, 4, 8, ..., then remove each of keys 0 .. 999 of set 1 the filter says
+ * is absent: each must answer AMQ_ENOTFOUND. Returns how many were absent. */
+uint64_t amq_test_add_then_remove_quarter(amq_filter *f, uint64_t seed, uint64_t n);
+
+/* amq_merge of a new filter of other_spec into into answers
+ * AMQ_EINCOMPATIBLE with a message holding fragment. */
+void amq_test_expect_merge_refused(amq_filter *into, const char *other_spec, const char *fragment);
+
+/* actual answers amq_contains as expected does for count keys under seed,
+ * alternately of set 0 and set 1 (key i is key i / 2 of set i % 2). */
+void amq_test_expect_same_answers(const amq_filter *expected, const amq_filter *actual,
+                                  uint64_t seed, uint64_t count);
+
+/* ---- damaged files ------------------------------------------------------------- */
+
+/* Write each copy of a saved file (len bytes) with one byte changed (xor
+ * 0x10), then each of its proper prefixes, to path: amq_load refuses every
+ * one and leaves its output NULL, a prefix with AMQ_ECORRUPT (AMQ_EFORMAT
+ * allowed under 8 bytes). */
+void amq_test_expect_damage_refused(const char *path, const uint8_t *file, size_t len);
+
+/* Write path as an amq container with a correct checksum holding the given
+ * family id (enum amq__family_id), hasher, parameter block and payload:
+ * damage only the family's loader can find. */
+void amq_test_write_container(const char *path, uint32_t family, const amq_hasher *hasher,
+                              const uint8_t *params, uint32_t params_len, const uint8_t *payload,
+                              uint64_t payload_len);
+
+/* Load path with amq_load_ex. refusal NULL: it loads, and the filter
+ * answers a query. Otherwise it is refused with AMQ_ECORRUPT and a message
+ * holding refusal ("" for any), its output left NULL. A failure names the
+ * file as what_format says (printf), the status and the message. */
+void amq_test_expect_load(const char *path, const char *refusal, const char *what_format, ...)
+    __attribute__((format(printf, 3, 4)));
 
 #endif /* AMQ_TEST_UTIL_H */
