@@ -7,7 +7,7 @@
 
 #include <cmocka.h>
 
-#include "../src/format.h"
+#include "format.h"
 #include "test_util.h"
 
 #include <dirent.h>
