@@ -13,25 +13,16 @@
 
 #include <math.h>
 
-static int create(void **filter, size_t keys, uint64_t seed, amq_blocked_layout layout)
+/* options: the amq_blocked_layout. */
+static int blocked_create(void **filter, size_t keys, uint64_t seed, const void *options,
+                          amq_diag *diag)
 {
+    (void)diag;
     amq_blocked_bloom_params params = { .capacity = keys,
                                         .fpr = BENCH_FILTER_FPR,
-                                        .layout = layout };
+                                        .layout = *(const amq_blocked_layout *)options };
     amq_hasher_xxh3(&params.hasher, seed);
     return amq_blocked_bloom_new((amq_blocked_bloom **)filter, &params);
-}
-
-static int split_create(void **filter, size_t keys, uint64_t seed, amq_diag *diag)
-{
-    (void)diag;
-    return create(filter, keys, seed, AMQ_BLOCKED_SPLIT);
-}
-
-static int block_create(void **filter, size_t keys, uint64_t seed, amq_diag *diag)
-{
-    (void)diag;
-    return create(filter, keys, seed, AMQ_BLOCKED_BLOCK);
 }
 
 static void blocked_clear(void *filter)
@@ -69,8 +60,8 @@ static void blocked_destroy(void *filter)
     amq_blocked_bloom_free(filter);
 }
 
-static const bench_filter_ops split_ops = {
-    .create = split_create,
+static const bench_filter_ops blocked_ops = {
+    .create = blocked_create,
     .clear = blocked_clear,
     .add = blocked_add,
     .contains = blocked_contains,
@@ -79,22 +70,16 @@ static const bench_filter_ops split_ops = {
     .destroy = blocked_destroy,
 };
 
-static const bench_filter_ops block_ops = {
-    .create = block_create,
-    .clear = blocked_clear,
-    .add = blocked_add,
-    .contains = blocked_contains,
-    .contains_many = blocked_contains_many,
-    .report = blocked_report,
-    .destroy = blocked_destroy,
-};
+static const amq_blocked_layout split_layout = AMQ_BLOCKED_SPLIT, block_layout = AMQ_BLOCKED_BLOCK;
+static const bench_filter_variant split_variant = { .ops = &blocked_ops, .options = &split_layout };
+static const bench_filter_variant block_variant = { .ops = &blocked_ops, .options = &block_layout };
 
 const bench_workload bench_bloom_split_block = {
     .name = "bloom/split-block",
     .group = "bloom",
     .peer = "peer/libbloom",
     .description = "split-block Bloom filter (256-bit blocks, k = 8), p = 0.01, 16-byte keys",
-    .arg = &split_ops,
+    .arg = &split_variant,
     .setup = bench_filter_setup,
     .phases = bench_filter_phases,
     .report = bench_filter_report,
@@ -106,7 +91,7 @@ const bench_workload bench_bloom_blocked = {
     .group = "bloom",
     .peer = "peer/libbloom",
     .description = "blocked Bloom filter (512-bit blocks, best k), p = 0.01, 16-byte keys",
-    .arg = &block_ops,
+    .arg = &block_variant,
     .setup = bench_filter_setup,
     .phases = bench_filter_phases,
     .report = bench_filter_report,

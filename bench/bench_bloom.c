@@ -12,8 +12,10 @@
 
 #include <math.h>
 
-static int classic_create(void **filter, size_t keys, uint64_t seed, amq_diag *diag)
+static int classic_create(void **filter, size_t keys, uint64_t seed, const void *options,
+                          amq_diag *diag)
 {
+    (void)options;
     (void)diag;
     amq_bloom_params params = { .capacity = keys, .fpr = BENCH_FILTER_FPR };
     amq_hasher_xxh3(&params.hasher, seed);
@@ -65,12 +67,14 @@ static const bench_filter_ops classic_ops = {
     .destroy = classic_destroy,
 };
 
+static const bench_filter_variant classic_variant = { .ops = &classic_ops };
+
 const bench_workload bench_bloom_classic = {
     .name = "bloom/classic",
     .group = "bloom",
     .peer = "peer/libbloom",
     .description = "classic Bloom filter, p = 0.01, 16-byte keys; batch = contains_many",
-    .arg = &classic_ops,
+    .arg = &classic_variant,
     .setup = bench_filter_setup,
     .phases = bench_filter_phases,
     .report = bench_filter_report,

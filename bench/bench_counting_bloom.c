@@ -41,8 +41,10 @@ static void counting_destroy(void *filter)
     free(c);
 }
 
-static int counting_create(void **filter, size_t keys, uint64_t seed, amq_diag *diag)
+static int counting_create(void **filter, size_t keys, uint64_t seed, const void *options,
+                           amq_diag *diag)
 {
+    (void)options;
     counting_filter *c = calloc(1, sizeof *c);
     if (!c)
         return AMQ_ENOMEM;
@@ -134,13 +136,15 @@ static const bench_filter_ops counting_ops = {
     .destroy = counting_destroy,
 };
 
+static const bench_filter_variant counting_variant = { .ops = &counting_ops };
+
 const bench_workload bench_bloom_counting = {
     .name = "bloom/counting",
     .group = "bloom",
     .peer = "peer/libbloom",
     .description = "counting Bloom filter, 4-bit counters, p = 0.01, 16-byte keys; batch = "
                    "contains_many; then the cost of removing false positives",
-    .arg = &counting_ops,
+    .arg = &counting_variant,
     .setup = bench_filter_setup,
     .phases = bench_filter_phases,
     .report = bench_filter_report,

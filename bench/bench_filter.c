@@ -12,6 +12,7 @@
 
 typedef struct filter_state {
     const bench_filter_ops *ops;
+    double fpr; /* the variant's target rate */
     void *filter;
     bench_keyset present, absent;
     const void **pointers; /* the present keys, for the batch phase */
@@ -35,13 +36,15 @@ void bench_filter_teardown(void *state)
     free(s);
 }
 
-int bench_filter_setup(void **state, const bench_config *config, const void *ops, amq_diag *diag)
+int bench_filter_setup(void **state, const bench_config *config, const void *arg, amq_diag *diag)
 {
+    const bench_filter_variant *variant = arg;
     filter_state *s = calloc(1, sizeof *s);
     if (!s)
         return AMQ_ENOMEM;
-    s->ops = ops;
-    int status = s->ops->create(&s->filter, config->keys, config->seed, diag);
+    s->ops = variant->ops;
+    s->fpr = variant->fpr > 0 ? variant->fpr : BENCH_FILTER_FPR;
+    int status = s->ops->create(&s->filter, config->keys, config->seed, variant->options, diag);
     if (status != AMQ_OK) {
         s->filter = NULL;
         bench_filter_teardown(s);
@@ -155,7 +158,7 @@ void bench_filter_report(void *state, bench_figures *out)
 {
     filter_state *s = state;
     double n = (double)s->present.count;
-    double fpr = s->ops->fpr > 0 ? s->ops->fpr : BENCH_FILTER_FPR;
+    double fpr = s->fpr;
     if (s->delete_ran)
         filter_refill(s);
     s->ops->report(s->filter, s->present.count, out);

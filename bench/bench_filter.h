@@ -17,10 +17,12 @@
  * sees the filter holding the n present keys: after a delete phase the
  * filter is refilled first.
  *
- * A filter workload is a bench_filter_ops - how to create, empty, add to,
- * query, remove from and describe the filter - and a bench_workload whose
- * .arg is that ops table and whose setup, phases, report and teardown are
- * the ones below.
+ * A family gives one bench_filter_ops - how to create, empty, add to,
+ * query, remove from and describe its filter - and each workload a
+ * bench_filter_variant: those ops, the options its create takes (a layout,
+ * a fingerprint width) and the rate it is built for. The bench_workload's
+ * .arg is the variant; its setup, phases, report and teardown are the ones
+ * below.
  */
 #ifndef AMQ_BENCH_FILTER_H
 #define AMQ_BENCH_FILTER_H
@@ -33,13 +35,9 @@
 #define BENCH_FILTER_FPR     0.01
 
 typedef struct bench_filter_ops {
-    /* The false-positive rate the filter is built for, reported as
-     * target_fpr and behind bound_bits_per_key; 0 means BENCH_FILTER_FPR.
-     * A family whose parameters fix its rate (a cuckoo filter's fingerprint
-     * width) states it here. */
-    double fpr;
-    /* An empty filter for n keys at that rate, hashing with seed. */
-    int (*create)(void **filter, size_t keys, uint64_t seed, amq_diag *diag);
+    /* An empty filter for n keys at the variant's rate, hashing with seed;
+     * options are the variant's (NULL for a family without variants). */
+    int (*create)(void **filter, size_t keys, uint64_t seed, const void *options, amq_diag *diag);
     void (*clear)(void *filter);
     void (*add)(void *filter, const void *key, size_t len);
     bool (*contains)(const void *filter, const void *key, size_t len);
@@ -54,7 +52,19 @@ typedef struct bench_filter_ops {
     void (*destroy)(void *filter);
 } bench_filter_ops;
 
-int bench_filter_setup(void **state, const bench_config *config, const void *ops, amq_diag *diag);
+/* One workload of a family. */
+typedef struct bench_filter_variant {
+    const bench_filter_ops *ops;
+    const void *options; /* passed to ops->create */
+    /* The false-positive rate the filter is built for, reported as
+     * target_fpr and behind bound_bits_per_key; 0 means BENCH_FILTER_FPR.
+     * A variant whose parameters fix its rate (a cuckoo filter's fingerprint
+     * width) states it here. */
+    double fpr;
+} bench_filter_variant;
+
+/* arg: a bench_filter_variant. */
+int bench_filter_setup(void **state, const bench_config *config, const void *arg, amq_diag *diag);
 void bench_filter_report(void *state, bench_figures *out);
 void bench_filter_teardown(void *state);
 /* insert, query-present, query-absent, query-batch. */

@@ -33,8 +33,10 @@
 #define LIBBLOOM_MIN_ENTRIES 1000
 #define LIBBLOOM_MAX_ENTRIES (INT32_MAX / 10)
 
-static int libbloom_create(void **filter, size_t keys, uint64_t seed, amq_diag *diag)
+static int libbloom_create(void **filter, size_t keys, uint64_t seed, const void *options,
+                           amq_diag *diag)
 {
+    (void)options;
     (void)seed; /* libbloom's hashes take no seed */
     if (keys < LIBBLOOM_MIN_ENTRIES || keys > LIBBLOOM_MAX_ENTRIES)
         return amq__fail(diag, AMQ_ERANGE, "libbloom takes %d to %d entries, not %zu",
@@ -89,11 +91,13 @@ static const bench_filter_ops libbloom_ops = {
     .destroy = libbloom_destroy,
 };
 
+static const bench_filter_variant libbloom_variant = { .ops = &libbloom_ops };
+
 const bench_workload bench_libbloom = {
     .name = "peer/libbloom",
     .group = "peer",
     .description = "jvirkki/libbloom 1.6 (Debian libbloom-dev), p = 0.01, 16-byte keys",
-    .arg = &libbloom_ops,
+    .arg = &libbloom_variant,
     .setup = bench_filter_setup,
     .phases = bench_filter_phases_no_batch,
     .report = bench_filter_report,

@@ -23,8 +23,10 @@
 /* The scalable filter starts at n / SCALABLE_START_DIVISOR keys. */
 #define SCALABLE_START_DIVISOR 64
 
-static int scalable_create(void **filter, size_t keys, uint64_t seed, amq_diag *diag)
+static int scalable_create(void **filter, size_t keys, uint64_t seed, const void *options,
+                           amq_diag *diag)
 {
+    (void)options;
     amq_scalable_bloom_params params = {
         .capacity = keys / SCALABLE_START_DIVISOR ? keys / SCALABLE_START_DIVISOR : 1,
         .fpr = BENCH_FILTER_FPR,
@@ -86,13 +88,15 @@ static const bench_filter_ops scalable_ops = {
     .destroy = scalable_destroy,
 };
 
+static const bench_filter_variant scalable_variant = { .ops = &scalable_ops };
+
 const bench_workload bench_bloom_scalable = {
     .name = "bloom/scalable",
     .group = "bloom",
     .peer = "peer/libbloom",
     .description = "scalable Bloom filter started at n/64, p = 0.01, 16-byte keys; batch = "
                    "contains_many",
-    .arg = &scalable_ops,
+    .arg = &scalable_variant,
     .setup = bench_filter_setup,
     .phases = bench_filter_phases,
     .report = bench_filter_report,
