@@ -180,13 +180,6 @@ struct amq_scalable_bloom {
 
 /* ---- sizing ----------------------------------------------------------------- */
 
-/* What stage i is: its capacity, its error and the classic filter for them. */
-typedef struct stage_size {
-    uint64_t capacity, bits;
-    uint32_t hashes;
-    double fpr;
-} stage_size;
-
 /* The false-positive rate of n keys in m bits with k probes: the textbook
  * (1 - e^(-kn/m))^k, plus n / m^2 for the absent keys whose two hash halves
  * both land where a stored key's do, which then share all its positions. */
@@ -196,7 +189,9 @@ static double stage_rate(uint64_t n, uint64_t m, uint32_t k)
     return pow(-expm1(-(double)k * keys / bits), k) + keys / (bits * bits);
 }
 
-static int size_stage(stage_size *out, const amq_scalable_bloom *f, size_t i, amq_diag *diag)
+/* What stage i is, as the classic filter's parameters: its capacity, its
+ * error p_i, the bits and hash functions that meet p_i, the filter's hasher. */
+static int size_stage(amq_bloom_params *out, const amq_scalable_bloom *f, size_t i, amq_diag *diag)
 {
     if (i >= AMQ_SCALABLE_BLOOM_MAX_STAGES)
         return amq__fail(diag, AMQ_ERANGE, "a scalable filter has at most %d stages",
@@ -244,10 +239,8 @@ static int size_stage(stage_size *out, const amq_scalable_bloom *f, size_t i, am
             meets = middle;
     }
     m = meets;
-    out->capacity = n;
-    out->bits = m;
-    out->hashes = k;
-    out->fpr = p;
+    *out =
+        (amq_bloom_params){ .capacity = n, .fpr = p, .bits = m, .hashes = k, .hasher = f->hasher };
     return AMQ_OK;
 }
 
@@ -255,19 +248,12 @@ static int size_stage(stage_size *out, const amq_scalable_bloom *f, size_t i, am
  * nothing changed. */
 static int open_stage(amq_scalable_bloom *f, amq_diag *diag)
 {
-    stage_size size;
+    amq_bloom_params size;
     int status = size_stage(&size, f, f->stage_count, diag);
     if (status != AMQ_OK)
         return status;
-    amq_bloom_params params = {
-        .capacity = size.capacity,
-        .fpr = size.fpr,
-        .bits = size.bits,
-        .hashes = size.hashes,
-        .hasher = f->hasher,
-    };
     amq_bloom *bloom;
-    status = amq__bloom_new(&bloom, &params, diag);
+    status = amq__bloom_new(&bloom, &size, diag);
     if (status != AMQ_OK)
         return status;
     f->stages[f->stage_count++] = (stage){ .bloom = bloom, .capacity = size.capacity };
@@ -636,7 +622,7 @@ int amq_scalable_bloom_union(amq_scalable_bloom *into, const amq_scalable_bloom 
 static int check_stage(const amq_scalable_bloom *f, size_t i, amq_diag *diag)
 {
     const stage *st = &f->stages[i];
-    stage_size size;
+    amq_bloom_params size;
     if (size_stage(&size, f, i, NULL) != AMQ_OK || st->capacity != size.capacity ||
         amq_bloom_bits(st->bloom) != size.bits || amq_bloom_hashes(st->bloom) != size.hashes)
         return amq__fail(diag, AMQ_ECORRUPT,
@@ -820,7 +806,7 @@ static int load_records(stage_record *records, uint32_t stages, const amq_scalab
             amq__params_get_u64(r, &rec->capacity) || amq__params_get_u64(r, &rec->count) ||
             amq__params_get_u64(r, &rec->bits_set))
             return amq__fail(diag, AMQ_ECORRUPT, "scalable-bloom stage %u record is short", i);
-        stage_size size;
+        amq_bloom_params size;
         if (size_stage(&size, f, i, NULL) != AMQ_OK || rec->bits != size.bits ||
             rec->hashes != size.hashes || rec->capacity != size.capacity)
             return amq__fail(diag, AMQ_ECORRUPT,
@@ -865,18 +851,11 @@ static int family_load(void **state, const amq__container *c, bool *borrows_imag
         status = load_records(records, stages, f, &r, c->payload_len, diag);
     uint64_t offset = 0;
     for (uint32_t i = 0; status == AMQ_OK && i < stages; i++) {
-        stage_size size;
+        amq_bloom_params size;
         size_stage(&size, f, i, NULL);
-        amq_bloom_params params = {
-            .capacity = size.capacity,
-            .fpr = size.fpr,
-            .bits = size.bits,
-            .hashes = size.hashes,
-            .hasher = f->hasher,
-        };
         uint64_t len = (size.bits + 63) / 64 * 8;
         amq_diag inner = { .message = "" };
-        status = amq__bloom_from_words(&f->stages[i].bloom, &params, records[i].bits_set,
+        status = amq__bloom_from_words(&f->stages[i].bloom, &size, records[i].bits_set,
                                        c->payload + offset, len, &inner);
         if (status != AMQ_OK) {
             amq__fail(diag, status, "scalable-bloom stage %u: %s", i, inner.message);

@@ -414,7 +414,8 @@ typedef struct amq_info {
     uint64_t count;         /**< keys added, where tracked (else the estimate) */
     double estimated_count; /**< distinct keys estimated from the contents */
     uint64_t size_bytes;    /**< memory the filter's data takes */
-    double bits_per_key;    /**< size_bytes*8 / capacity */
+    double bits_per_key;    /**< size_bytes*8 / capacity (scalable: / count, the keys
+                                 it holds, as its capacity grows with them) */
     double target_fpr;      /**< the false-positive rate asked for */
     double expected_fpr;    /**< the rate to expect at the current fill */
     amq_hasher hasher;      /**< the key hash */
