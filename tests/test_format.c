@@ -43,14 +43,6 @@ static char *join(const char *dir, const char *name)
     return path;
 }
 
-static void write_file(const char *path, const void *data, size_t len)
-{
-    FILE *f = fopen(path, "wb");
-    assert_non_null(f);
-    assert_int_equal(fwrite(data, 1, len, f), len);
-    assert_int_equal(fclose(f), 0);
-}
-
 /* A copy of exactly len bytes, so that AddressSanitizer sees any read past
  * the end of the image. */
 static uint8_t *exact_copy(const uint8_t *data, size_t len)
@@ -463,7 +455,7 @@ static void test_empty_and_missing_files(void **state)
     (void)state;
     char *dir = amq_test_scratch_dir();
     char *path = join(dir, "empty.amq");
-    write_file(path, "", 0);
+    amq_test_write_file(path, "", 0);
     for (int use_mmap = 0; use_mmap <= 1; use_mmap++) {
         amq__file_image img;
         amq_diag diag = { "", 0 };
@@ -678,7 +670,7 @@ static void test_save_replaces_and_sets_mode(void **state)
     char *path = join(dir, "filter.amq");
     golden g;
     golden_init(&g);
-    write_file(path, "old contents", 12);
+    amq_test_write_file(path, "old contents", 12);
 
     mode_t old_mask = umask(022);
     assert_int_equal(amq__format_save(path, &g.container, g.pieces, 3, NULL), AMQ_OK);
@@ -763,7 +755,7 @@ static void test_failed_saves_leave_old_file(void **state)
         char *locked = join(dir, "locked");
         assert_int_equal(mkdir(locked, 0755), 0);
         char *path = join(locked, "filter.amq");
-        write_file(path, "old contents", 12);
+        amq_test_write_file(path, "old contents", 12);
         assert_int_equal(chmod(locked, 0555), 0);
         errno = 0;
         assert_int_equal(amq__format_save(path, &g.container, g.pieces, 3, &diag), AMQ_EIO);
@@ -787,7 +779,7 @@ static void test_failed_write_leaves_old_file(void **state)
     (void)state;
     char *dir = amq_test_scratch_dir();
     char *path = join(dir, "filter.amq");
-    write_file(path, "old contents", 12);
+    amq_test_write_file(path, "old contents", 12);
     golden g;
     golden_init(&g);
 

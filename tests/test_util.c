@@ -142,28 +142,11 @@ void amq_test_remove_tree(const char *path)
     rmdir(path);
 }
 
-static int hex_value(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 long amq_test_unhex(uint8_t *out, size_t cap, const char *hex)
 {
     size_t len = strlen(hex);
-    if (len % 2 != 0 || len / 2 > cap)
+    if (len / 2 > cap || amq_parse_hex(out, hex, len, NULL) != AMQ_OK)
         return -1;
-    for (size_t i = 0; i < len / 2; i++) {
-        int hi = hex_value(hex[2 * i]), lo = hex_value(hex[2 * i + 1]);
-        if (hi < 0 || lo < 0)
-            return -1;
-        out[i] = (uint8_t)(hi * 16 + lo);
-    }
     return (long)(len / 2);
 }
 
