@@ -519,7 +519,7 @@ static int cuckoo_new(amq_cuckoo **out, const amq_cuckoo_params *params, amq_dia
     if (!params)
         return amq__fail(diag, AMQ_EINVAL, "no parameters");
     if (params->capacity == 0)
-        return amq__fail(diag, AMQ_EINVAL, "cuckoo capacity must be at least 1");
+        return amq__fail(diag, AMQ_EINVAL, "cuckoo needs a capacity of at least 1 key (n=...)");
     uint32_t bucket_size = params->bucket_size ? params->bucket_size : 4;
     if (!bucket_size_valid(bucket_size))
         return amq__fail(diag, AMQ_EINVAL, "cuckoo bucket size %u is not 2, 4 or 8",
@@ -854,8 +854,6 @@ static int family_create(void **state, const amq__spec *spec, amq_diag *diag)
         .max_kicks = (uint32_t)amq__spec_count(spec, &option_max_kicks, 0),
         .growth = (uint32_t)amq__spec_count(spec, &option_growth, 0),
     };
-    if (params.capacity == 0)
-        return amq__fail(diag, AMQ_EINVAL, "cuckoo needs a capacity (n=...)");
     int status = amq__spec_hasher(spec, &params.hasher, 0, diag);
     if (status != AMQ_OK)
         return status;
