@@ -143,6 +143,7 @@ extern const bench_workload bench_bloom_scalable;
 extern const bench_workload bench_cuckoo_f8;
 extern const bench_workload bench_cuckoo_f12;
 extern const bench_workload bench_cuckoo_f16;
+extern const bench_workload bench_cuckoo_f12_semi;
 
 /* ---- results (the runner's) -------------------------------------------------- */
 

@@ -54,6 +54,7 @@ static const bench_workload *const workloads[] = {
     &bench_cuckoo_f8,
     &bench_cuckoo_f12,
     &bench_cuckoo_f16,
+    &bench_cuckoo_f12_semi,
     &bench_hash_xxh3_64,
     &bench_hash_xxh3_128,
     &bench_hash_siphash,

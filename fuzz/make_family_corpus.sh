@@ -88,6 +88,7 @@ seed cuckoo-f12-b4 100 -t cuckoo -n 100 --fingerprint-bits 12 --bucket-size 4
 seed cuckoo-f12-b8 100 -t cuckoo -n 100 --fingerprint-bits 12 --bucket-size 8
 seed cuckoo-f32-b2 40 -t cuckoo -n 40 --fingerprint-bits 32 --bucket-size 2
 seed cuckoo-f8-b2-tables 300 -t cuckoo -n 2 --fingerprint-bits 8 --bucket-size 2 --growth 2
+seed cuckoo-f13-semi 100 -t cuckoo -n 100 --fingerprint-bits 13 --semi-sort
 
 # A cuckoo filter as full as it gets: the most keys a fixed 20-key table
 # takes, the last of them left in the stash (one more is AMQ_EFULL).

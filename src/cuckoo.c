@@ -120,6 +120,33 @@
  * lane set, has a zero lane iff (x - ones) & ~x & highs != 0 (highs: bit
  * f - 1 of every lane), and the lowest bit set in that expression marks the
  * first zero lane. Otherwise the slots are read one by one.
+ *
+ * Semi-sorting (the paper's section 5.2). In a bucket of four slots the
+ * order of the fingerprints carries no information, and that can be turned
+ * into space. Split each f-bit fingerprint into its top 4 bits (the prefix)
+ * and the other f - 4 (the suffix), and keep the bucket's four fingerprints
+ * in ascending order, so that its prefixes are a sorted sequence
+ * a <= b <= c <= d. There are only C(16 + 4 - 1, 4) = 3876 such sequences
+ * (multisets of four values out of 16), so the four prefixes fit in a
+ * 12-bit code instead of 16 bits, and a bucket takes 12 + 4(f - 4) = 4f - 4
+ * bits: one bit per slot less, at the same FPR. An empty slot is the
+ * fingerprint 0, prefix and suffix 0, and sorts first.
+ *
+ * The code of a sorted sequence is its rank in the combinatorial number
+ * system: a <= b <= c <= d maps to the strictly increasing a < b + 1 <
+ * c + 2 < d + 3, whose rank among 4-subsets of 0..18 is
+ *
+ *     code = C(a, 1) + C(b + 1, 2) + C(c + 2, 3) + C(d + 3, 4)    in 0 .. 3875.
+ *
+ * Decoding goes through a table of the 3876 sequences (4 nibbles each,
+ * 7.6 KiB, built once): listing them with d outermost and a innermost, each
+ * in ascending order, visits the codes 0, 1, 2, ... in turn. A semi-sorted
+ * bucket is 12 bits of code, then the four suffixes of f - 4 bits, slot 0
+ * first. Every operation decodes the bucket into the plain layout's word of
+ * four f-bit lanes - the lookup then proceeds exactly as for a plain bucket
+ * - and a change sorts the four fingerprints and encodes them again. The
+ * lanes must fit one 64-bit word, so semi-sorting takes f <= 16 (and
+ * f >= 5: a suffix of at least one bit).
  */
 #include "amq/cuckoo.h"
 #include "bits.h"
@@ -129,6 +156,7 @@
 
 #include <assert.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -141,6 +169,14 @@
 
 /* How many keys contains_many hashes ahead of the one it tests. */
 #define PREFETCH_DISTANCE 16
+
+/* Semi-sorted buckets: 4 slots, 4-bit prefixes, and the number and width
+ * of the codes of their sorted sequences. */
+#define SEMI_SORT_SLOTS       4
+#define SEMI_SORT_PREFIX_BITS 4
+#define SEMI_SORT_CODES       3876
+#define SEMI_SORT_CODE_BITS   12
+#define SEMI_SORT_CODE_MASK   0xfff
 
 typedef struct cuckoo_table {
     uint8_t *slots;             /* buckets * b fields of f bits, + padding */
@@ -160,7 +196,11 @@ struct amq_cuckoo {
     uint32_t growth;
     uint64_t base_buckets;      /* the first table's */
     uint32_t fingerprint_range; /* 2^f - 1: fingerprints are 1 .. range */
-    bool bucket_in_word;        /* a bucket is read with one 64-bit load */
+    bool semi_sorted;           /* buckets are coded prefixes + suffixes */
+    uint32_t bucket_bits;       /* a bucket's bits in the table: b*f, or 4f - 4 */
+    uint32_t suffix_bits;       /* semi-sorted: f - 4 */
+    uint32_t suffix_mask;       /* semi-sorted: the low f - 4 bits */
+    bool bucket_in_word;        /* a bucket's lanes fit one 64-bit word */
     uint64_t bucket_mask;       /* the low b*f bits */
     uint64_t lane_ones;         /* bit 0 of each of the b lanes of f bits */
     uint64_t lane_highs;        /* bit f - 1 of each lane */
@@ -212,7 +252,7 @@ static uint64_t buckets_for(uint64_t capacity, uint32_t bucket_size)
 
 static uint64_t table_bits(const amq_cuckoo *f, uint64_t buckets)
 {
-    return buckets * f->bucket_size * f->fingerprint_bits;
+    return buckets * f->bucket_bits;
 }
 
 /* Bytes of a table's slots as saved: its bits rounded up to whole bytes. */
@@ -221,25 +261,38 @@ static uint64_t table_bytes(const amq_cuckoo *f, uint64_t buckets)
     return (table_bits(f, buckets) + 7) / 8;
 }
 
-/* Set f, b and the constants derived from them. */
-static void set_shape(amq_cuckoo *f, uint32_t fingerprint_bits, uint32_t bucket_size)
+/* Set f, b, the layout and the constants derived from them. */
+static void set_shape(amq_cuckoo *f, uint32_t fingerprint_bits, uint32_t bucket_size,
+                      bool semi_sorted)
 {
     f->fingerprint_bits = fingerprint_bits;
     f->bucket_size = bucket_size;
     f->fingerprint_range = (uint32_t)(((uint64_t)1 << fingerprint_bits) - 1);
-    uint32_t bucket_bits = fingerprint_bits * bucket_size;
-    f->bucket_in_word = bucket_bits <= 57 || bucket_bits == 64;
-    f->bucket_mask = bucket_bits >= 64 ? UINT64_MAX : ((uint64_t)1 << bucket_bits) - 1;
+    f->semi_sorted = semi_sorted;
+    f->suffix_bits = semi_sorted ? fingerprint_bits - SEMI_SORT_PREFIX_BITS : 0;
+    uint32_t lane_bits = fingerprint_bits * bucket_size;
+    f->bucket_bits =
+        semi_sorted ? SEMI_SORT_CODE_BITS + SEMI_SORT_SLOTS * f->suffix_bits : lane_bits;
+    f->bucket_in_word = semi_sorted || lane_bits <= 57 || lane_bits == 64;
+    f->bucket_mask = lane_bits >= 64 ? UINT64_MAX : ((uint64_t)1 << lane_bits) - 1;
     f->lane_ones = 0;
     for (uint32_t lane = 0; lane < bucket_size && lane * fingerprint_bits < 64; lane++)
         f->lane_ones |= (uint64_t)1 << (lane * fingerprint_bits);
     f->lane_highs = f->lane_ones << (fingerprint_bits - 1);
     f->slot_reciprocal = ((1u << 16) + fingerprint_bits - 1) / fingerprint_bits;
+    f->suffix_mask = ((uint32_t)1 << f->suffix_bits) - 1;
 }
 
 static bool bucket_size_valid(uint32_t bucket_size)
 {
     return bucket_size == 2 || bucket_size == 4 || bucket_size == 8;
+}
+
+static bool semi_sort_valid(uint32_t fingerprint_bits, uint32_t bucket_size)
+{
+    return bucket_size == SEMI_SORT_SLOTS &&
+           fingerprint_bits >= AMQ_CUCKOO_SEMI_SORT_MIN_FINGERPRINT_BITS &&
+           fingerprint_bits <= AMQ_CUCKOO_SEMI_SORT_MAX_FINGERPRINT_BITS;
 }
 
 /* The smallest f whose completely full table, 2b / (2^f - 1), is within p;
@@ -281,27 +334,160 @@ static inline uint64_t alternate(const amq_cuckoo *f, const cuckoo_table *t, uin
     return (other << t->shift) | ((bucket ^ flip) & ((((uint64_t)1) << t->shift) - 1));
 }
 
+/* ---- semi-sorted buckets (see the top of the file) ----------------------------------- */
+
+/* A semi-sorted bucket is examined in 16-bit lanes, lane i holding slot
+ * i's fingerprint as prefix << 12 | suffix (suffixes have at most 12 bits). */
+#define WIDE_LANE_BITS  16
+#define WIDE_LANE_ONES  0x0001000100010001ULL
+#define WIDE_LANE_LOWS  0x7fff7fff7fff7fffULL
+#define WIDE_LANE_HIGHS 0x8000800080008000ULL
+
+/* The sorted prefix sequences by code, each prefix in the top 4 bits of its
+ * 16-bit lane. */
+static uint64_t prefix_sequences[SEMI_SORT_CODES];
+static pthread_once_t prefix_sequences_once = PTHREAD_ONCE_INIT;
+
+static void list_prefix_sequences(void)
+{
+    unsigned code = 0;
+    for (uint64_t d = 0; d < 16; d++)
+        for (uint64_t c = 0; c <= d; c++)
+            for (uint64_t b = 0; b <= c; b++)
+                for (uint64_t a = 0; a <= b; a++)
+                    prefix_sequences[code++] = a << 12 | b << 28 | c << 44 | d << 60;
+    assert(code == SEMI_SORT_CODES);
+}
+
+/* The code of the sorted prefixes a <= b <= c <= d. */
+static inline uint32_t prefix_code(uint32_t a, uint32_t b, uint32_t c, uint32_t d)
+{
+    return a + (b + 1) * b / 2 + (c + 2) * (c + 1) * c / 6 + (d + 3) * (d + 2) * (d + 1) * d / 24;
+}
+
+static inline uint64_t bucket_bit(const amq_cuckoo *f, uint64_t bucket)
+{
+    return bucket * f->bucket_bits;
+}
+
+/* A fingerprint in every 16-bit lane. */
+static inline uint64_t wide_lanes(const amq_cuckoo *f, uint32_t fingerprint)
+{
+    return ((uint64_t)(fingerprint >> f->suffix_bits) << 12 | (fingerprint & f->suffix_mask)) *
+           WIDE_LANE_ONES;
+}
+
+/* A semi-sorted bucket in 16-bit lanes: the prefixes from the table, the
+ * suffixes spread out beneath them. */
+static inline uint64_t semi_sorted_lanes(const amq_cuckoo *f, const cuckoo_table *t,
+                                         uint64_t bucket)
+{
+    uint64_t bit = bucket_bit(f, bucket);
+    uint64_t window = amq__packed_window(t->slots, bit);
+    uint64_t suffixes = f->bucket_bits <= 57
+                            ? window >> SEMI_SORT_CODE_BITS
+                            : amq__packed_window(t->slots, bit + SEMI_SORT_CODE_BITS);
+    unsigned w = f->suffix_bits;
+    return prefix_sequences[window & SEMI_SORT_CODE_MASK] | (suffixes & f->suffix_mask) |
+           (suffixes >> w & f->suffix_mask) << WIDE_LANE_BITS |
+           (suffixes >> 2 * w & f->suffix_mask) << 2 * WIDE_LANE_BITS |
+           (suffixes >> 3 * w & f->suffix_mask) << 3 * WIDE_LANE_BITS;
+}
+
+/* For a semi-sorted bucket: non-zero iff it holds the fingerprint whose
+ * wide_lanes are target. By the exact zero-lane test: for x = lanes xor target,
+ * ~(((x & lows) + lows) | x) & highs has the top bit of each zero lane set
+ * (adding the low bits carries into a lane's top bit iff they are not all
+ * zero). */
+static inline uint64_t semi_sorted_matches(const amq_cuckoo *f, const cuckoo_table *t,
+                                           uint64_t bucket, uint64_t target)
+{
+    uint64_t x = semi_sorted_lanes(f, t, bucket) ^ target;
+    return ~(((x & WIDE_LANE_LOWS) + WIDE_LANE_LOWS) | x) & WIDE_LANE_HIGHS;
+}
+
+/* A semi-sorted bucket decoded into four f-bit lanes, as a plain bucket
+ * word. */
+static inline uint64_t semi_sorted_word(const amq_cuckoo *f, const cuckoo_table *t, uint64_t bucket)
+{
+    uint64_t lanes = semi_sorted_lanes(f, t, bucket), word = 0;
+    for (uint32_t slot = 0; slot < SEMI_SORT_SLOTS; slot++) {
+        uint64_t lane = lanes >> (WIDE_LANE_BITS * slot);
+        uint64_t fingerprint = (lane >> 12 & 15) << f->suffix_bits | (lane & f->suffix_mask);
+        word |= fingerprint << (f->fingerprint_bits * slot);
+    }
+    return word;
+}
+
+static inline void order(uint32_t *low, uint32_t *high)
+{
+    uint32_t a = *low, b = *high;
+    *low = a < b ? a : b;
+    *high = a < b ? b : a;
+}
+
+/* Store four f-bit lanes as a semi-sorted bucket. */
+static void semi_sorted_store(const amq_cuckoo *f, cuckoo_table *t, uint64_t bucket, uint64_t word)
+{
+    uint32_t fingerprints[SEMI_SORT_SLOTS];
+    for (uint32_t slot = 0; slot < SEMI_SORT_SLOTS; slot++)
+        fingerprints[slot] =
+            (uint32_t)(word >> (f->fingerprint_bits * slot)) & f->fingerprint_range;
+    order(&fingerprints[0], &fingerprints[1]);
+    order(&fingerprints[2], &fingerprints[3]);
+    order(&fingerprints[0], &fingerprints[2]);
+    order(&fingerprints[1], &fingerprints[3]);
+    order(&fingerprints[1], &fingerprints[2]);
+    uint32_t prefix[SEMI_SORT_SLOTS];
+    uint64_t suffixes = 0;
+    uint32_t suffix_mask = ((uint32_t)1 << f->suffix_bits) - 1;
+    for (uint32_t slot = 0; slot < SEMI_SORT_SLOTS; slot++) {
+        prefix[slot] = fingerprints[slot] >> f->suffix_bits;
+        suffixes |= (uint64_t)(fingerprints[slot] & suffix_mask) << (f->suffix_bits * slot);
+    }
+    uint64_t bit = bucket_bit(f, bucket);
+    amq__packed_set(t->slots, bit, SEMI_SORT_CODE_BITS,
+                    prefix_code(prefix[0], prefix[1], prefix[2], prefix[3]));
+    amq__packed_set(t->slots, bit + SEMI_SORT_CODE_BITS, SEMI_SORT_SLOTS * f->suffix_bits,
+                    suffixes);
+}
+
+/* ---- slots ------------------------------------------------------------------------ */
+
 static inline uint64_t slot_bit(const amq_cuckoo *f, uint64_t bucket, uint32_t slot)
 {
-    return (bucket * f->bucket_size + slot) * f->fingerprint_bits;
+    return bucket_bit(f, bucket) + slot * f->fingerprint_bits;
+}
+
+/* The bucket's b lanes of f bits, when bucket_in_word. */
+static inline uint64_t bucket_word(const amq_cuckoo *f, const cuckoo_table *t, uint64_t bucket)
+{
+    if (f->semi_sorted)
+        return semi_sorted_word(f, t, bucket);
+    return amq__packed_window(t->slots, bucket_bit(f, bucket)) & f->bucket_mask;
 }
 
 static inline uint32_t slot_get(const amq_cuckoo *f, const cuckoo_table *t, uint64_t bucket,
                                 uint32_t slot)
 {
+    if (f->semi_sorted)
+        return (uint32_t)(bucket_word(f, t, bucket) >> (slot * f->fingerprint_bits)) &
+               f->fingerprint_range;
     return (uint32_t)amq__packed_get(t->slots, slot_bit(f, bucket, slot), f->fingerprint_bits);
 }
 
+/* Store value in a slot. A semi-sorted bucket is sorted again, which may
+ * move its other fingerprints to other slots. */
 static inline void slot_set(const amq_cuckoo *f, cuckoo_table *t, uint64_t bucket, uint32_t slot,
                             uint32_t value)
 {
+    if (f->semi_sorted) {
+        unsigned shift = slot * f->fingerprint_bits;
+        uint64_t word = bucket_word(f, t, bucket) & ~((uint64_t)f->fingerprint_range << shift);
+        semi_sorted_store(f, t, bucket, word | (uint64_t)value << shift);
+        return;
+    }
     amq__packed_set(t->slots, slot_bit(f, bucket, slot), f->fingerprint_bits, value);
-}
-
-/* The bucket's b*f bits, when bucket_in_word. */
-static inline uint64_t bucket_word(const amq_cuckoo *f, const cuckoo_table *t, uint64_t bucket)
-{
-    return amq__packed_window(t->slots, slot_bit(f, bucket, 0)) & f->bucket_mask;
 }
 
 /* For a bucket word: non-zero iff some lane holds value, and then its
@@ -409,7 +595,11 @@ static inline bool table_contains(const amq_cuckoo *f, const cuckoo_table *t, ui
 {
     uint64_t i1 = index_of(hash, t->buckets);
     uint64_t i2 = alternate(f, t, i1, fingerprint);
-    if (AMQ__LIKELY(f->bucket_in_word)) {
+    if (f->semi_sorted) {
+        uint64_t target = wide_lanes(f, fingerprint);
+        if (semi_sorted_matches(f, t, i1, target) | semi_sorted_matches(f, t, i2, target))
+            return true;
+    } else if (AMQ__LIKELY(f->bucket_in_word)) {
         uint64_t first = bucket_word(f, t, i1), second = bucket_word(f, t, i2);
         if (lanes_equal(f, first, fingerprint) | lanes_equal(f, second, fingerprint))
             return true;
@@ -540,6 +730,20 @@ static int cuckoo_new(amq_cuckoo **out, const amq_cuckoo_params *params, amq_dia
                          fingerprint_bits, AMQ_CUCKOO_MIN_FINGERPRINT_BITS,
                          AMQ_CUCKOO_MAX_FINGERPRINT_BITS);
     }
+    if (params->semi_sort) {
+        if (bucket_size != SEMI_SORT_SLOTS)
+            return amq__fail(diag, AMQ_EINVAL, "cuckoo semi-sort needs a bucket size of 4, not %u",
+                             bucket_size);
+        if (params->fingerprint_bits == 0 &&
+            fingerprint_bits < AMQ_CUCKOO_SEMI_SORT_MIN_FINGERPRINT_BITS)
+            fingerprint_bits = AMQ_CUCKOO_SEMI_SORT_MIN_FINGERPRINT_BITS;
+        if (!semi_sort_valid(fingerprint_bits, bucket_size))
+            return amq__fail(diag, AMQ_EINVAL,
+                             "cuckoo semi-sort needs fingerprint bits in %d..%d, not %u",
+                             AMQ_CUCKOO_SEMI_SORT_MIN_FINGERPRINT_BITS,
+                             AMQ_CUCKOO_SEMI_SORT_MAX_FINGERPRINT_BITS, fingerprint_bits);
+        pthread_once(&prefix_sequences_once, list_prefix_sequences);
+    }
     double full_fpr = 2.0 * bucket_size / (double)(((uint64_t)1 << fingerprint_bits) - 1);
     if (params->fingerprint_bits && params->fpr != 0 && full_fpr > fpr)
         return amq__fail(diag, AMQ_EINVAL,
@@ -564,7 +768,7 @@ static int cuckoo_new(amq_cuckoo **out, const amq_cuckoo_params *params, amq_dia
         free(f);
         return status;
     }
-    set_shape(f, fingerprint_bits, bucket_size);
+    set_shape(f, fingerprint_bits, bucket_size, params->semi_sort);
     f->max_kicks = params->max_kicks ? params->max_kicks : AMQ_CUCKOO_DEFAULT_MAX_KICKS;
     f->growth = params->growth;
     f->capacity = params->capacity;
@@ -658,7 +862,7 @@ bool amq_cuckoo_contains(const amq_cuckoo *filter, const void *key, size_t len)
 static inline const uint8_t *bucket_start(const amq_cuckoo *f, const cuckoo_table *t,
                                           uint64_t bucket)
 {
-    return t->slots + (slot_bit(f, bucket, 0) >> 3);
+    return t->slots + (bucket_bit(f, bucket) >> 3);
 }
 
 /* A pipeline PREFETCH_DISTANCE keys deep: key i is hashed, and its two
@@ -776,6 +980,11 @@ uint32_t amq_cuckoo_growth(const amq_cuckoo *filter)
     return filter->growth;
 }
 
+bool amq_cuckoo_semi_sorted(const amq_cuckoo *filter)
+{
+    return filter->semi_sorted;
+}
+
 size_t amq_cuckoo_tables(const amq_cuckoo *filter)
 {
     return filter->table_count;
@@ -835,13 +1044,23 @@ static const amq__option option_growth = {
     .count_min = 0,
     .count_max = AMQ_CUCKOO_MAX_GROWTH,
 };
+static const amq__option option_semi_sort = {
+    .name = "semi-sort",
+    .type = AMQ__OPTION_FLAG,
+};
 
 static const amq__option *const cuckoo_options[] = {
-    &amq__option_capacity,    &amq__option_fpr,
-    &option_fingerprint_bits, &option_bucket_size,
-    &option_max_kicks,        &option_growth,
-    &amq__option_seed,        &amq__option_hash,
-    &amq__option_key,         NULL,
+    &amq__option_capacity,
+    &amq__option_fpr,
+    &option_fingerprint_bits,
+    &option_bucket_size,
+    &option_max_kicks,
+    &option_growth,
+    &option_semi_sort,
+    &amq__option_seed,
+    &amq__option_hash,
+    &amq__option_key,
+    NULL,
 };
 
 static int family_create(void **state, const amq__spec *spec, amq_diag *diag)
@@ -853,6 +1072,7 @@ static int family_create(void **state, const amq__spec *spec, amq_diag *diag)
         .bucket_size = bucket_size_values[amq__spec_choice(spec, &option_bucket_size, 1)],
         .max_kicks = (uint32_t)amq__spec_count(spec, &option_max_kicks, 0),
         .growth = (uint32_t)amq__spec_count(spec, &option_growth, 0),
+        .semi_sort = amq__spec_flag(spec, &option_semi_sort),
     };
     int status = amq__spec_hasher(spec, &params.hasher, 0, diag);
     if (status != AMQ_OK)
@@ -878,16 +1098,17 @@ static int family_contains(const void *state, const void *key, size_t len)
     return amq_cuckoo_contains(state, key, len);
 }
 
-/* Saved: f, b, max_kicks, growth, capacity, target fpr, the walk's random
- * state and the table count; then per table its buckets, stored count,
- * stash bucket and stash fingerprint. The payload is the tables' packed
- * slots, each rounded up to whole bytes, one after the other. */
+/* Saved: f, b, the layout (0 plain, 1 semi-sorted), max_kicks, growth, capacity, target fpr, the
+ * walk's random state and the table count; then per table its buckets, stored count, stash bucket
+ * and stash fingerprint. The payload is the tables' packed slots, each rounded up to whole bytes,
+ * one after the other. */
 static int family_save(const void *state, amq__saved *out)
 {
     const amq_cuckoo *f = state;
     out->hasher = f->hasher;
     amq__params_put_u32(&out->params, f->fingerprint_bits);
     amq__params_put_u32(&out->params, f->bucket_size);
+    amq__params_put_u32(&out->params, f->semi_sorted);
     amq__params_put_u32(&out->params, f->max_kicks);
     amq__params_put_u32(&out->params, f->growth);
     amq__params_put_u64(&out->params, f->capacity);
@@ -917,9 +1138,18 @@ static int check_table(const amq_cuckoo *f, const cuckoo_table *t, size_t index,
         return amq__fail(diag, AMQ_ECORRUPT, "cuckoo table %zu has bits set past its last slot",
                          index);
     uint64_t occupied = 0;
-    for (uint64_t bucket = 0; bucket < t->buckets; bucket++)
+    for (uint64_t bucket = 0; bucket < t->buckets; bucket++) {
+        if (f->semi_sorted && amq__packed_get(t->slots, bucket_bit(f, bucket),
+                                              SEMI_SORT_CODE_BITS) >= SEMI_SORT_CODES)
+            return amq__fail(diag, AMQ_ECORRUPT,
+                             "cuckoo table %zu bucket %llu has prefix code %llu, not below %d",
+                             index, (unsigned long long)bucket,
+                             (unsigned long long)amq__packed_get(t->slots, bucket_bit(f, bucket),
+                                                                 SEMI_SORT_CODE_BITS),
+                             SEMI_SORT_CODES);
         for (uint32_t slot = 0; slot < f->bucket_size; slot++)
             occupied += slot_get(f, t, bucket, slot) != 0;
+    }
     occupied += t->stash_fingerprint != 0;
     if (occupied != t->stored)
         return amq__fail(diag, AMQ_ECORRUPT,
@@ -977,13 +1207,15 @@ static int family_load(void **state, const amq__container *c, bool *borrows_imag
     *borrows_image = false;
     amq__params_reader r;
     amq__params_reader_init(&r, c->params, c->params_len);
-    uint32_t fingerprint_bits = 0, bucket_size = 0, max_kicks = 0, growth = 0, tables = 0;
+    uint32_t fingerprint_bits = 0, bucket_size = 0, layout = 0, max_kicks = 0, growth = 0,
+             tables = 0;
     uint64_t capacity = 0, random_state = 0;
     double target_fpr = 0;
     if (amq__params_get_u32(&r, &fingerprint_bits) || amq__params_get_u32(&r, &bucket_size) ||
-        amq__params_get_u32(&r, &max_kicks) || amq__params_get_u32(&r, &growth) ||
-        amq__params_get_u64(&r, &capacity) || amq__params_get_f64(&r, &target_fpr) ||
-        amq__params_get_u64(&r, &random_state) || amq__params_get_u32(&r, &tables))
+        amq__params_get_u32(&r, &layout) || amq__params_get_u32(&r, &max_kicks) ||
+        amq__params_get_u32(&r, &growth) || amq__params_get_u64(&r, &capacity) ||
+        amq__params_get_f64(&r, &target_fpr) || amq__params_get_u64(&r, &random_state) ||
+        amq__params_get_u32(&r, &tables))
         return amq__fail(diag, AMQ_ECORRUPT, "cuckoo parameters are %u bytes, too short",
                          c->params_len);
     if (fingerprint_bits < AMQ_CUCKOO_MIN_FINGERPRINT_BITS ||
@@ -992,6 +1224,12 @@ static int family_load(void **state, const amq__container *c, bool *borrows_imag
                          fingerprint_bits);
     if (!bucket_size_valid(bucket_size))
         return amq__fail(diag, AMQ_ECORRUPT, "cuckoo bucket size %u is not 2, 4 or 8", bucket_size);
+    if (layout > 1 || (layout == 1 && !semi_sort_valid(fingerprint_bits, bucket_size)))
+        return amq__fail(diag, AMQ_ECORRUPT,
+                         "cuckoo layout %u does not fit %u-bit fingerprints in buckets of %u",
+                         layout, fingerprint_bits, bucket_size);
+    if (layout == 1)
+        pthread_once(&prefix_sequences_once, list_prefix_sequences);
     if (max_kicks < 1 || max_kicks > AMQ_CUCKOO_MAX_KICKS || !growth_valid(growth) ||
         capacity < 1 || !(target_fpr > 0 && target_fpr < 1))
         return amq__fail(diag, AMQ_ECORRUPT,
@@ -1001,7 +1239,7 @@ static int family_load(void **state, const amq__container *c, bool *borrows_imag
     amq_cuckoo *f = calloc(1, sizeof *f);
     if (!f)
         return amq__fail(diag, AMQ_ENOMEM, "out of memory");
-    set_shape(f, fingerprint_bits, bucket_size);
+    set_shape(f, fingerprint_bits, bucket_size, layout == 1);
     f->max_kicks = max_kicks;
     f->growth = growth;
     f->capacity = capacity;
@@ -1040,6 +1278,7 @@ static void family_info(const void *state, amq_info *out)
     out->hasher = f->hasher;
     amq__info_number(out, "fingerprint_bits", f->fingerprint_bits);
     amq__info_number(out, "bucket_size", f->bucket_size);
+    amq__info_text(out, "layout", f->semi_sorted ? "semi-sorted" : "plain");
     amq__info_number(out, "buckets", (double)f->tables[0].buckets);
     amq__info_number(out, "tables", (double)f->table_count);
     amq__info_number(out, "load", amq_cuckoo_load(f));

@@ -396,10 +396,15 @@ static void test_small_capacities_take_their_keys(void **state)
  * first overflow into the stash, if that comes first); the FPR over two
  * million absent keys is within 4 sigma of the formula at the measured
  * load. */
-static void check_fpr_at_95_percent(uint32_t fingerprint_bits)
+static void check_fpr_at_95_percent(uint32_t fingerprint_bits, bool semi_sort)
 {
     enum { N = 1000000, TRIALS = 2000000 };
-    amq_cuckoo *f = new_filter(N, fingerprint_bits, 4, 0);
+    amq_cuckoo_params params = { .capacity = N,
+                                 .fingerprint_bits = fingerprint_bits,
+                                 .semi_sort = semi_sort };
+    amq_hasher_xxh3(&params.hasher, seed);
+    amq_cuckoo *f = NULL;
+    assert_int_equal(amq_cuckoo_new(&f, &params), AMQ_OK);
     uint64_t target = (uint64_t)ceil(0.95 * (double)amq_cuckoo_slots(f));
     for (uint64_t i = 0; i < target && !amq_cuckoo_full(f); i++) {
         amq_test_key key = amq_test_make_key(seed, 0, i);
@@ -413,10 +418,10 @@ static void check_fpr_at_95_percent(uint32_t fingerprint_bits)
     double expected = fpr_formula(fingerprint_bits, 4, load);
     double measured = (double)false_positives(f, TRIALS) / TRIALS;
     double sigma = sqrt(expected * (1 - expected) / TRIALS);
-    print_message("f = %u, b = 4, load %.4f: measured FPR %.6f, expected %.6f (4 sigma %.6f), "
+    print_message("f = %u, b = 4%s, load %.4f: measured FPR %.6f, expected %.6f (4 sigma %.6f), "
                   "%.2f bits/key\n",
-                  fingerprint_bits, load, measured, expected, 4 * sigma,
-                  (double)amq_cuckoo_table_bytes(f) * 8 / (double)amq_cuckoo_size(f));
+                  fingerprint_bits, semi_sort ? " semi-sorted" : "", load, measured, expected,
+                  4 * sigma, (double)amq_cuckoo_table_bytes(f) * 8 / (double)amq_cuckoo_size(f));
     if (fabs(measured - expected) > 4 * sigma)
         fail_msg("f = %u: FPR %.6f is more than 4 sigma (%.6f) from %.6f", fingerprint_bits,
                  measured, 4 * sigma, expected);
@@ -430,19 +435,28 @@ static void check_fpr_at_95_percent(uint32_t fingerprint_bits)
 static void test_fpr_8_bits(void **state)
 {
     (void)state;
-    check_fpr_at_95_percent(8);
+    check_fpr_at_95_percent(8, false);
 }
 
 static void test_fpr_12_bits(void **state)
 {
     (void)state;
-    check_fpr_at_95_percent(12);
+    check_fpr_at_95_percent(12, false);
 }
 
 static void test_fpr_16_bits(void **state)
 {
     (void)state;
-    check_fpr_at_95_percent(16);
+    check_fpr_at_95_percent(16, false);
+}
+
+/* Semi-sorting changes how a bucket is stored, not what it holds: the FPR
+ * is that of f-bit fingerprints. */
+static void test_fpr_semi_sorted(void **state)
+{
+    (void)state;
+    check_fpr_at_95_percent(9, true);
+    check_fpr_at_95_percent(13, true);
 }
 
 /* ---- space ------------------------------------------------------------------------ */
@@ -473,6 +487,134 @@ static void test_fingerprints_are_packed(void **state)
                   (unsigned long long)amq_cuckoo_table_bytes(f), bits_per_key);
     if (bits_per_key > 13.3)
         fail_msg("%.3f bits per key at capacity (f = 12, b = 4)", bits_per_key);
+    amq_cuckoo_free(f);
+}
+
+/* ---- semi-sorted buckets ---------------------------------------------------------- */
+
+static amq_cuckoo *new_semi_sorted(uint64_t capacity, uint32_t fingerprint_bits)
+{
+    amq_cuckoo_params params = { .capacity = capacity,
+                                 .fingerprint_bits = fingerprint_bits,
+                                 .semi_sort = true };
+    amq_hasher_xxh3(&params.hasher, seed);
+    amq_cuckoo *f = NULL;
+    assert_int_equal(amq_cuckoo_new(&f, &params), AMQ_OK);
+    return f;
+}
+
+/* A hash whose fingerprint is fingerprint (1 .. 2^f - 1) and whose first
+ * bucket is bucket, by inverting the mappings in src/cuckoo.c: fp = 1 +
+ * (lo32 (2^f - 1)) >> 32, bucket = (hi32 buckets) >> 32. */
+static uint64_t hash_for(const amq_cuckoo *f, uint32_t fingerprint, uint64_t bucket)
+{
+    uint64_t range = ((uint64_t)1 << amq_cuckoo_fingerprint_bits(f)) - 1;
+    uint64_t buckets = amq_cuckoo_table_buckets(f, 0);
+    uint64_t low = (((uint64_t)(fingerprint - 1) << 32) + range - 1) / range;
+    uint64_t high = ((bucket << 32) + buckets - 1) / buckets;
+    return high << 32 | low;
+}
+
+/* Put the four fingerprints (0: none) into one bucket, then take them out
+ * one by one: each step, every fingerprint is counted as often as the
+ * bucket holds it. A bucket of a fresh table takes all four at home. */
+static void check_bucket_holds(amq_cuckoo *f, const uint32_t fingerprints[4], uint64_t bucket)
+{
+    uint64_t hashes[4];
+    for (int i = 0; i < 4; i++)
+        hashes[i] = hash_for(f, fingerprints[i], bucket);
+    for (int i = 0; i < 4; i++)
+        if (fingerprints[i])
+            assert_int_equal(amq_cuckoo_add_hash(f, hashes[i]), AMQ_OK);
+    for (int removed = 0; removed <= 4; removed++) {
+        for (int i = 0; i < 4; i++) {
+            if (!fingerprints[i])
+                continue;
+            uint64_t copies = 0;
+            for (int j = removed; j < 4; j++)
+                copies += fingerprints[j] == fingerprints[i];
+            uint64_t counted = amq_cuckoo_count_hash(f, hashes[i]);
+            if (counted != copies)
+                fail_msg("f = %u, bucket %llu holding %u %u %u %u, %d removed: %u counted %llu "
+                         "times, not %llu",
+                         amq_cuckoo_fingerprint_bits(f), (unsigned long long)bucket,
+                         fingerprints[0], fingerprints[1], fingerprints[2], fingerprints[3],
+                         removed, fingerprints[i], (unsigned long long)counted,
+                         (unsigned long long)copies);
+        }
+        if (removed < 4 && fingerprints[removed])
+            assert_int_equal(amq_cuckoo_remove_hash(f, hashes[removed]), AMQ_OK);
+    }
+    assert_int_equal(amq_cuckoo_size(f), 0);
+}
+
+/* Every bucket content survives the prefix coding: all multisets of four
+ * 5-bit fingerprints (with empty slots), in buckets across the table, and
+ * random ones of 6 to 16 bits, whose buckets start at every bit offset. */
+static void test_semi_sorted_buckets(void **state)
+{
+    (void)state;
+    amq_cuckoo *f = new_semi_sorted(1000, 5);
+    uint64_t buckets = amq_cuckoo_table_buckets(f, 0), contents = 0;
+    uint32_t fingerprints[4];
+    for (uint32_t d = 0; d < 32; d++)
+        for (uint32_t c = 0; c <= d; c++)
+            for (uint32_t b = 0; b <= c; b++)
+                for (uint32_t a = 0; a <= b; a++, contents++) {
+                    /* Added in an order that is not the sorted one. */
+                    fingerprints[0] = c;
+                    fingerprints[1] = a;
+                    fingerprints[2] = d;
+                    fingerprints[3] = b;
+                    check_bucket_holds(f, fingerprints, contents % buckets);
+                }
+    assert_int_equal(contents, 52360); /* C(32 + 3, 4) */
+    amq_cuckoo_free(f);
+
+    amq_test_rng rng;
+    amq_test_rng_init(&rng, seed);
+    const uint32_t widths[] = { 6, 9, 12, 13, 16 };
+    for (size_t w = 0; w < sizeof widths / sizeof widths[0]; w++) {
+        f = new_semi_sorted(1000, widths[w]);
+        uint32_t range = (1u << widths[w]) - 1;
+        buckets = amq_cuckoo_table_buckets(f, 0);
+        for (int trial = 0; trial < 20000; trial++) {
+            /* Shared prefixes and equal fingerprints are the cases that
+             * sorting could get wrong: draw from few values now and then. */
+            uint32_t values = trial % 3 == 0 ? 3 : range + 1;
+            for (int i = 0; i < 4; i++)
+                fingerprints[i] = (uint32_t)amq_test_below(&rng, values) * (range / (values - 1));
+            check_bucket_holds(f, fingerprints, amq_test_below(&rng, buckets));
+        }
+        amq_cuckoo_free(f);
+    }
+}
+
+/* A semi-sorted bucket of f-bit fingerprints takes 4f - 4 bits. */
+static void test_semi_sorted_size(void **state)
+{
+    (void)state;
+    for (uint32_t bits = AMQ_CUCKOO_SEMI_SORT_MIN_FINGERPRINT_BITS;
+         bits <= AMQ_CUCKOO_SEMI_SORT_MAX_FINGERPRINT_BITS; bits++) {
+        amq_cuckoo *f = new_semi_sorted(100003, bits);
+        assert_true(amq_cuckoo_semi_sorted(f));
+        uint64_t buckets = amq_cuckoo_table_buckets(f, 0);
+        assert_int_equal(amq_cuckoo_table_bytes(f), (buckets * (4 * bits - 4) + 7) / 8);
+        amq_cuckoo *plain = new_filter(100003, bits, 4, 0);
+        assert_false(amq_cuckoo_semi_sorted(plain));
+        assert_int_equal(amq_cuckoo_table_buckets(plain, 0), buckets);
+        amq_cuckoo_free(plain);
+        amq_cuckoo_free(f);
+    }
+    /* 13-bit fingerprints in 12 bits a slot: the FPR of f = 13 at the
+     * size of f = 12. */
+    amq_cuckoo *f = new_semi_sorted(1000000, 13);
+    add_all(f, seed, 1000000);
+    assert_all_found(f, seed, 1000000);
+    double bits_per_key = (double)amq_cuckoo_table_bytes(f) * 8 / 1e6;
+    print_message("f = 13 semi-sorted, n = 1e6: %.3f bits/key at capacity, load %.4f\n",
+                  bits_per_key, amq_cuckoo_load(f));
+    assert_true(bits_per_key <= 13.3);
     amq_cuckoo_free(f);
 }
 
@@ -844,7 +986,7 @@ static void model_check_refusal(const amq_cuckoo *f, bool was_full, uint64_t cou
  * key operated on and one random held key are found with at least their
  * copies; every 4096 operations every held key is. (Every key after every
  * operation would be five billion lookups.) */
-static void check_model(uint64_t capacity, uint32_t growth, size_t universe)
+static void check_model(uint64_t capacity, uint32_t growth, size_t universe, bool semi_sort)
 {
     enum {
         OPERATIONS = 1000000,
@@ -857,9 +999,11 @@ static void check_model(uint64_t capacity, uint32_t growth, size_t universe)
     static model m;
     memset(&m, 0, sizeof m);
     m.universe = universe;
-    amq_cuckoo_params params = {
-        .capacity = capacity, .fingerprint_bits = 12, .max_kicks = MAX_KICKS, .growth = growth
-    };
+    amq_cuckoo_params params = { .capacity = capacity,
+                                 .fingerprint_bits = 12,
+                                 .max_kicks = MAX_KICKS,
+                                 .growth = growth,
+                                 .semi_sort = semi_sort };
     amq_hasher_xxh3(&params.hasher, seed);
     amq_cuckoo *f = NULL;
     assert_int_equal(amq_cuckoo_new(&f, &params), AMQ_OK);
@@ -966,14 +1110,14 @@ static void check_model(uint64_t capacity, uint32_t growth, size_t universe)
         most_held = m.total > most_held ? m.total : most_held;
     }
     model_sweep(&m, f, OPERATIONS);
-    print_message("n = %llu, growth %u: %llu phases, %llu adds, %llu refused, %llu "
-                  "false-positive unique skips, %llu removes, %llu operations while full, %llu "
-                  "stash returns, at most %llu keys, %zu table(s)\n",
-                  (unsigned long long)capacity, growth, (unsigned long long)phases,
-                  (unsigned long long)adds, (unsigned long long)refusals,
-                  (unsigned long long)unique_skips, (unsigned long long)removes,
-                  (unsigned long long)full_ops, (unsigned long long)stash_returns,
-                  (unsigned long long)most_held, amq_cuckoo_tables(f));
+    print_message(
+        "n = %llu, growth %u%s: %llu phases, %llu adds, %llu refused, %llu "
+        "false-positive unique skips, %llu removes, %llu operations while full, %llu "
+        "stash returns, at most %llu keys, %zu table(s)\n",
+        (unsigned long long)capacity, growth, semi_sort ? ", semi-sorted" : "",
+        (unsigned long long)phases, (unsigned long long)adds, (unsigned long long)refusals,
+        (unsigned long long)unique_skips, (unsigned long long)removes, (unsigned long long)full_ops,
+        (unsigned long long)stash_returns, (unsigned long long)most_held, amq_cuckoo_tables(f));
     assert_true(removes > OPERATIONS / 10);
     if (growth == 0) {
         /* The filter ran full and gave its stash back, again and again. */
@@ -989,13 +1133,20 @@ static void check_model(uint64_t capacity, uint32_t growth, size_t universe)
 static void test_model_fixed_size(void **state)
 {
     (void)state;
-    check_model(5000, 0, 6000);
+    check_model(5000, 0, 6000, false);
 }
 
 static void test_model_growing(void **state)
 {
     (void)state;
-    check_model(5000, 2, 6000);
+    check_model(5000, 2, 6000, false);
+}
+
+static void test_model_semi_sorted(void **state)
+{
+    (void)state;
+    check_model(5000, 0, 6000, true);
+    check_model(5000, 2, 6000, true);
 }
 
 /* ---- other forms of the calls ---------------------------------------------------- */
@@ -1289,7 +1440,11 @@ static void test_generic_spec_errors(void **state)
         { "cuckoo n=1000 growth=3", AMQ_EINVAL, "growth" },
         { "cuckoo n=1000 max-kicks=0", AMQ_EINVAL, "max-kicks" },
         { "cuckoo n=1000 p=1", AMQ_EINVAL, "fpr" },
-        { "cuckoo n=1000 semi-sort", AMQ_EINVAL, "semi-sort" },
+        { "cuckoo n=1000 semi-sort bucket-size=2", AMQ_EINVAL, "semi-sort" },
+        { "cuckoo n=1000 semi-sort fingerprint-bits=17", AMQ_EINVAL, "semi-sort" },
+        { "cuckoo n=1000 semi-sort fingerprint-bits=4", AMQ_EINVAL, "semi-sort" },
+        { "cuckoo n=1000 semi-sort p=1e-6", AMQ_EINVAL, "semi-sort" },
+        { "cuckoo n=1000 semi-sort=1", AMQ_EINVAL, "semi-sort" },
         { "cuckoo n=1000 layout=split", AMQ_EINVAL, "unknown option 'layout' for cuckoo" },
         { "cuckoo n=1000 counter-bits=4", AMQ_EINVAL, "counter-bits" },
         { "cuckoo n=1000 k=3", AMQ_EINVAL, "unknown option 'k' for cuckoo" },
@@ -1305,6 +1460,9 @@ static void test_generic_spec_errors(void **state)
         "cuckoo n=1000 fingerprint-bits=32",
         "cuckoo n=1000 hash=siphash key=000102030405060708090a0b0c0d0e0f",
         "cuckoo n=1000 hash=md5",
+        "cuckoo n=1000 semi-sort",
+        "cuckoo n=1000 semi-sort bucket-size=4 fingerprint-bits=16",
+        "cuckoo n=1000 semi-sort p=0.4",
     };
     amq_test_expect_specs_accepted(good, sizeof good / sizeof good[0], true);
     /* amq_build sizes a cuckoo filter by its keys when no n is given. */
@@ -1417,12 +1575,12 @@ static void test_flipped_and_truncated_files(void **state)
 }
 
 /* A cuckoo parameter block, field by field, as src/cuckoo.c saves it: f,
- * b, max kicks, growth (u32 each), capacity (u64), target fpr (f64), the
+ * b, layout, max kicks, growth (u32 each), capacity (u64), target fpr (f64), the
  * walk's random state (u64), the table count (u32); then per table its
  * buckets, fingerprints stored, stash bucket (u64 each) and stash
  * fingerprint (u32). */
 typedef struct cuckoo_fields {
-    uint32_t fingerprint_bits, bucket_size, max_kicks, growth;
+    uint32_t fingerprint_bits, bucket_size, layout, max_kicks, growth;
     uint64_t capacity;
     double target_fpr;
     uint64_t random_state;
@@ -1442,6 +1600,7 @@ static void read_fields(cuckoo_fields *out, const amq__container *c)
     amq__params_reader_init(&r, c->params, c->params_len);
     assert_int_equal(amq__params_get_u32(&r, &out->fingerprint_bits), AMQ_OK);
     assert_int_equal(amq__params_get_u32(&r, &out->bucket_size), AMQ_OK);
+    assert_int_equal(amq__params_get_u32(&r, &out->layout), AMQ_OK);
     assert_int_equal(amq__params_get_u32(&r, &out->max_kicks), AMQ_OK);
     assert_int_equal(amq__params_get_u32(&r, &out->growth), AMQ_OK);
     assert_int_equal(amq__params_get_u64(&r, &out->capacity), AMQ_OK);
@@ -1464,6 +1623,7 @@ static void write_fields(amq__params_writer *w, const cuckoo_fields *in)
     amq__params_init(w);
     amq__params_put_u32(w, in->fingerprint_bits);
     amq__params_put_u32(w, in->bucket_size);
+    amq__params_put_u32(w, in->layout);
     amq__params_put_u32(w, in->max_kicks);
     amq__params_put_u32(w, in->growth);
     amq__params_put_u64(w, in->capacity);
@@ -1537,6 +1697,9 @@ static void test_damaged_parameters(void **state)
         { "8-bit fingerprints in a 7-bit payload", good, "" },
         { "bucket size 3", good, "bucket size" },
         { "bucket size 8 in a size-4 payload", good, "" },
+        { "layout 2", good, "layout" },
+        { "semi-sorted layout for a plain payload", good, "" },
+        { "semi-sorted layout with 3-bit fingerprints", good, "fingerprint bits" },
         { "max kicks 0", good, "max kicks" },
         { "growth 17", good, "growth" },
         { "growth 4 for tables of growth 2", good, "buckets" },
@@ -1567,31 +1730,35 @@ static void test_damaged_parameters(void **state)
     cases[2].f.fingerprint_bits = 8;
     cases[3].f.bucket_size = 3;
     cases[4].f.bucket_size = 8;
-    cases[5].f.max_kicks = 0;
-    cases[6].f.growth = 17;
-    cases[7].f.growth = 4;
-    cases[8].f.growth = 3;
-    cases[9].f.growth = 0;
-    cases[10].f.capacity = 0;
-    cases[11].f.target_fpr = 0;
-    cases[12].f.target_fpr = 1;
-    cases[13].f.target_fpr = NAN;
-    cases[14].f.tables = 0;
-    cases[15].f.tables = AMQ_CUCKOO_MAX_TABLES + 1;
-    cases[16].f.tables = 4;
-    cases[17].f.tables = 2;
-    cases[18].f.table[0].buckets = 0;
-    cases[19].f.table[2].buckets++;
-    cases[20].f.table[2].buckets--;
-    cases[21].f.table[1].stored++;
-    cases[22].f.table[1].stored--;
-    cases[23].f.table[0].stash_fingerprint = 128;
-    cases[24].f.table[1].stash_bucket = good.table[1].buckets;
-    cases[25].f.table[2].stash_bucket = 1;
-    cases[26].f.table[0].stash_fingerprint = 0;
-    cases[26].f.table[0].stash_bucket = 0;
-    cases[27].f.extra_bytes = 1;
-    cases[28].f.extra_bytes = -4;
+    cases[5].f.layout = 2;
+    cases[6].f.layout = 1;
+    cases[7].f.layout = 1;
+    cases[7].f.fingerprint_bits = 3;
+    cases[8].f.max_kicks = 0;
+    cases[9].f.growth = 17;
+    cases[10].f.growth = 4;
+    cases[11].f.growth = 3;
+    cases[12].f.growth = 0;
+    cases[13].f.capacity = 0;
+    cases[14].f.target_fpr = 0;
+    cases[15].f.target_fpr = 1;
+    cases[16].f.target_fpr = NAN;
+    cases[17].f.tables = 0;
+    cases[18].f.tables = AMQ_CUCKOO_MAX_TABLES + 1;
+    cases[19].f.tables = 4;
+    cases[20].f.tables = 2;
+    cases[21].f.table[0].buckets = 0;
+    cases[22].f.table[2].buckets++;
+    cases[23].f.table[2].buckets--;
+    cases[24].f.table[1].stored++;
+    cases[25].f.table[1].stored--;
+    cases[26].f.table[0].stash_fingerprint = 128;
+    cases[27].f.table[1].stash_bucket = good.table[1].buckets;
+    cases[28].f.table[2].stash_bucket = 1;
+    cases[29].f.table[0].stash_fingerprint = 0;
+    cases[29].f.table[0].stash_bucket = 0;
+    cases[30].f.extra_bytes = 1;
+    cases[31].f.extra_bytes = -4;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         write_fields(&w, &cases[i].f);
         amq_test_write_container(crafted, c.family, &c.hasher, w.bytes, w.len, c.payload,
@@ -1623,7 +1790,7 @@ static void test_damaged_parameters(void **state)
      * fingerprint or bucket that is just as valid - no check can tell it
      * from the saved one - so a file changed there may load without the
      * stashed key; anywhere else, what loads holds every key. */
-    enum { FILTER_FIELDS = 44, TABLE_FIELDS = 28, STASH_FIELDS_AT = 16 };
+    enum { FILTER_FIELDS = 48, TABLE_FIELDS = 28, STASH_FIELDS_AT = 16 };
     uint8_t params[AMQ__FORMAT_PARAMS_MAX];
     const uint8_t changes[] = { 0x01, 0x02, 0x10, 0x80, 0xff };
     uint64_t refused = 0, accepted = 0;
@@ -1646,6 +1813,51 @@ static void test_damaged_parameters(void **state)
     free(file);
 }
 
+/* A semi-sorted filter saves and loads as itself; a bucket whose prefix
+ * code is not one of the 3876 is refused. */
+static void test_semi_sorted_files(void **state)
+{
+    char path[AMQ_TEST_PATH_MAX], crafted[AMQ_TEST_PATH_MAX];
+    amq_test_scratch_path(path, state, "f.amq");
+    amq_test_scratch_path(crafted, state, "crafted.amq");
+    const char *spec = "cuckoo n=2000 fingerprint-bits=12 semi-sort seed=5";
+    size_t len = 0;
+    uint8_t *file = saved_file(path, spec, 1900, &len);
+    amq_filter *built = NULL, *loaded = NULL;
+    assert_int_equal(amq_new(&built, spec), AMQ_OK);
+    for (uint64_t i = 0; i < 1900; i++) {
+        amq_test_key key = amq_test_make_key(seed, 0, i);
+        assert_int_equal(amq_add(built, &key, sizeof key), AMQ_OK);
+    }
+    assert_int_equal(amq_load(&loaded, path), AMQ_OK);
+    amq_test_expect_same_answers(built, loaded, seed, 20000);
+    amq_info info;
+    amq_info_get(loaded, &info);
+    assert_string_equal(find_detail(&info, "layout")->text, "semi-sorted");
+    assert_int_equal(info.size_bytes, (detail_number(&info, "buckets") * 44 + 7) / 8);
+    amq_free(built);
+    amq_free(loaded);
+
+    amq__container c;
+    assert_int_equal(amq__format_parse(&c, file, len, NULL), AMQ_OK);
+    uint8_t *payload = malloc((size_t)c.payload_len);
+    assert_non_null(payload);
+    const uint32_t codes[] = { 3876, 4000, 4095 };
+    for (size_t i = 0; i < sizeof codes / sizeof codes[0]; i++) {
+        uint32_t code = codes[i];
+        /* Bucket 3's code: bits 132 .. 143, the high nibble of byte 16 and
+         * all of byte 17. */
+        memcpy(payload, c.payload, (size_t)c.payload_len);
+        payload[16] = (uint8_t)((payload[16] & 0x0f) | (code & 0x0f) << 4);
+        payload[17] = (uint8_t)(code >> 4);
+        amq_test_write_container(crafted, c.family, &c.hasher, c.params, c.params_len, payload,
+                                 c.payload_len);
+        amq_test_expect_load(crafted, "prefix code", "code %u", code);
+    }
+    free(payload);
+    free(file);
+}
+
 int main(void)
 {
     seed = amq_test_seed(20261207);
@@ -1658,7 +1870,11 @@ int main(void)
         cmocka_unit_test(test_fpr_8_bits),
         cmocka_unit_test(test_fpr_12_bits),
         cmocka_unit_test(test_fpr_16_bits),
+        cmocka_unit_test(test_fpr_semi_sorted),
         cmocka_unit_test(test_fingerprints_are_packed),
+        cmocka_unit_test(test_semi_sorted_buckets),
+        cmocka_unit_test(test_semi_sorted_size),
+        AMQ_TEST_WITH_SCRATCH(test_semi_sorted_files),
         cmocka_unit_test(test_duplicates),
         cmocka_unit_test(test_removal_empties_the_stash),
         cmocka_unit_test(test_removing_absent_keys_changes_nothing),
@@ -1666,6 +1882,7 @@ int main(void)
         cmocka_unit_test(test_removal_in_a_grown_filter),
         cmocka_unit_test(test_model_fixed_size),
         cmocka_unit_test(test_model_growing),
+        cmocka_unit_test(test_model_semi_sorted),
         cmocka_unit_test(test_batch_and_hash_forms_agree),
         AMQ_TEST_WITH_SCRATCH(test_generic_round_trip),
         AMQ_TEST_WITH_SCRATCH(test_generic_full_and_grown_filters),

@@ -14,6 +14,9 @@
  *   size    f / load bits per key. A filter created for n keys holds them at
  *           a load of about 94% (b = 4): 12.7 bits/key with f = 12 at a
  *           million keys (small filters are sized more loosely).
+ *           Semi-sorted buckets (b = 4, f = 5..16) store each slot in one bit
+ *           less, (f - 1) / load bits per key, at the same FPR, for slower
+ *           operations.
  *   full    inserting relocates fingerprints along a random walk of at most
  *           max_kicks steps. When the walk ends without a free slot, the
  *           fingerprint left over is kept in a one-entry victim stash: the
@@ -61,6 +64,9 @@ typedef struct amq_cuckoo amq_cuckoo;
 #define AMQ_CUCKOO_MAX_KICKS 1000000
 /** Largest growth factor. */
 #define AMQ_CUCKOO_MAX_GROWTH 16
+/** Fingerprint widths a semi-sorted filter accepts (bits). */
+#define AMQ_CUCKOO_SEMI_SORT_MIN_FINGERPRINT_BITS 5
+#define AMQ_CUCKOO_SEMI_SORT_MAX_FINGERPRINT_BITS 16
 
 /** How to make a cuckoo filter. Fields left 0 take the default named. */
 typedef struct amq_cuckoo_params {
@@ -77,6 +83,12 @@ typedef struct amq_cuckoo_params {
     uint32_t growth;           /**< 0: a full filter answers AMQ_EFULL; 1, 2, 4,
                                     8 or 16: it chains a new table growth times
                                     as many buckets as the newest one */
+    bool semi_sort;            /**< semi-sorted buckets: each bucket's four
+                                    fingerprints kept in order of their top 4
+                                    bits, which are coded together in 12 bits
+                                    instead of 16, so a bucket takes 4f - 4
+                                    bits. Needs b = 4 (0 means 4) and f in
+                                    5..16; the FPR is that of f bits. */
     amq_hasher hasher;         /**< key hash; all-zero = XXH3 with seed 0 */
 } amq_cuckoo_params;
 
@@ -90,7 +102,8 @@ typedef struct amq_cuckoo_params {
  * (see src/cuckoo.c). The bucket count is not rounded to a power of two.
  * @return AMQ_OK; AMQ_EINVAL (capacity 0; fpr outside (0, 1); a bucket size
  *   other than 2, 4, 8; fingerprint_bits outside 4..32, or too few for a
- *   given fpr; max_kicks above AMQ_CUCKOO_MAX_KICKS; growth not 0 or a power
+ *   given fpr; semi_sort with a bucket size other than 4 or f outside
+ *   5..16; max_kicks above AMQ_CUCKOO_MAX_KICKS; growth not 0 or a power
  *   of two up to 16; an invalid hasher); AMQ_ERANGE (more than AMQ_CUCKOO_MAX_BUCKETS buckets,
  *   or an fpr no 32-bit fingerprint reaches); AMQ_ENOMEM.
  * Allocates: the table, zeroed.
@@ -193,13 +206,16 @@ AMQ_API uint64_t amq_cuckoo_capacity(const amq_cuckoo *filter);
 AMQ_API uint64_t amq_cuckoo_slots(const amq_cuckoo *filter);
 /** Fraction of the slots in use: size / slots. */
 AMQ_API double amq_cuckoo_load(const amq_cuckoo *filter);
-/** Bytes of the tables' packed fingerprints. */
+/** Bytes of the tables' packed fingerprints (buckets of b·f bits, or
+ *  4f - 4 when semi-sorted). */
 AMQ_API uint64_t amq_cuckoo_table_bytes(const amq_cuckoo *filter);
 /** f, b, max_kicks, growth as made. */
 AMQ_API uint32_t amq_cuckoo_fingerprint_bits(const amq_cuckoo *filter);
 AMQ_API uint32_t amq_cuckoo_bucket_size(const amq_cuckoo *filter);
 AMQ_API uint32_t amq_cuckoo_max_kicks(const amq_cuckoo *filter);
 AMQ_API uint32_t amq_cuckoo_growth(const amq_cuckoo *filter);
+/** True when the buckets are semi-sorted (amq_cuckoo_params.semi_sort). */
+AMQ_API bool amq_cuckoo_semi_sorted(const amq_cuckoo *filter);
 /** Tables chained so far (1 for a filter that never grew). */
 AMQ_API size_t amq_cuckoo_tables(const amq_cuckoo *filter);
 /** Buckets of table i (0 = the first; i < amq_cuckoo_tables). */

@@ -3,8 +3,8 @@
 # options, query (present keys, -v for absent ones, -c), remove (removed
 # keys gone but for false positives, absent keys reported and the file left
 # byte for byte as it was), add, info (fingerprint bits, bucket size, load;
-# text and JSON), growth, a full filter refusing keys (exit 2, the file
-# unchanged), and the options a cuckoo filter refuses.
+# text and JSON), growth, semi-sorted buckets, a full filter refusing keys
+# (exit 2, the file unchanged), and the options a cuckoo filter refuses.
 #   cuckoo.sh PATH_TO_AMQ SCRATCH_DIR
 . "$(dirname "$0")/lib/common.sh"
 
@@ -112,13 +112,28 @@ run 0 info --json "$dir/default.amq"
 run 0 build -t cuckoo -n 20000 -p 0.001 --bucket-size 2 -o "$dir/narrow.amq" "$dir/keys.txt"
 run 0 info "$dir/narrow.amq" && expect out "fingerprint bits 12" && expect out "bucket size      2"
 
+# Semi-sorted buckets: the same keys in one bit per slot less (13-bit
+# fingerprints in 12 bits), every key found, removals work.
+run 0 build -t cuckoo -n 20000 --fingerprint-bits 13 --semi-sort -o "$dir/semi.amq" \
+    "$dir/keys.txt"
+run 0 info "$dir/semi.amq" && expect out "layout           semi-sorted" &&
+    expect out "fingerprint bits 13"
+run 0 info --json "$dir/semi.amq"
+/usr/bin/python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["layout"]=="semi-sorted" and d["size_bytes"]==(d["buckets"]*48+7)//8, d' \
+    "$dir/out" || fail "info --json of a semi-sorted cuckoo filter"
+run 0 query -c "$dir/semi.amq" "$dir/keys.txt" && expect out 20000
+run 0 remove "$dir/semi.amq" "$dir/first.txt"
+run 0 query -c "$dir/semi.amq" "$dir/second.txt" && expect out 10000
+
 # The options a cuckoo filter refuses, by name.
 run 2 build -t cuckoo --layout split -o "$dir/x.amq" "$dir/keys.txt" &&
     expect err "unknown option 'layout' for cuckoo"
 run 2 build -t cuckoo --counter-bits 8 -o "$dir/x.amq" "$dir/keys.txt" &&
     expect err "unknown option 'counter-bits' for cuckoo"
-run 2 build -t cuckoo --semi-sort -o "$dir/x.amq" "$dir/keys.txt" &&
-    expect err "unknown option 'semi-sort' for cuckoo"
+run 2 build -t cuckoo --semi-sort --bucket-size 2 -o "$dir/x.amq" "$dir/keys.txt" &&
+    expect err "semi-sort needs a bucket size of 4"
+run 2 build -t cuckoo --semi-sort --fingerprint-bits 17 -o "$dir/x.amq" "$dir/keys.txt" &&
+    expect err "semi-sort needs fingerprint bits in 5..16"
 run 2 build -t cuckoo -k 3 -o "$dir/x.amq" "$dir/keys.txt" &&
     expect err "unknown option 'hashes' for cuckoo"
 run 2 build -t cuckoo --bucket-size 3 -o "$dir/x.amq" "$dir/keys.txt" && expect err "bucket-size"
