@@ -865,16 +865,20 @@ static inline const uint8_t *bucket_start(const amq_cuckoo *f, const cuckoo_tabl
     return t->slots + (bucket_bit(f, bucket) >> 3);
 }
 
-/* A pipeline PREFETCH_DISTANCE keys deep: key i is hashed, and its two
- * buckets prefetched, while key i - PREFETCH_DISTANCE is tested; ahead[]
- * holds the hashes in between, key j at j mod PREFETCH_DISTANCE. A grown
- * filter is asked key by key. */
-void amq_cuckoo_contains_many(const amq_cuckoo *filter, const void *const *keys, const size_t *lens,
-                              size_t count, uint8_t *results)
+/* A pipeline PREFETCH_DISTANCE keys deep: key i is hashed (or its hash
+ * taken from hashes, when keys is NULL), and its two buckets prefetched,
+ * while key i - PREFETCH_DISTANCE is tested; ahead[] holds the hashes in
+ * between, key j at j mod PREFETCH_DISTANCE. A grown filter is asked key by
+ * key. The prefetches stay in this loop: GCC deleted them from a small
+ * static function it judged free of side effects. */
+static void contains_pipelined(const amq_cuckoo *filter, const void *const *keys,
+                               const size_t *lens, const uint64_t *hashes, size_t count,
+                               uint8_t *results)
 {
     if (filter->table_count > 1) {
         for (size_t i = 0; i < count; i++)
-            results[i] = amq_cuckoo_contains(filter, keys[i], lens[i]);
+            results[i] = amq_cuckoo_contains_hash(
+                filter, keys ? amq__hash64(&filter->hasher, keys[i], lens[i]) : hashes[i]);
         return;
     }
     const cuckoo_table *t = &filter->tables[0];
@@ -886,7 +890,7 @@ void amq_cuckoo_contains_many(const amq_cuckoo *filter, const void *const *keys,
                 table_contains(filter, t, hash, fingerprint_of(filter, hash));
         }
         if (i < count) {
-            uint64_t hash = amq__hash64(&filter->hasher, keys[i], lens[i]);
+            uint64_t hash = keys ? amq__hash64(&filter->hasher, keys[i], lens[i]) : hashes[i];
             uint64_t i1 = index_of(hash, t->buckets);
             uint64_t i2 = alternate(filter, t, i1, fingerprint_of(filter, hash));
             __builtin_prefetch(bucket_start(filter, t, i1));
@@ -894,6 +898,18 @@ void amq_cuckoo_contains_many(const amq_cuckoo *filter, const void *const *keys,
             ahead[i % PREFETCH_DISTANCE] = hash;
         }
     }
+}
+
+void amq_cuckoo_contains_many(const amq_cuckoo *filter, const void *const *keys, const size_t *lens,
+                              size_t count, uint8_t *results)
+{
+    contains_pipelined(filter, keys, lens, NULL, count, results);
+}
+
+void amq_cuckoo_contains_many_hash(const amq_cuckoo *filter, const uint64_t *hashes, size_t count,
+                                   uint8_t *results)
+{
+    contains_pipelined(filter, NULL, NULL, hashes, count, results);
 }
 
 int amq_cuckoo_remove_hash(amq_cuckoo *filter, uint64_t hash)

@@ -1169,9 +1169,15 @@ static void test_batch_and_hash_forms_agree(void **state)
     uint8_t results[COUNT];
     amq_test_batch_keys(keys, pointers, lens, COUNT, seed, 37);
     amq_cuckoo_contains_many(by_key, pointers, lens, COUNT, results);
+    uint64_t hashes[COUNT];
+    uint8_t hash_results[COUNT];
+    for (uint64_t i = 0; i < COUNT; i++)
+        hashes[i] = amq_hash64(hasher, &keys[i], sizeof keys[i]);
+    amq_cuckoo_contains_many_hash(by_hash, hashes, COUNT, hash_results);
+    assert_memory_equal(hash_results, results, COUNT);
     uint64_t maybes = 0;
     for (uint64_t i = 0; i < COUNT; i++) {
-        uint64_t hash = amq_hash64(hasher, &keys[i], sizeof keys[i]);
+        uint64_t hash = hashes[i];
         assert_int_equal(results[i], amq_cuckoo_contains(by_key, &keys[i], sizeof keys[i]));
         assert_int_equal(results[i], amq_cuckoo_contains_hash(by_key, hash));
         assert_int_equal(results[i], amq_cuckoo_contains_hash(by_hash, hash));

@@ -164,6 +164,11 @@ AMQ_API bool amq_cuckoo_contains_hash(const amq_cuckoo *filter, uint64_t hash);
 AMQ_API void amq_cuckoo_contains_many(const amq_cuckoo *filter, const void *const *keys,
                                       const size_t *lens, size_t count, uint8_t *results);
 
+/** As amq_cuckoo_contains_many, by the keys' 64-bit hashes under the
+ *  filter's hasher (amq_hash64): hashes[i] for key i. */
+AMQ_API void amq_cuckoo_contains_many_hash(const amq_cuckoo *filter, const uint64_t *hashes,
+                                           size_t count, uint8_t *results);
+
 /**
  * Remove one copy of the key's fingerprint from either of its buckets or the
  * stash.
