@@ -4,7 +4,8 @@
  *
  * All or nothing for add: if a key does not fit (the filter is full), the
  * file is left exactly as it was. Remove goes on past keys that are
- * certainly absent, reporting each, and exits 1 if there were any.
+ * certainly absent, reporting each and then how many there were, and exits
+ * 1 if there were any. A file that no key changed is not rewritten.
  */
 #include "cli.h"
 
@@ -69,11 +70,13 @@ static int update(int argc, char **argv, bool removing)
     size_t len;
     int got;
     bool failed = false;
-    uint64_t absent = 0;
+    uint64_t absent = 0, changed = 0;
     while ((got = cli_input_next(&in, &key, &len)) > 0) {
         int status = removing ? amq_remove(filter, key, len) : amq_add(filter, key, len);
-        if (status == AMQ_OK)
+        if (status == AMQ_OK) {
+            changed++;
             continue;
+        }
         if (removing && status == AMQ_ENOTFOUND) {
             fprintf(stderr, "amq remove: %s:%llu: not in the filter\n", in.name,
                     (unsigned long long)in.line_number);
@@ -92,11 +95,15 @@ static int update(int argc, char **argv, bool removing)
     cli_input_close(&in);
     if (got < 0)
         failed = true;
-    if (!failed && cli_save(filter, command, path) != AMQ_OK)
+    if (!failed && changed > 0 && cli_save(filter, command, path) != AMQ_OK)
         failed = true;
     amq_free(filter);
     if (failed)
         return CLI_EXIT_ERROR;
+    if (absent)
+        fprintf(stderr, "amq remove: %llu of %llu keys were not in the filter%s\n",
+                (unsigned long long)absent, (unsigned long long)(absent + changed),
+                changed ? "" : "; the file is unchanged");
     return absent ? CLI_EXIT_NONE : CLI_EXIT_OK;
 }
 
