@@ -331,7 +331,7 @@ const amq_hasher *amq_fuse_hasher(const amq_fuse *filter)
  *
  * Saved parameter block: u32 fingerprint bits, u32 arity, u64 seed, u64
  * segment length, u64 segment count, u64 array length, u64 keys, u32
- * attempts, f64 target fpr (56 bytes). Payload: the fingerprint array,
+ * attempts, f64 target fpr (60 bytes). Payload: the fingerprint array,
  * array length x f/8 bytes, nothing else.
  */
 
