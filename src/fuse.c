@@ -64,7 +64,7 @@
  *
  * Sizes: see fuse_build.c for the segment length and the slots per key as
  * functions of n. At 10^7 keys, 3-wise: L = 2^15, 11,272,192 slots, 9.02
- * bits per key for f = 8 (18.04 for f = 16); 4-wise: 8.61 (17.23).
+ * bits per key for f = 8 (18.04 for f = 16); 4-wise: 8.61 (17.22).
  *
  * Layout. The fingerprints are one array of array_length slots, one byte
  * each (f = 8) or a little-endian 16-bit word each (f = 16), in memory and

@@ -40,10 +40,13 @@
  *      key there is m = keys[j] (the xor of one hash is that hash): record
  *      j, remove m from all its slots (count - 1, keys ^= m; then restore
  *      keys[j] = m, so that the record can find m again) and queue those
- *      of its slots whose count fell to 1. The queue empties before the
- *      scan moves on, so the slots peeled stay within a few segments of
- *      the scan. The peel order, one slot per key, overwrites the buffer
- *      of step 1. All n keys peeled: success.
+ *      of its slots whose count fell to 1, unless the scan is still to
+ *      reach them. The queue empties before the scan moves on, so the
+ *      slots touched stay within a few segments of the scan. Any slot of
+ *      count 1 is peeled sooner or later, and peeling until none is left
+ *      ends in the same place (the graph's 2-core) whatever the order. The
+ *      peel order, one slot per key, overwrites the buffer of step 1. All
+ *      n keys peeled: success.
  *   4. Assign, in reverse peel order: for the key m recorded at slot j,
  *      fingerprints[j] = fingerprint(m) xor the fingerprints of its other
  *      slots. Slot j itself is still 0 then (each slot is recorded for one
@@ -236,11 +239,15 @@ static int reserve(workspace *w, size_t needed)
 /* Step 3: *peeled receives the keys peeled; their slots are in w->order.
  * The slots are scanned SCAN_BLOCK at a time: the block's slots of count 1
  * are queued, then the queue is peeled empty, the slots whose count falls
- * to 1 joining its end. Slots are queued without a branch - written at the
- * end, the end moved on when their count is 1 - because whether a count is
- * 1 is a coin toss the processor cannot predict. A queue rather than a
- * stack: the next slot to peel does not depend on the peeling just done,
- * so the processor can work on several at once. */
+ * to 1 joining its end - those before the block's end only: the scan will
+ * reach the others. Followed ahead, a chain of peelings can run through the
+ * whole array (the fuse burning) and its front through memory far from the
+ * scan: 140 ns per key at 10^8 keys, against 75 when it stays within the
+ * few segments around the scan. Slots are queued without a branch - written
+ * at the end, the end moved on when their count is 1 - because whether a
+ * count is 1 is a coin toss the processor cannot predict. A queue rather
+ * than a stack: the next slot to peel does not depend on the peeling just
+ * done, so the processor can work on several at once. */
 static AMQ__FUSE_INLINE int peel(workspace *w, size_t n, size_t *peeled, uint32_t arity)
 {
     uint8_t *counts = w->counts;
@@ -274,7 +281,7 @@ static AMQ__FUSE_INLINE int peel(workspace *w, size_t n, size_t *peeled, uint32_
                 keys[s] ^= m;
                 counts[s] = (uint8_t)(counts[s] - (counts[s] != UINT8_MAX));
                 queue[tail] = s;
-                tail += counts[s] == 1;
+                tail += (counts[s] == 1) & (s < end);
             }
             keys[j] = m;
         }
