@@ -14,8 +14,12 @@
 # where the params sit at offset 64 of the file, P is the u32 at offset 40,
 # the payload length N the u64 at offset 56, and the payload starts at
 # round_up(64 + P, 64). The family index is the family's position in
-# amq__family_table(), which lists the families in id order (index = id - 1,
-# the id being the u32 at offset 12).
+# amq__family_table(), which is not its file id less one (a build may lack
+# families, and they are listed in the order filter.c gives them): it is
+# found by the type `AMQ info` reports for the file, in the list of types
+# `AMQ --help` prints in that table's order. A seed is only meaningful for
+# the build whose table it was made with: remake the corpus when the table
+# changes.
 set -eu
 
 if [ $# -lt 1 ] || [ $# -gt 2 ]; then
@@ -41,15 +45,23 @@ byte() { # VALUE: one raw byte
     printf "\\$(printf '%03o' "$1")"
 }
 
+# index TYPE: the type's position in the family table, from 0
+index() {
+    "$amq" --help | awk -v type="$1" '$1 == "types:" {
+        for (i = 2; i <= NF; i++) if ($i == type) { print i - 2; found = 1 }
+    } END { if (!found) exit 1 }'
+}
+
 # strip NAME: turn $work/filter.amq into the seed $out/NAME.bin
 strip() {
     file=$work/filter.amq
-    id=$(field "$file" 12 4)
+    type=$("$amq" info "$file" | awk '$1 == "type" { print $2 }')
+    family=$(index "$type")
     params=$(field "$file" 40 4)
     payload=$(field "$file" 56 8)
     offset=$(((64 + params + 63) / 64 * 64))
     {
-        byte $((id - 1))
+        byte "$family"
         byte $((params % 256))
         byte $((params / 256))
         dd if="$file" bs=1 skip=64 count="$params" 2>/dev/null
@@ -98,3 +110,8 @@ while keys $((count + 1)) | "$amq" build --force -o "$work/filter.amq" $full 2>/
     count=$((count + 1))
 done
 seed cuckoo-full-stash "$count" $full
+
+seed fuse8-n100 100 -t fuse8
+seed fuse8-empty 0 -t fuse8
+seed fuse16-arity4-n100 100 -t fuse16 --arity 4
+seed fuse16-n1 1 -t fuse16 -p 0.01

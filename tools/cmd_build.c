@@ -37,6 +37,7 @@ static const char build_usage[] =
     "      --fingerprint-bits F  --bucket-size 2|4|8  --max-kicks K   cuckoo\n"
     "      --range M  --rice-bits P  --divisor D  --index S  --bip158-key HEX  gcs\n"
     "      --bank-bits LEN                 hfb\n"
+    "      --arity 3|4                     fuse8, fuse16 (p: accepted down to 2^-8, 2^-16)\n"
     "\n"
     "A type refuses, by name, the options that do not apply to it.\n"
     "Exit status: 0 built and saved, 2 an error (nothing is written).\n";
@@ -64,6 +65,7 @@ static const struct option family_options[] = {
     { "index", required_argument, NULL, 0 },
     { "bip158-key", required_argument, NULL, 0 },
     { "bank-bits", required_argument, NULL, 0 },
+    { "arity", required_argument, NULL, 0 },
 };
 #define FAMILY_OPTION_COUNT (sizeof family_options / sizeof family_options[0])
 
