@@ -211,4 +211,118 @@ int amq__bitreader_get_rice(amq__bitreader *r, unsigned rice_bits, uint64_t *val
 /* Read a Golomb-coded value (divisor >= 1); AMQ_ECORRUPT as above. */
 int amq__bitreader_get_golomb(amq__bitreader *r, uint64_t divisor, uint64_t *value);
 
+/* ---- fast Golomb decoding ---------------------------------------------------- */
+
+/* The 8 bytes at p as a big-endian integer. */
+static inline uint64_t amq__load_u64be(const uint8_t *p)
+{
+    uint64_t x;
+    memcpy(&x, p, sizeof x);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    x = __builtin_bswap64(x);
+#endif
+    return x;
+}
+
+/* A Golomb code's constants: divisor D >= 1, b = ceil(log2 D) remainder
+ * bits, u = 2^b - D short remainders (taking b - 1 bits). */
+typedef struct amq__golomb_code {
+    uint64_t divisor;
+    uint64_t short_limit;
+    unsigned remainder_bits;
+} amq__golomb_code;
+
+void amq__golomb_code_init(amq__golomb_code *code, uint64_t divisor);
+
+/* A cursor that decodes Golomb codes at speed, for the query loops of
+ * Golomb-coded sets. The stream must be followed by AMQ__GOLOMB_SLACK
+ * readable bytes: the cursor keeps a 64-bit window of the stream in a
+ * register, loaded with one 8-byte read at the byte of its position, and
+ * decodes each code from it with a count of leading ones (the unary part)
+ * and a shift (the remainder), reloading when the next code may not be
+ * whole in it. A code the window cannot hold even after a reload (more
+ * than 57 bits; every code when b > 56) goes through the checked bitreader
+ * instead. Keep the cursor in a local variable in a decoding loop: its
+ * fields then live in registers.
+ *
+ * The fast path does not compare with bit_count: call next only while
+ * position < bit_count, and check after it that position <= bit_count (a
+ * checked stream always passes). Then every read stays within the stream
+ * and its slack, whatever the stream holds. */
+#define AMQ__GOLOMB_SLACK 8
+
+typedef struct amq__golomb_cursor {
+    const uint8_t *bytes; /* ceil(bit_count / 8) bytes, then the slack */
+    uint64_t bit_count;
+    uint64_t position;  /* the bit where the next code begins */
+    uint64_t window;    /* the bits from position, first in the top bit; 0 past available */
+    unsigned available; /* stream bits in the window */
+} amq__golomb_cursor;
+
+/* Place c at bit position (<= bit_count) of a stream. */
+static inline void amq__golomb_cursor_seek(amq__golomb_cursor *c, uint64_t position)
+{
+    unsigned shift = (unsigned)(position & 7);
+    c->position = position;
+    c->window = amq__load_u64be(c->bytes + (position >> 3)) << shift;
+    c->available = 64 - shift;
+}
+
+static inline void amq__golomb_cursor_init(amq__golomb_cursor *c, const uint8_t *bytes,
+                                           uint64_t bit_count, uint64_t position)
+{
+    c->bytes = bytes;
+    c->bit_count = bit_count;
+    amq__golomb_cursor_seek(c, position);
+}
+
+/* The checked path of amq__golomb_cursor_next. */
+int amq__golomb_cursor_next_slow(amq__golomb_cursor *c, const amq__golomb_code *code,
+                                 uint64_t *value);
+
+/* Decode the next value. AMQ_OK, or AMQ_ECORRUPT from the checked path
+ * (the stream ends inside the code, or the value does not fit 64 bits).
+ * rice: true promises a power-of-two divisor (code->short_limit == 0);
+ * given as a constant, it lets the compiler drop the short-remainder test
+ * from the loop's critical path. false is right for any divisor.
+ *
+ * The window's bits after the unary part's 0-bit are the remainder: with
+ * head = window << q, whose top bit is that 0-bit, head >> (63 - b) is the
+ * b candidate remainder bits. A short remainder (b - 1 bits) is one whose
+ * b bits are below 2u. The next code then starts 1 + b or 1 + b - 1 bits
+ * into head: a shift of at most 57, whatever q was. */
+static inline int amq__golomb_cursor_next(amq__golomb_cursor *c, const amq__golomb_code *code,
+                                          bool rice, uint64_t *value)
+{
+    unsigned b = code->remainder_bits;
+    if (AMQ__LIKELY(b <= 56)) {
+        /* ~window has a 1 at the window's end at the latest: q <= available. */
+        unsigned q = (unsigned)__builtin_clzll(~c->window | 1);
+        if (AMQ__UNLIKELY(q + 1 + b > c->available)) {
+            amq__golomb_cursor_seek(c, c->position);
+            q = (unsigned)__builtin_clzll(~c->window | 1);
+        }
+        if (AMQ__LIKELY(q + 1 + b <= c->available)) {
+            uint64_t head = c->window << q;
+            uint64_t bits = head >> (63 - b);
+            bool is_short = !rice && bits < 2 * code->short_limit;
+            uint64_t remainder = is_short ? bits >> 1 : bits - code->short_limit;
+            unsigned tail = 1 + b - is_short;
+            c->window = head << tail;
+            c->available -= q + tail;
+            c->position += q + tail;
+            *value = (uint64_t)q * code->divisor + remainder;
+            return AMQ_OK;
+        }
+    }
+    /* Through copies, so that c and value, which the fast path keeps in
+     * registers, never have their address taken. */
+    amq__golomb_cursor copy = *c;
+    uint64_t decoded = 0;
+    int status = amq__golomb_cursor_next_slow(&copy, code, &decoded);
+    *c = copy;
+    *value = decoded;
+    return status;
+}
+
 #endif /* AMQ_BITS_H */
