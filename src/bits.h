@@ -255,17 +255,20 @@ typedef struct amq__golomb_cursor {
     const uint8_t *bytes; /* ceil(bit_count / 8) bytes, then the slack */
     uint64_t bit_count;
     uint64_t position;  /* the bit where the next code begins */
-    uint64_t window;    /* the bits from position, first in the top bit; 0 past available */
-    unsigned available; /* stream bits in the window */
+    uint64_t window;    /* the bits from position, first in the top bit */
+    unsigned available; /* how many of them are stream bits to decode from */
 } amq__golomb_cursor;
 
-/* Place c at bit position (<= bit_count) of a stream. */
+/* Place c at bit position (<= bit_count) of a stream. A byte-aligned
+ * window counts only 63 of its 64 bits as available: the count of leading
+ * ones is taken with bit 0 forced to 1, and must never find a code's 0-bit
+ * there. */
 static inline void amq__golomb_cursor_seek(amq__golomb_cursor *c, uint64_t position)
 {
     unsigned shift = (unsigned)(position & 7);
     c->position = position;
     c->window = amq__load_u64be(c->bytes + (position >> 3)) << shift;
-    c->available = 64 - shift;
+    c->available = shift ? 64 - shift : 63;
 }
 
 static inline void amq__golomb_cursor_init(amq__golomb_cursor *c, const uint8_t *bytes,
@@ -296,7 +299,8 @@ static inline int amq__golomb_cursor_next(amq__golomb_cursor *c, const amq__golo
 {
     unsigned b = code->remainder_bits;
     if (AMQ__LIKELY(b <= 56)) {
-        /* ~window has a 1 at the window's end at the latest: q <= available. */
+        /* The leading ones, at most 63. When q + 1 + b <= available, the
+         * 0-bit ending them and the b bits after it are stream bits. */
         unsigned q = (unsigned)__builtin_clzll(~c->window | 1);
         if (AMQ__UNLIKELY(q + 1 + b > c->available)) {
             amq__golomb_cursor_seek(c, c->position);
