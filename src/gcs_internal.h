@@ -1,10 +1,10 @@
 /*
- * gcs_internal.h - the Golomb-coded set's state, shared by its three files:
- * gcs.c (building, checking the stream, the seek index, unions), gcs_query.c
- * (decoding: single queries and batch matching) and gcs_file.c (the generic
- * handle's view: specs, saving, loading, exports, BIP158 serialization).
- * The algorithm, the layout and the invariants are described at the top of
- * gcs.c.
+ * gcs_internal.h - the Golomb-coded set's state, shared by its four files:
+ * gcs.c (parameters, building, unions), gcs_stream.c (checking a stream,
+ * the seek index), gcs_query.c (decoding for single queries and batch
+ * matching) and gcs_file.c (the generic handle's view: specs, saving,
+ * loading, exports, BIP158 serialization). The algorithm, the layout and
+ * the invariants are described at the top of gcs.c.
  */
 #ifndef AMQ_GCS_INTERNAL_H
 #define AMQ_GCS_INTERNAL_H
@@ -112,15 +112,21 @@ void amq__gcs_index_frame(amq__gcs_index *index, const amq_gcs *f, uint64_t entr
  * index and its slack (no index, no index slack). */
 uint64_t amq__gcs_payload_bytes(const amq_gcs *f);
 
-/* Sort n keys ascending by an LSD radix sort on 11-bit digits (six
- * passes, those where all keys share the digit skipped; a pass's 2048
- * counters stay in the L1 cache), carrying values[i] along with keys[i]
- * when values is not NULL. scratch holds n words, n more when values is
- * not NULL, then AMQ__GCS_SORT_COUNTS words for the counters. */
-#define AMQ__GCS_RADIX_BITS   11
-#define AMQ__GCS_RADIX_SIZE   (1u << AMQ__GCS_RADIX_BITS)
-#define AMQ__GCS_RADIX_PASSES ((64 + AMQ__GCS_RADIX_BITS - 1) / AMQ__GCS_RADIX_BITS)
-#define AMQ__GCS_SORT_COUNTS  (AMQ__GCS_RADIX_PASSES * AMQ__GCS_RADIX_SIZE)
+/* Sort n keys ascending, carrying values[i] along with keys[i] when values
+ * is not NULL. An LSD radix sort on 11-bit digits (a pass's 2048 counters
+ * stay in the L1 cache; passes where all keys share the digit are skipped)
+ * over the keys' top AMQ__GCS_RADIX_TOP_BITS significant bits only, then
+ * an insertion sort for the keys that share those: hashes and values are
+ * uniform, so such keys are rare neighbours and three passes do the work
+ * of six. Should the keys share their top bits more than 2n times over
+ * (crafted hashes), the insertion sort stops and the low digits get their
+ * radix passes too, so a sort is never worse than linear by much.
+ * scratch holds n words, n more when values is not NULL, then
+ * AMQ__GCS_SORT_COUNTS words for the counters. */
+#define AMQ__GCS_RADIX_BITS     11
+#define AMQ__GCS_RADIX_SIZE     (1u << AMQ__GCS_RADIX_BITS)
+#define AMQ__GCS_RADIX_TOP_BITS (3 * AMQ__GCS_RADIX_BITS)
+#define AMQ__GCS_SORT_COUNTS    (6 * AMQ__GCS_RADIX_SIZE)
 void amq__gcs_radix_sort(uint64_t *keys, uint64_t *values, size_t n, uint64_t *scratch);
 
 /* A segment's value for a hash: multiply-high, or for MD5 the low 32 bits

@@ -12,6 +12,7 @@
  *     vector is the byte 00; the generic handle's spec and export agree;
  *   - keys are a set: duplicates count once; colliding values are both kept
  *     (a zero gap in the stream), in a constructed case and at M = 2;
+ *     hashes sharing their top 40 bits are sorted right too;
  *   - Rice, Golomb and the best divisors round-trip; the best divisor is
  *     the brute-force minimum of the expected size; the fast decoding
  *     cursor of bits.h decodes every stream as the checked reader does,
@@ -532,6 +533,45 @@ static void test_colliding_values_are_kept(void **state)
         assert_true(amq_gcs_contains_hash(f, many[i]));
     amq_gcs_free(f);
     free(many);
+}
+
+/* Hashes that share their top 40 bits (crafted, or from a poor hash): the
+ * sort's insertion-sort finish gives up on them and sorts them fully;
+ * the filter is the same as from any order of them. */
+static void test_hashes_sharing_top_bits(void **state)
+{
+    (void)state;
+    enum { N = 6000 };
+    amq_test_rng rng;
+    amq_test_rng_init(&rng, seed);
+    uint64_t *hashes = malloc(2 * N * sizeof *hashes);
+    for (size_t i = 0; i < N; i++)
+        hashes[i] = 0xabcdef0123ull << 24 | (amq_test_next(&rng) >> 40);
+    memcpy(hashes + N, hashes, N * sizeof *hashes); /* each twice */
+    uint64_t *sorted = malloc(2 * N * sizeof *sorted);
+    memcpy(sorted, hashes, 2 * N * sizeof *hashes);
+    qsort(sorted, 2 * N, sizeof *sorted, compare_u64);
+    size_t distinct = 0;
+    for (size_t i = 0; i < 2 * N; i++)
+        distinct += i == 0 || sorted[i] != sorted[i - 1];
+    amq_gcs_params params = params_with(1 << 20, AMQ_GCS_CODE_AUTO, 0, 0);
+    amq_gcs *f = build_hashes(&params, hashes, 2 * N);
+    amq_gcs *g = build_hashes(&params, sorted, 2 * N);
+    assert_int_equal(amq_gcs_count(f), distinct);
+    assert_int_equal(amq_gcs_stream_bits(f), amq_gcs_stream_bits(g));
+    const uint8_t *a, *b;
+    amq_gcs_stream(f, &a, NULL);
+    amq_gcs_stream(g, &b, NULL);
+    assert_memory_equal(a, b, (size_t)amq_gcs_stream_bytes(f));
+    bool *results = malloc(2 * N * sizeof *results);
+    assert_int_equal(amq_gcs_match_hashes(f, hashes, 2 * N, results), AMQ_OK);
+    for (size_t i = 0; i < 2 * N; i++)
+        assert_true(results[i] && amq_gcs_contains_hash(f, hashes[i]));
+    free(results);
+    amq_gcs_free(f);
+    amq_gcs_free(g);
+    free(hashes);
+    free(sorted);
 }
 
 /* ---- codes ------------------------------------------------------------------------ */
@@ -1710,6 +1750,7 @@ int main(void)
         cmocka_unit_test(test_bip158_refusals),
         cmocka_unit_test(test_duplicates_count_once),
         cmocka_unit_test(test_colliding_values_are_kept),
+        cmocka_unit_test(test_hashes_sharing_top_bits),
         cmocka_unit_test(test_best_divisors),
         cmocka_unit_test(test_codes_round_trip),
         cmocka_unit_test(test_fast_cursor_matches_reader),
