@@ -137,8 +137,9 @@
  *       width the fewest bits for its largest field; the bits after the
  *       last field and the slack are zero.
  *
- * Costs: building hashes the keys, radix-sorts the 64-bit hashes (six
- * 11-bit passes, those where all keys agree skipped), codes the gaps and
+ * Costs: building hashes the keys, sorts the 64-bit hashes (a radix sort
+ * of their top 33 bits, three 11-bit passes, finished by an insertion sort
+ * of the rare neighbours that share those bits), codes the gaps and
  * decodes the stream once more to check it and make the index: O(N), 16
  * bytes per key while building. Loading decodes the stream once to check
  * every code and every index entry: O(N) time, no memory beyond the
