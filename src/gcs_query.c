@@ -100,9 +100,21 @@ bool amq_gcs_contains(const amq_gcs *filter, const void *key, size_t len)
 
 /* ---- batch matching ------------------------------------------------------------ */
 
+/* The bits that hold x: 0 for 0, else floor(log2 x) + 1. */
+static unsigned bits_for(uint64_t x)
+{
+    return x ? 64u - (unsigned)__builtin_clzll(x) : 0;
+}
+
 /* Answer count hashes; with stop_at_first, return 1 at the first hit (the
  * results are then incomplete), else fill results. Returns 1/0 (a hit or
- * none) or AMQ_ENOMEM. */
+ * none) or AMQ_ENOMEM.
+ *
+ * The queries' values are sorted with the query each came from. When a
+ * value and a query number fit one 64-bit word together (value bits +
+ * number bits <= 64: a universe below 2^44 for a million queries), they
+ * are sorted as one word, value above number, which halves the sort's
+ * memory traffic; else the numbers ride along as the sort's values. */
 static int match(const amq_gcs *f, const uint64_t *hashes, size_t count, bool *results,
                  bool stop_at_first)
 {
@@ -117,29 +129,39 @@ static int match(const amq_gcs *f, const uint64_t *hashes, size_t count, bool *r
     uint64_t *work = malloc((4 * targets + AMQ__GCS_SORT_COUNTS) * sizeof *work);
     if (!work)
         return AMQ_ENOMEM;
+    unsigned number_bits = bits_for(count - 1);
+    bool packed = bits_for(f->universe - 1) + number_bits <= 64;
     uint64_t *values = work, *queries = work + targets, *scratch = work + 2 * targets;
     for (size_t s = 0, t = 0; s < segments; s++) {
         for (size_t i = 0; i < count; i++, t++) {
             values[t] = amq__gcs_value(f, &f->segments[s], hashes[i]);
-            queries[t] = i;
+            if (packed)
+                values[t] = number_bits ? values[t] << number_bits | i : values[t];
+            else
+                queries[t] = i;
         }
     }
-    amq__gcs_radix_sort(values, queries, targets, scratch);
+    amq__gcs_radix_sort(values, packed ? NULL : queries, targets, packed ? queries : scratch);
 
     int any = 0;
+    uint64_t number_mask = number_bits ? UINT64_MAX >> (64 - number_bits) : 0;
     cursor c;
     cursor_place(&c, f, (amq__gcs_entry){ 0, 0 });
     for (size_t t = 0; t < targets; t++) {
-        if (f->index.entries && (!c.started || c.value < values[t])) {
-            amq__gcs_entry at = start_for(f, values[t]);
+        uint64_t value = packed && number_bits ? values[t] >> number_bits : values[t];
+        size_t query = packed ? (size_t)(values[t] & number_mask) : (size_t)queries[t];
+        /* A target a sub-range or more ahead: jump if its entry is ahead. */
+        if (f->index.entries &&
+            (!c.started || (c.value < value && value - c.value >= f->index.width))) {
+            amq__gcs_entry at = start_for(f, value);
             if (at.position > c.stream.position)
                 cursor_place(&c, f, at);
         }
-        if (cursor_reach(&c, f, values[t])) {
+        if (cursor_reach(&c, f, value)) {
             any = 1;
             if (stop_at_first)
                 break;
-            results[queries[t]] = true;
+            results[query] = true;
         }
     }
     free(work);
