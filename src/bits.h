@@ -309,8 +309,12 @@ static inline int amq__golomb_cursor_next(amq__golomb_cursor *c, const amq__golo
         if (AMQ__LIKELY(q + 1 + b <= c->available)) {
             uint64_t head = c->window << q;
             uint64_t bits = head >> (63 - b);
-            bool is_short = !rice && bits < 2 * code->short_limit;
-            uint64_t remainder = is_short ? bits >> 1 : bits - code->short_limit;
+            /* Without a branch: on hashed data a short remainder is a coin
+             * flip, which a branch would mispredict half the time. */
+            unsigned is_short = !rice && bits < 2 * code->short_limit;
+            uint64_t short_mask = 0 - (uint64_t)is_short;
+            uint64_t remainder =
+                ((bits >> 1) & short_mask) | ((bits - code->short_limit) & ~short_mask);
             unsigned tail = 1 + b - is_short;
             c->window = head << tail;
             c->available -= q + tail;
