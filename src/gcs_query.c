@@ -26,6 +26,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#if defined(__GNUC__)
+#define ALWAYS_INLINE inline __attribute__((always_inline))
+#else
+#define ALWAYS_INLINE inline
+#endif
+
 /* A position in the stream: the next code to decode and the value of the
  * code before it. started is false until a code has been decoded since
  * the cursor was placed (so that value 0 before the first code is not
@@ -46,9 +52,10 @@ static void cursor_place(cursor *c, const amq_gcs *f, amq__gcs_entry at)
 /* Decode codes until the value reaches target or the stream ends; true
  * when a code's value equals target. The stream was checked when the
  * filter was made (I2), so every decode succeeds. The loop works on local
- * copies, which the compiler keeps in registers; rice is a constant at
- * each call (see amq__golomb_cursor_next). */
-static inline bool reach(cursor *c, const amq_gcs *f, uint64_t target, bool rice)
+ * copies, which the compiler keeps in registers; it is inlined into each
+ * of cursor_reach's two calls, where rice is a constant (see
+ * amq__golomb_cursor_next). */
+static ALWAYS_INLINE bool reach(cursor *c, const amq_gcs *f, uint64_t target, bool rice)
 {
     amq__golomb_cursor stream = c->stream;
     uint64_t value = c->value, end = f->stream_bits;
