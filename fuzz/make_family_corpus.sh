@@ -111,6 +111,16 @@ while keys $((count + 1)) | "$amq" build --force -o "$work/filter.amq" $full 2>/
 done
 seed cuckoo-full-stash "$count" $full
 
+seed gcs-rice 300 -t gcs
+seed gcs-golomb-index 300 -t gcs --range 100 --index 7
+seed gcs-md5-article 26 -t gcs --hash md5 --range 64
+seed gcs-bip158 20 -t gcs --bip158-key 000102030405060708090a0b0c0d0e0f
+# A gcs union: two segments in one stream.
+keys 200 | "$amq" build --force -o "$work/a.amq" -t gcs --range 64 --index 3
+keys 300 | sed 's/key/other/' | "$amq" build --force -o "$work/b.amq" -t gcs --range 64 --index 2
+"$amq" merge --force -o "$work/filter.amq" "$work/a.amq" "$work/b.amq"
+strip gcs-union
+
 seed fuse8-n100 100 -t fuse8
 seed fuse8-empty 0 -t fuse8
 seed fuse16-arity4-n100 100 -t fuse16 --arity 4

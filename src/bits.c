@@ -198,16 +198,6 @@ int amq__bitvec_load_words(amq__bitvec *v, uint64_t bit_count, const uint8_t *by
 
 /* ---- big-endian 64-bit words ---------------------------------------------- */
 
-static inline uint64_t load_u64be(const uint8_t *p)
-{
-    uint64_t x;
-    memcpy(&x, p, sizeof x);
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    x = __builtin_bswap64(x);
-#endif
-    return x;
-}
-
 static inline void store_u64be(uint8_t *p, uint64_t x)
 {
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
@@ -297,9 +287,9 @@ void amq__bitwriter_put(amq__bitwriter *w, uint64_t value, unsigned bit_count)
     uint8_t *p = w->bytes + (w->bit_count >> 3);
     unsigned end = (unsigned)(w->bit_count & 7) + bit_count; /* 1..71 */
     if (end <= 64) {
-        store_u64be(p, load_u64be(p) | value << (64 - end));
+        store_u64be(p, amq__load_u64be(p) | value << (64 - end));
     } else {
-        store_u64be(p, load_u64be(p) | value >> (end - 64));
+        store_u64be(p, amq__load_u64be(p) | value >> (end - 64));
         p[8] = (uint8_t)(value << (72 - end));
     }
     w->bit_count += bit_count;
@@ -403,7 +393,7 @@ static inline uint64_t reader_window(const amq__bitreader *r, uint64_t pos)
     uint64_t byte_count = r->bit_count / 8 + (r->bit_count % 8 != 0);
     uint64_t word;
     if (AMQ__LIKELY(byte_index + 8 <= byte_count)) {
-        word = load_u64be(r->bytes + byte_index);
+        word = amq__load_u64be(r->bytes + byte_index);
     } else {
         word = 0;
         for (unsigned k = 0; k < 8; k++) {
@@ -545,5 +535,29 @@ int amq__bitreader_get_golomb(amq__bitreader *r, uint64_t divisor, uint64_t *val
         return AMQ_ECORRUPT;
     *value = v;
     r->position = pos;
+    return AMQ_OK;
+}
+
+/* ---- fast Golomb decoding ---------------------------------------------------- */
+
+void amq__golomb_code_init(amq__golomb_code *code, uint64_t divisor)
+{
+    assert(divisor >= 1);
+    code->divisor = divisor;
+    code->remainder_bits = golomb_remainder_bits(divisor);
+    code->short_limit = low_bits(0 - divisor, code->remainder_bits);
+}
+
+int amq__golomb_cursor_next_slow(amq__golomb_cursor *c, const amq__golomb_code *code,
+                                 uint64_t *value)
+{
+    amq__bitreader r;
+    amq__bitreader_init(&r, c->bytes, c->bit_count);
+    int status = amq__bitreader_seek(&r, c->position);
+    if (status == AMQ_OK)
+        status = amq__bitreader_get_golomb(&r, code->divisor, value);
+    if (status != AMQ_OK)
+        return status;
+    amq__golomb_cursor_seek(c, r.position);
     return AMQ_OK;
 }

@@ -211,4 +211,126 @@ int amq__bitreader_get_rice(amq__bitreader *r, unsigned rice_bits, uint64_t *val
 /* Read a Golomb-coded value (divisor >= 1); AMQ_ECORRUPT as above. */
 int amq__bitreader_get_golomb(amq__bitreader *r, uint64_t divisor, uint64_t *value);
 
+/* ---- fast Golomb decoding ---------------------------------------------------- */
+
+/* The 8 bytes at p as a big-endian integer. */
+static inline uint64_t amq__load_u64be(const uint8_t *p)
+{
+    uint64_t x;
+    memcpy(&x, p, sizeof x);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    x = __builtin_bswap64(x);
+#endif
+    return x;
+}
+
+/* A Golomb code's constants: divisor D >= 1, b = ceil(log2 D) remainder
+ * bits, u = 2^b - D short remainders (taking b - 1 bits). */
+typedef struct amq__golomb_code {
+    uint64_t divisor;
+    uint64_t short_limit;
+    unsigned remainder_bits;
+} amq__golomb_code;
+
+void amq__golomb_code_init(amq__golomb_code *code, uint64_t divisor);
+
+/* A cursor that decodes Golomb codes at speed, for the query loops of
+ * Golomb-coded sets. The stream must be followed by AMQ__GOLOMB_SLACK
+ * readable bytes: the cursor keeps a 64-bit window of the stream in a
+ * register, loaded with one 8-byte read at the byte of its position, and
+ * decodes each code from it with a count of leading ones (the unary part)
+ * and a shift (the remainder), reloading when the next code may not be
+ * whole in it. A code the window cannot hold even after a reload (more
+ * than 57 bits; every code when b > 56) goes through the checked bitreader
+ * instead. Keep the cursor in a local variable in a decoding loop: its
+ * fields then live in registers.
+ *
+ * The fast path does not compare with bit_count: call next only while
+ * position < bit_count, and check after it that position <= bit_count (a
+ * checked stream always passes). Then every read stays within the stream
+ * and its slack, whatever the stream holds. */
+#define AMQ__GOLOMB_SLACK 8
+
+typedef struct amq__golomb_cursor {
+    const uint8_t *bytes; /* ceil(bit_count / 8) bytes, then the slack */
+    uint64_t bit_count;
+    uint64_t position;  /* the bit where the next code begins */
+    uint64_t window;    /* the bits from position, first in the top bit */
+    unsigned available; /* how many of them are stream bits to decode from */
+} amq__golomb_cursor;
+
+/* Place c at bit position (<= bit_count) of a stream. A byte-aligned
+ * window counts only 63 of its 64 bits as available: the count of leading
+ * ones is taken with bit 0 forced to 1, and must never find a code's 0-bit
+ * there. */
+static inline void amq__golomb_cursor_seek(amq__golomb_cursor *c, uint64_t position)
+{
+    unsigned shift = (unsigned)(position & 7);
+    c->position = position;
+    c->window = amq__load_u64be(c->bytes + (position >> 3)) << shift;
+    c->available = shift ? 64 - shift : 63;
+}
+
+static inline void amq__golomb_cursor_init(amq__golomb_cursor *c, const uint8_t *bytes,
+                                           uint64_t bit_count, uint64_t position)
+{
+    c->bytes = bytes;
+    c->bit_count = bit_count;
+    amq__golomb_cursor_seek(c, position);
+}
+
+/* The checked path of amq__golomb_cursor_next. */
+int amq__golomb_cursor_next_slow(amq__golomb_cursor *c, const amq__golomb_code *code,
+                                 uint64_t *value);
+
+/* Decode the next value. AMQ_OK, or AMQ_ECORRUPT from the checked path
+ * (the stream ends inside the code, or the value does not fit 64 bits).
+ * rice: true promises a power-of-two divisor (code->short_limit == 0);
+ * given as a constant, it lets the compiler drop the short-remainder test
+ * from the loop's critical path. false is right for any divisor.
+ *
+ * The window's bits after the unary part's 0-bit are the remainder: with
+ * head = window << q, whose top bit is that 0-bit, head >> (63 - b) is the
+ * b candidate remainder bits. A short remainder (b - 1 bits) is one whose
+ * b bits are below 2u. The next code then starts 1 + b or 1 + b - 1 bits
+ * into head: a shift of at most 57, whatever q was. */
+static inline int amq__golomb_cursor_next(amq__golomb_cursor *c, const amq__golomb_code *code,
+                                          bool rice, uint64_t *value)
+{
+    unsigned b = code->remainder_bits;
+    if (AMQ__LIKELY(b <= 56)) {
+        /* The leading ones, at most 63. When q + 1 + b <= available, the
+         * 0-bit ending them and the b bits after it are stream bits. */
+        unsigned q = (unsigned)__builtin_clzll(~c->window | 1);
+        if (AMQ__UNLIKELY(q + 1 + b > c->available)) {
+            amq__golomb_cursor_seek(c, c->position);
+            q = (unsigned)__builtin_clzll(~c->window | 1);
+        }
+        if (AMQ__LIKELY(q + 1 + b <= c->available)) {
+            uint64_t head = c->window << q;
+            uint64_t bits = head >> (63 - b);
+            /* Without a branch: on hashed data a short remainder is a coin
+             * flip, which a branch would mispredict half the time. */
+            unsigned is_short = !rice && bits < 2 * code->short_limit;
+            uint64_t short_mask = 0 - (uint64_t)is_short;
+            uint64_t remainder =
+                ((bits >> 1) & short_mask) | ((bits - code->short_limit) & ~short_mask);
+            unsigned tail = 1 + b - is_short;
+            c->window = head << tail;
+            c->available -= q + tail;
+            c->position += q + tail;
+            *value = (uint64_t)q * code->divisor + remainder;
+            return AMQ_OK;
+        }
+    }
+    /* Through copies, so that c and value, which the fast path keeps in
+     * registers, never have their address taken. */
+    amq__golomb_cursor copy = *c;
+    uint64_t decoded = 0;
+    int status = amq__golomb_cursor_next_slow(&copy, code, &decoded);
+    *c = copy;
+    *value = decoded;
+    return status;
+}
+
 #endif /* AMQ_BITS_H */

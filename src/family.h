@@ -52,6 +52,11 @@ typedef struct amq__family {
      * keeps the file image alive as long as the filter. */
     int (*load)(void **state, const amq__container *c, bool *borrows_image, amq_diag *diag);
     void (*info)(const void *state, amq_info *out);
+    /* The filter's bare data in a named format, in a malloc'd buffer (for
+     * amq_export; NULL: the family exports nothing). AMQ_EUNSUPPORTED with
+     * a message for a format it does not have. */
+    int (*export_as)(const void *state, const char *format, uint8_t **out, size_t *len,
+                     amq_diag *diag);
     void (*destroy)(void *state);
 } amq__family;
 
@@ -71,6 +76,7 @@ extern const amq__family amq__blocked_bloom_family;
 extern const amq__family amq__counting_bloom_family;
 extern const amq__family amq__scalable_bloom_family;
 extern const amq__family amq__cuckoo_family;
+extern const amq__family amq__gcs_family;
 extern const amq__family amq__fuse8_family;
 extern const amq__family amq__fuse16_family;
 

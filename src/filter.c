@@ -28,10 +28,9 @@ struct amq_filter {
 
 /* Every family this build has. Families add themselves here. */
 static const amq__family *const families[] = {
-    &amq__bloom_family,          &amq__blocked_bloom_family,
-    &amq__counting_bloom_family, &amq__scalable_bloom_family,
-    &amq__cuckoo_family,         &amq__fuse8_family,
-    &amq__fuse16_family,         NULL,
+    &amq__bloom_family,          &amq__blocked_bloom_family, &amq__counting_bloom_family,
+    &amq__scalable_bloom_family, &amq__cuckoo_family,        &amq__gcs_family,
+    &amq__fuse8_family,          &amq__fuse16_family,        NULL,
 };
 
 static const size_t family_count = sizeof families / sizeof families[0] - 1;
@@ -167,6 +166,17 @@ int amq_merge(amq_filter *into, const amq_filter *other, amq_diag *diag)
     if (!into->family->merge)
         return amq__fail(diag, AMQ_EUNSUPPORTED, "%s filters cannot be merged", into->family->name);
     return into->family->merge(into->state, other->state, diag);
+}
+
+int amq_export(const amq_filter *f, const char *format, uint8_t **out, size_t *len, amq_diag *diag)
+{
+    assert(f && format && out && len);
+    *out = NULL;
+    *len = 0;
+    if (!f->family->export_as)
+        return amq__fail(diag, AMQ_EUNSUPPORTED, "%s filters have no export format",
+                         f->family->name);
+    return f->family->export_as(f->state, format, out, len, diag);
 }
 
 int amq_family_is_static(const char *name)

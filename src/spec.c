@@ -98,6 +98,10 @@ static int parse_value(amq__option_value *value, const amq__option *option, cons
     int status;
     switch (option->type) {
     case AMQ__OPTION_COUNT:
+        if (option->count_word && strcmp(text, option->count_word) == 0) {
+            value->word = true;
+            return AMQ_OK;
+        }
         status = amq_parse_count(&value->count, text, option->count_min, option->count_max, &inner);
         break;
     case AMQ__OPTION_PROBABILITY:

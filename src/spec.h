@@ -24,7 +24,8 @@
 #include <stdint.h>
 
 typedef enum amq__option_type {
-    AMQ__OPTION_COUNT,       /* integer in [count_min, count_max]; "1e6" allowed */
+    AMQ__OPTION_COUNT,       /* integer in [count_min, count_max]; "1e6" allowed; or
+                                count_word when it is set */
     AMQ__OPTION_PROBABILITY, /* in (0, 1): "0.01", "1e-4", "1/8192", "1%" */
     AMQ__OPTION_REAL,        /* finite real in [real_min, real_max] */
     AMQ__OPTION_CHOICE,      /* one of choices[] (NULL-terminated) */
@@ -37,6 +38,8 @@ typedef struct amq__option {
     const char *alias; /* a short name, e.g. "n", or NULL */
     amq__option_type type;
     uint64_t count_min, count_max;
+    const char *count_word; /* COUNT: a word also accepted instead of a number
+                               (e.g. "best"), or NULL */
     double real_min, real_max;
     const char *const *choices;
     size_t hex_bytes;
@@ -49,6 +52,7 @@ typedef struct amq__option {
 typedef struct amq__option_value {
     bool set;
     uint64_t count;  /* COUNT */
+    bool word;       /* COUNT: the option's count_word was given, not a number */
     double real;     /* PROBABILITY, REAL */
     unsigned choice; /* CHOICE: index into choices */
     uint8_t hex[AMQ__SPEC_MAX_HEX];

@@ -373,6 +373,23 @@ AMQ_API int amq_load_ex(amq_filter **out, const char *path, unsigned flags, amq_
 AMQ_API int amq_merge(amq_filter *into, const amq_filter *other, amq_diag *diag);
 
 /**
+ * Export a filter's bare data in a named format, for other programs: gcs
+ * has "raw" (its Golomb-coded stream, padded to a byte) and "bip158"
+ * (Bitcoin's serialization: N as a CompactSize, then the stream).
+ * @param f the filter; not NULL.
+ * @param format the format's name; not NULL.
+ * @param out receives a malloc'd buffer the caller frees; NULL on failure;
+ *   not NULL.
+ * @param len receives the buffer's length (0 on failure); not NULL.
+ * @param diag on failure, what was wrong; may be NULL.
+ * @return AMQ_OK; AMQ_EUNSUPPORTED (the family exports nothing, or not in
+ *   this format: the message names the family or its formats); AMQ_ENOMEM.
+ * Allocates: the buffer. Thread safety: safe with other readers.
+ */
+AMQ_API int amq_export(const amq_filter *f, const char *format, uint8_t **out, size_t *len,
+                       amq_diag *diag);
+
+/**
  * The name of a filter's family ("bloom", "cuckoo", ...).
  * @return a static string; never NULL.
  */

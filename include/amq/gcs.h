@@ -1,0 +1,331 @@
+/*
+ * amq/gcs.h - Golomb-coded sets: a static filter close to the space minimum.
+ *
+ * A Golomb-coded set (GCS) hashes its N distinct keys into [0, N·M), sorts
+ * the values and stores the gaps between them with a Golomb (or Rice) code.
+ * An absent key's value hits a stored one with chance about 1/M, and the set
+ * takes about log2(M) + 1.5 bits per key, where a Bloom filter of the same
+ * rate takes 1.44·log2(M). Choose it for a set known in advance (it cannot
+ * take keys after it is built, nor remove any) when size matters most: to
+ * ship or store, to keep many of them, to answer batches of keys. A query
+ * decodes part of the bit stream, so it is slower than a Bloom or cuckoo
+ * filter's few memory accesses; a seek index of S entries bounds the part
+ * (about N/S codes), for some bits more.
+ *
+ *   FPR     d/(N·M) per absent key, d the distinct stored values (d ≤ N;
+ *           two keys whose values collide are both kept, as a zero gap):
+ *           about 1/M.
+ *   size    the stream: about log2(M) + 1.5 bits per key with the divisor
+ *           that minimizes it, log2(M) + 1.58 with the Rice code P = log2 M;
+ *           plus the index: S entries of a few dozen bits.
+ *   compat  hash=md5 reproduces the worked example of the article "Golomb-
+ *           coded sets: smaller than Bloom filters"; SipHash with M = 784931,
+ *           P = 19 (amq_gcs_params_bip158) gives BIP158's basic block filters,
+ *           byte for byte (amq_gcs_bip158_serialize, amq_gcs_from_bip158).
+ *
+ * The algorithm, the stream and the index are explained at the top of
+ * src/gcs.c; docs/GCS.md says how to choose the parameters.
+ *
+ * Thread-safety: a built or loaded filter is never modified; any number of
+ * threads may query it at once.
+ */
+#ifndef AMQ_GCS_H
+#define AMQ_GCS_H
+
+#include "amq/amq.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** A Golomb-coded set; opaque. */
+typedef struct amq_gcs amq_gcs;
+
+/** The false-positive rate asked for when none is given: 1/1024 (M = 2^10). */
+#define AMQ_GCS_DEFAULT_FPR (1.0 / 1024)
+/** amq_gcs_params.index_entries: no seek index; queries decode from the start. */
+#define AMQ_GCS_NO_INDEX UINT64_MAX
+/** Codes per index entry by default: S = floor(N / this) entries (none
+ *  below 128 keys). */
+#define AMQ_GCS_DEFAULT_KEYS_PER_ENTRY 128
+/** The most segments a union may hold (see amq_gcs_union). */
+#define AMQ_GCS_MAX_SEGMENTS 64
+/** BIP158's basic filter: M and the Rice parameter P. */
+#define AMQ_GCS_BIP158_RANGE     784931
+#define AMQ_GCS_BIP158_RICE_BITS 19
+
+/** How the gaps are coded. */
+typedef enum amq_gcs_code {
+    /** Rice with P = log2 M when M is a power of two, else Golomb with D = M. */
+    AMQ_GCS_CODE_AUTO = 0,
+    /** Rice with rice_bits = P: divisor 2^P, P-bit remainders. */
+    AMQ_GCS_CODE_RICE = 1,
+    /** Golomb with any divisor D: truncated-binary remainders. */
+    AMQ_GCS_CODE_GOLOMB = 2,
+    /** Rice with the P that minimizes the expected size for M. */
+    AMQ_GCS_CODE_BEST_RICE = 3,
+    /** Golomb with the divisor that minimizes the expected size for M
+     *  (the Gallager-van Voorhis optimum, about 0.69·M). */
+    AMQ_GCS_CODE_BEST_GOLOMB = 4
+} amq_gcs_code;
+
+/** How to build a GCS. A zeroed struct asks for every default. */
+typedef struct amq_gcs_params {
+    amq_hasher hasher;      /**< key hash; all-zero = XXH3 with seed 0. MD5:
+                                 the value is (digest bytes 12..15 big-endian)
+                                 % N·M; XXH3, SipHash: multiply-high. */
+    double fpr;             /**< p: picks M = 1/p rounded to the nearest power
+                                 of two (in log scale) when range is 0;
+                                 0 = AMQ_GCS_DEFAULT_FPR */
+    uint64_t range;         /**< M >= 2: values live in [0, N·M); 0 = from fpr */
+    amq_gcs_code code;      /**< how gaps are coded (AUTO: from M) */
+    uint32_t rice_bits;     /**< P, 0..63, for AMQ_GCS_CODE_RICE */
+    uint64_t divisor;       /**< D >= 1, for AMQ_GCS_CODE_GOLOMB */
+    uint64_t index_entries; /**< S: seek-index entries; 0 = floor(N / 128);
+                                 AMQ_GCS_NO_INDEX = none; at most N */
+} amq_gcs_params;
+
+/**
+ * Fill params with the defaults: XXH3 with seed 0, p = 1/1024 (so M = 1024,
+ * Rice with P = 10), the default index. The same as a zeroed struct.
+ * @param params the struct to fill; not NULL.
+ */
+AMQ_API void amq_gcs_params_init(amq_gcs_params *params);
+
+/**
+ * Fill params for BIP158's basic block filter: SipHash-2-4 with key,
+ * M = 784931, Rice with P = 19, the default index.
+ * @param params the struct to fill; not NULL.
+ * @param key the 16 SipHash key bytes (the first 16 bytes of the block hash
+ *   in internal byte order); copied; not NULL.
+ */
+AMQ_API void amq_gcs_params_bip158(amq_gcs_params *params, const uint8_t key[16]);
+
+/**
+ * Build a GCS from all its keys.
+ *
+ * Keys are hashed to 64 bits; equal hashes count once (so a key given twice
+ * is one key, and N is the number of distinct hashes); the N hashes are
+ * reduced to values in [0, N·M), sorted, and the gaps coded. Two distinct
+ * keys whose values collide are both kept (a zero gap).
+ *
+ * @param out receives the filter; set to NULL on failure; not NULL.
+ * @param params how to build it; NULL = the defaults.
+ * @param keys count key pointers (each may be NULL when its length is 0).
+ * @param lens count key lengths.
+ * @param count the number of keys; 0 gives a valid empty filter.
+ * @param diag on failure, what was wrong; may be NULL.
+ * @return AMQ_OK; AMQ_EINVAL (range below 2, fpr outside (0, 1), rice_bits
+ *   above 63, divisor 0, an unknown code, an invalid hasher); AMQ_ERANGE
+ *   (N·M does not fit 64 bits, or fpr so small that M would not);
+ *   AMQ_ENOMEM.
+ * Allocates: the filter; while building, 16 bytes per key.
+ * Complexity: O(count): hashing, a radix sort, one coding pass.
+ */
+AMQ_API int amq_gcs_build(amq_gcs **out, const amq_gcs_params *params, const void *const *keys,
+                          const size_t *lens, size_t count, amq_diag *diag);
+
+/**
+ * As amq_gcs_build, from the keys' 64-bit hashes under params' hasher
+ * (amq_hash64). The array is not modified.
+ */
+AMQ_API int amq_gcs_build_hashes(amq_gcs **out, const amq_gcs_params *params,
+                                 const uint64_t *hashes, size_t count, amq_diag *diag);
+
+/**
+ * Make a queryable filter from a bare coded stream: count values coded as
+ * params say (with count as N), then zero bits to a byte boundary - what
+ * amq_gcs_stream gives, or the part of a BIP158 filter after its count.
+ *
+ * @param out receives the filter; set to NULL on failure; not NULL.
+ * @param params the parameters the stream was made with; NULL = defaults.
+ * @param count N, the number of values coded.
+ * @param bytes the stream; copied; may be NULL when len is 0.
+ * @param len its length in bytes.
+ * @param diag on failure, what was wrong; may be NULL.
+ * @return AMQ_OK; AMQ_ECORRUPT (a code cut off or not fitting 64 bits,
+ *   fewer or more bytes than count codes take, nonzero padding bits);
+ *   AMQ_EINVAL, AMQ_ERANGE as amq_gcs_build; AMQ_ENOMEM.
+ * Untrusted input: every code is decoded and checked once.
+ */
+AMQ_API int amq_gcs_from_stream(amq_gcs **out, const amq_gcs_params *params, uint64_t count,
+                                const uint8_t *bytes, size_t len, amq_diag *diag);
+
+/**
+ * Decode a serialized BIP158 basic filter (CompactSize N, then the stream)
+ * into a queryable filter, with the block's SipHash key.
+ * @param key the 16 key bytes, as for amq_gcs_params_bip158; not NULL.
+ * @return as amq_gcs_from_stream; AMQ_ECORRUPT also for a missing or
+ *   non-canonical CompactSize.
+ */
+AMQ_API int amq_gcs_from_bip158(amq_gcs **out, const uint8_t key[16], const uint8_t *bytes,
+                                size_t len, amq_diag *diag);
+
+/** Free a filter. Accepts NULL. */
+AMQ_API void amq_gcs_free(amq_gcs *filter);
+
+/**
+ * Is the key maybe in the set? false: certainly not; true: it is, or a
+ * false positive (chance about 1/M).
+ * Allocates: never. Complexity: decodes about N/S codes (N without an
+ *   index), once per segment.
+ */
+AMQ_API bool amq_gcs_contains(const amq_gcs *filter, const void *key, size_t len);
+
+/** As amq_gcs_contains, by the key's 64-bit hash under the filter's hasher. */
+AMQ_API bool amq_gcs_contains_hash(const amq_gcs *filter, uint64_t hash);
+
+/**
+ * Ask for many keys in one pass over the stream: results[i] is true when
+ * keys[i] may be in the set. The same answers as amq_gcs_contains; a match
+ * of every key ("match all") is every result true.
+ *
+ * The keys' values are sorted and merged with the stream, decoding each
+ * code at most once and skipping through the index past long stretches
+ * without queries.
+ * @param results count entries, written; not NULL when count > 0.
+ * @return AMQ_OK; AMQ_ENOMEM (results unspecified).
+ * Allocates: 32 bytes per key per segment, freed before returning.
+ * Complexity: O(N + count).
+ */
+AMQ_API int amq_gcs_match(const amq_gcs *filter, const void *const *keys, const size_t *lens,
+                          size_t count, bool *results);
+
+/** As amq_gcs_match, by the keys' 64-bit hashes. */
+AMQ_API int amq_gcs_match_hashes(const amq_gcs *filter, const uint64_t *hashes, size_t count,
+                                 bool *results);
+
+/**
+ * BIP158's "match any": may any of the keys be in the set? Stops at the
+ * first that may.
+ * @return 1 yes, 0 none (also for count 0), AMQ_ENOMEM.
+ * Allocates, Complexity: as amq_gcs_match.
+ */
+AMQ_API int amq_gcs_match_any(const amq_gcs *filter, const void *const *keys, const size_t *lens,
+                              size_t count);
+
+/** As amq_gcs_match_any, by the keys' 64-bit hashes. */
+AMQ_API int amq_gcs_match_any_hashes(const amq_gcs *filter, const uint64_t *hashes, size_t count);
+
+/**
+ * The union of two sets: a filter that answers "maybe" for every key either
+ * does.
+ *
+ * The values of a set are reduced with its own N, so a union cannot simply
+ * merge the two value lists into one set of N_a + N_b values: a key of a
+ * would need its value for the new N, which only its hash gives. The union
+ * keeps each part as a segment instead: one stream holds a's values, then
+ * b's shifted past a's range; a query asks each segment with that
+ * segment's own N. Nothing is lost (no false negatives), the size is the
+ * sum of the parts', and the FPR is about the sum of theirs
+ * (1 - (1 - fpr_a)(1 - fpr_b)); queries decode once per segment. A key in
+ * both sets is in both segments. Unions of unions concatenate their
+ * segments, up to AMQ_GCS_MAX_SEGMENTS. The index gets S_a + S_b entries.
+ *
+ * @param out receives the union; set to NULL on failure; not NULL.
+ * @param a a set; not NULL.
+ * @param b another set (or a again); not NULL.
+ * @param diag on failure, what was wrong; may be NULL.
+ * @return AMQ_OK; AMQ_EINCOMPATIBLE (M, divisor or hasher differ: the
+ *   message says which); AMQ_ERANGE (more than AMQ_GCS_MAX_SEGMENTS
+ *   segments, or the combined range passes 2^64); AMQ_ENOMEM.
+ * Allocates: the union. Complexity: O(N_a + N_b).
+ */
+AMQ_API int amq_gcs_union(amq_gcs **out, const amq_gcs *a, const amq_gcs *b, amq_diag *diag);
+
+/**
+ * Serialize as BIP158 does: N as a Bitcoin CompactSize, then the stream
+ * padded to a byte. Only a filter of one segment (not a union) has this form.
+ * @param out receives a malloc'd buffer the caller frees (NULL for len 0,
+ *   which never happens: N = 0 is the byte 00); not NULL.
+ * @param len receives the length; not NULL.
+ * @return AMQ_OK; AMQ_EUNSUPPORTED (a union of several segments);
+ *   AMQ_ENOMEM.
+ */
+AMQ_API int amq_gcs_bip158_serialize(const amq_gcs *filter, uint8_t **out, size_t *len);
+
+/**
+ * The coded stream itself: ceil(bit_count / 8) bytes, the codes of every
+ * value in order, then zero bits to a byte boundary.
+ * @param bytes receives a pointer into the filter (valid while it lives; an
+ *   mmap'd filter's points into the file); not NULL.
+ * @param bit_count receives the bits of the codes, without the padding;
+ *   may be NULL.
+ */
+AMQ_API void amq_gcs_stream(const amq_gcs *filter, const uint8_t **bytes, uint64_t *bit_count);
+
+/* ---- statistics ---------------------------------------------------------- */
+
+/** N: the values held (distinct key hashes; a union sums its parts'). */
+AMQ_API uint64_t amq_gcs_count(const amq_gcs *filter);
+/** Distinct values held: N less the collisions (zero gaps). */
+AMQ_API uint64_t amq_gcs_distinct_values(const amq_gcs *filter);
+/** M, the range multiplier. */
+AMQ_API uint64_t amq_gcs_range(const amq_gcs *filter);
+/** The universe N·M the values live in (a union: the sum over its segments). */
+AMQ_API uint64_t amq_gcs_universe(const amq_gcs *filter);
+/** D, the Golomb divisor (2^P for a Rice code). */
+AMQ_API uint64_t amq_gcs_divisor(const amq_gcs *filter);
+/** P when the divisor is a power of two (a Rice code), else -1. */
+AMQ_API int amq_gcs_rice_bits(const amq_gcs *filter);
+/** S, the seek-index entries (0: none). */
+AMQ_API uint64_t amq_gcs_index_entries(const amq_gcs *filter);
+/** Bits of the codes in the stream, without the padding. */
+AMQ_API uint64_t amq_gcs_stream_bits(const amq_gcs *filter);
+/** Bytes of the stream: ceil(stream bits / 8). */
+AMQ_API uint64_t amq_gcs_stream_bytes(const amq_gcs *filter);
+/** Bytes of the seek index's packed entries. */
+AMQ_API uint64_t amq_gcs_index_bytes(const amq_gcs *filter);
+/** Bytes of the filter's data: stream and index. */
+AMQ_API uint64_t amq_gcs_size_bytes(const amq_gcs *filter);
+/** Segments: 1 for a built filter (0 when empty), more for a union. */
+AMQ_API size_t amq_gcs_segments(const amq_gcs *filter);
+/**
+ * The FPR of an absent key: for one segment d/(N·M), d its distinct values
+ * (d/2^32 for MD5 when N·M exceeds 2^32: its values come from 32 bits);
+ * over segments 1 - the product of (1 - each).
+ */
+AMQ_API double amq_gcs_expected_fpr(const amq_gcs *filter);
+/** The hasher keys are hashed with. */
+AMQ_API const amq_hasher *amq_gcs_hasher(const amq_gcs *filter);
+
+/* ---- choosing parameters ------------------------------------------------- */
+
+/**
+ * The expected length in bits of one gap's code with divisor D when the
+ * gaps are those of values spread over N·M: geometric, P(gap = g) =
+ * (1 - θ)θ^g with θ = e^(-1/M). It is 1 + E[q] + the expected remainder
+ * length, with E[q] = θ^D / (1 - θ^D), b = ceil(log2 D), u = 2^b - D and
+ * E[remainder] = b - (1 - θ^u) / (1 - θ^D).
+ * @param range M >= 2.
+ * @param divisor D >= 1.
+ * @return the bits, or 0 for an argument out of range.
+ */
+AMQ_API double amq_gcs_expected_code_bits(uint64_t range, uint64_t divisor);
+
+/**
+ * The Golomb divisor that minimizes the expected size for M (Gallager and
+ * van Voorhis, 1975): the smallest D with θ^D + θ^(D+1) <= 1, θ = e^(-1/M),
+ * i.e. D = ceil(M·ln(1 + θ)), about 0.69·M.
+ * @param range M >= 2.
+ * @return D, or 0 for M < 2.
+ */
+AMQ_API uint64_t amq_gcs_best_divisor(uint64_t range);
+
+/**
+ * The Rice parameter P (0..63) that minimizes amq_gcs_expected_code_bits
+ * for M: 2^P is near M / 1.5.
+ * @param range M >= 2.
+ * @return P, or 0 for M < 2.
+ */
+AMQ_API uint32_t amq_gcs_best_rice_bits(uint64_t range);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* AMQ_GCS_H */
