@@ -71,5 +71,6 @@ extern const amq__family amq__blocked_bloom_family;
 extern const amq__family amq__counting_bloom_family;
 extern const amq__family amq__scalable_bloom_family;
 extern const amq__family amq__cuckoo_family;
+extern const amq__family amq__hfb_family;
 
 #endif /* AMQ_FAMILY_H */

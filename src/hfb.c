@@ -1,0 +1,1197 @@
+/*
+ * hfb.c - hash-free Bloom banks: a static filter over 128-bit IDs that are
+ * already uniformly random, such as MD5 digests of document paths.
+ *
+ * The premise. When the keys are the output of a good hash, any fixed bits
+ * of them are uniform and independent of any other bits, so a slice of an
+ * ID is as good an index as a hash of it - and costs a shift and a mask.
+ * An ID is 16 bytes read as two little-endian 64-bit words, bytes 0..7 being
+ * bits 0..63 and bytes 8..15 bits 64..127; the slice (start, len) is the
+ * number formed by bits start .. start + len - 1, which may cross bit 64:
+ *
+ *     bit 127                      64 63                          0
+ *     | high word (bytes 8..15)     | low word (bytes 0..7)       |
+ *     |    slice 2 = (48, 24): .....|......                       |
+ *                           bits 71..64  63..48
+ *
+ * Banks. A bank is a bit array of 2^len positions with bit v set when some
+ * ID of the set has the value v in the bank's slice. An ID of the set passes
+ * every bank (no false negatives). A random ID not in the set passes a bank
+ * with probability fill = weight / 2^len (weight: the bank's set bits), and,
+ * the slices being disjoint bits of a random ID, passes independent banks
+ * independently:
+ *
+ *     FPR = fill_1 * fill_2 * ... * fill_k        (exactly, given the banks)
+ *
+ * n random IDs fill a bank of m = 2^len bits to 1 - (1 - 1/m)^n on average.
+ *
+ * Building, for n IDs (duplicates counted once) and a target p:
+ *
+ *   1. Sort the IDs and drop duplicates: bucket them by the top bits of the
+ *      high word (a counting sort, 2^min(16, log2 n) buckets), then sort
+ *      each bucket by insertion (qsort for a large one: IDs that are not
+ *      random). n is the number of distinct IDs.
+ *   2. Choose len. Given, or by default the len in 1..32 whose banks are
+ *      expected to take the least stored space: with f = 1 - (1 - 2^-len)^n,
+ *      k = the fewest banks with f^k <= p (at most floor(128 / len), the
+ *      slices there are), and S = the expected stored bits of one bank (the
+ *      smaller of its raw 2^len bits and its Rice code, below), minimize
+ *      k * S. Storing a sparse bank costs about log2(1/f) + 1.6 bits per ID,
+ *      so one bank at fill just below p is usually best: it is a Golomb-coded
+ *      set of the slice values. When p is too small for one bank of at most
+ *      2^32 bits, several narrower banks win. The measured size differs
+ *      from the expectation by the spread of the weights (well under 1% at
+ *      a thousand IDs and more).
+ *   3. Measure every slice j = (j * len, len), j < floor(128 / len): fill a
+ *      scratch bank and count the bits that were newly set. Compare each
+ *      weight with what n random IDs give (below); the largest deviation is
+ *      kept with the filter.
+ *   4. Select. Order the slices by ascending weight (the emptiest bank
+ *      rejects the most, so it is asked first) and keep them in that order
+ *      until the product of the kept fills is at or below p. Every later
+ *      bank is dropped: the emptier ones already reach p, and another bank
+ *      would cost memory and, for the IDs in the set, one more memory access
+ *      per query. A full bank (fill 1) rejects nothing and is never kept.
+ *      If all the slices together do not reach p, the build fails with
+ *      AMQ_ERANGE, saying the best rate they reach and a len that would
+ *      reach p. With the default len that happens only when the IDs fill
+ *      their banks more than random IDs would; the next wider len is then
+ *      tried, up to 32.
+ *   5. Fill the kept banks, and choose each one's stored form.
+ *
+ * Non-random IDs. The number of positions n random IDs fill in m = 2^len
+ * has mean E = m (1 - a) and variance V = m (a - b) + m^2 (b - a^2), with
+ * a = (1 - 1/m)^n (a given position stays empty) and b = (1 - 2/m)^n (two
+ * given ones do). a - b and b - a^2 are differences of nearly equal numbers;
+ * they are computed as
+ *
+ *     a - b   = -a * expm1(n * log1p(-1 / (m - 1)))
+ *     b - a^2 = a^2 * expm1(n * log1p(-1 / (m - 1)^2))
+ *
+ * which lose nothing. A bank's deviation is |weight - E| / (sqrt(V) + 0.5);
+ * the set is flagged as non-random when one exceeds 6, i.e. when some weight
+ * is more than 6 sigma + 3 positions from E. The 3 positions keep a bank
+ * that random IDs fill almost surely exactly (sigma near 0: n much smaller
+ * or much larger than m) from being judged by its tiny sigma; at n << m the
+ * weight falls short of n by a Poisson number of collisions, and 6 sigma + 3
+ * is past its 1e-7 tail. Small integers as IDs (high bits all zero) fill
+ * their high slices' banks with one position each, hundreds of sigmas off.
+ * The filter is still correct - no false negatives - but its FPR for random
+ * absent IDs is not the product of fills the build promised; the warning
+ * says so (amq_hfb_nonrandom, the generic handle's info detail "warning",
+ * the command line's build).
+ *
+ * Stored form of a bank. Raw: the 2^len bits as little-endian 64-bit words
+ * (ceil(2^len / 64) of them). Golomb-Rice: the set positions in increasing
+ * order as gaps g_1 = v_1, g_i = v_i - v_(i-1) - 1 (>= 0), each Rice-coded
+ * with parameter P (bits.h: g >> P in unary, then the low P bits), the
+ * stream padded to a whole byte. The gaps of w random positions in m are
+ * about geometric with mean m / w, which the Rice code stores in about
+ * P + 1 + t / (1 - t) bits, t = (1 - w/m)^(2^P); the best P is near
+ * log2(m / w). The build finds the largest P with w * 2^P <= m, measures the
+ * exact code length at P - 1, P and P + 1, and stores the bank in whichever
+ * of the Rice code and the raw words takes fewer bytes (raw on a tie: it
+ * loads without decoding). Loading decodes a Rice-coded bank into a bit
+ * array: a query never decodes.
+ *
+ * In memory:
+ *
+ *     amq_hfb: banks[0 .. bank_count), in the order they are asked
+ *       bank: words -> 2^len bits (bit v = bit v % 64 of word v / 64)
+ *             mask = 2^len - 1, start, len, weight, how it is stored
+ *
+ * Invariants (checked by the loader on every file, and after every build in
+ * debug builds):
+ *   I1  1 <= bank_count; every bank has the same len in 1..32; the slices
+ *       lie within the 128 bits and do not overlap.
+ *   I2  bank i has exactly weight_i bits set among its 2^len, none beyond.
+ *   I3  weights do not decrease from one bank to the next.
+ *   I4  n = 0: every weight is 0; n > 0: 1 <= weight_i <= min(n, 2^len).
+ *   I5  the product of the fills is at most the target p.
+ *   I6  raw: stored_bits = 2^len, rice_bits = 0; Rice: rice_bits <= len and
+ *       stored_bits is the exact length of the bank's code.
+ *
+ * Queries. contains reads the two words of the ID once, then for each bank
+ * the bit at its slice, stopping at the first 0. Most absent IDs stop at the
+ * first bank: fill_1 of them go on. The batch forms (contains_many,
+ * filter_ids) compute the first bank's position of the ID a fixed distance
+ * ahead and prefetch its word, so the cache misses of several IDs overlap.
+ *
+ * Allocation and cost. A build allocates 32 bytes per ID (the IDs and a sort
+ * buffer), one scratch bank and the kept banks (the scratch becomes the
+ * first), and does floor(128 / len) + k passes over the IDs. A query
+ * allocates nothing. Failures: AMQ_EINVAL (bad parameters, a raw key that is
+ * not 16 bytes), AMQ_ERANGE (p not reachable), AMQ_ENOMEM; a damaged file
+ * AMQ_ECORRUPT.
+ */
+#include "amq/hfb.h"
+#include "bits.h"
+#include "family.h"
+#include "util.h"
+
+#include <assert.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* How many IDs ahead of the one tested the batch queries prefetch. */
+#define PREFETCH_DISTANCE 16
+
+/* The largest bucket step 1 of the build sorts by insertion. */
+#define INSERTION_SORT_MAX 32
+
+/* Added to a bank's standard deviation in the non-random test (see above). */
+#define DEVIATION_SLACK 0.5
+
+/* Banks the generic handle's info lists one by one (4 details each). */
+#define INFO_BANKS_LISTED 5
+
+/* Bits in an ID. */
+#define ID_BITS 128
+
+typedef struct hfb_id {
+    uint64_t low;  /* bytes 0..7: bits 0..63 */
+    uint64_t high; /* bytes 8..15: bits 64..127 */
+} hfb_id;
+
+typedef struct hfb_bank {
+    amq__bitvec bits; /* 2^len bits */
+    uint64_t mask;    /* 2^len - 1 */
+    uint32_t start;
+    uint32_t len;
+    uint64_t weight;
+    uint64_t stored_bits;
+    amq_hfb_encoding encoding;
+    uint32_t rice_bits;
+} hfb_bank;
+
+struct amq_hfb {
+    hfb_bank banks[AMQ_HFB_MAX_BANKS];
+    size_t bank_count;
+    uint32_t bank_bits;
+    amq_hfb_ids ids;
+    uint64_t id_count;
+    double target_fpr;
+    double deviation;
+};
+
+static inline hfb_id id_read(const uint8_t *bytes)
+{
+    hfb_id id = { amq__load_u64le(bytes), amq__load_u64le(bytes + 8) };
+    return id;
+}
+
+/* Bits start .. start + len - 1 of the ID, as a number (mask = 2^len - 1). */
+static inline uint64_t slice_value(uint64_t low, uint64_t high, uint32_t start, uint64_t mask)
+{
+    amq__uint128 id = ((amq__uint128)high << 64) | low;
+    return (uint64_t)(id >> start) & mask;
+}
+
+static inline bool bank_passes(const hfb_bank *bank, uint64_t low, uint64_t high)
+{
+    uint64_t position = slice_value(low, high, bank->start, bank->mask);
+    return (bank->bits.words[position >> 6] >> (position & 63)) & 1;
+}
+
+static inline uint64_t bank_size(uint32_t len)
+{
+    return (uint64_t)1 << len;
+}
+
+static double bank_fill(const hfb_bank *bank)
+{
+    return (double)bank->weight / (double)bank_size(bank->len);
+}
+
+/* Bytes a bank takes in a file. */
+static uint64_t bank_stored_bytes(const hfb_bank *bank)
+{
+    return bank->encoding == AMQ_HFB_RAW ? 8 * amq__bitvec_words_for(bank_size(bank->len))
+                                         : (bank->stored_bits + 7) / 8;
+}
+
+/* ---- sizing ----------------------------------------------------------------------- */
+
+/* The fill n random IDs give a bank of 2^len bits, on average. */
+static double expected_fill(uint64_t n, uint32_t len)
+{
+    return -expm1((double)n * log1p(-ldexp(1.0, -(int)len)));
+}
+
+/* The fewest banks of fill f whose product is at most p; more than
+ * AMQ_HFB_MAX_BANKS when no number of them reaches p. */
+static uint32_t banks_needed(double fill, double p)
+{
+    if (fill <= p)
+        return 1;
+    if (fill >= 1)
+        return AMQ_HFB_MAX_BANKS + 1;
+    double k = ceil(log(p) / log(fill));
+    if (!(k <= AMQ_HFB_MAX_BANKS))
+        return AMQ_HFB_MAX_BANKS + 1;
+    uint32_t banks = k < 1 ? 1 : (uint32_t)k;
+    while (banks > 1 && pow(fill, banks - 1) <= p)
+        banks--;
+    while (banks <= AMQ_HFB_MAX_BANKS && pow(fill, banks) > p)
+        banks++;
+    return banks;
+}
+
+/* The expected Rice-coded size in bits of weight random positions among m,
+ * at the best parameter: weight * (P + 1 + t / (1 - t)), t = (1 - q)^(2^P),
+ * q = weight / m. */
+static double expected_rice_bits(double weight, double m, uint32_t len)
+{
+    if (weight <= 0)
+        return 0;
+    double log_empty = log1p(-weight / m);
+    double best = INFINITY;
+    for (uint32_t p = 0; p <= len; p++) {
+        double x = ldexp(log_empty, (int)p); /* log t */
+        double bits = weight * ((double)p + 1 + exp(x) / -expm1(x));
+        if (bits < best)
+            best = bits;
+    }
+    return best;
+}
+
+double amq_hfb_expected_bits(uint64_t n, double fpr, uint32_t bank_bits)
+{
+    if (bank_bits < 1 || bank_bits > AMQ_HFB_MAX_BANK_BITS || !(fpr > 0 && fpr < 1))
+        return INFINITY;
+    double fill = expected_fill(n, bank_bits);
+    uint32_t banks = banks_needed(fill, fpr);
+    if (banks > ID_BITS / bank_bits)
+        return INFINITY;
+    double m = ldexp(1.0, (int)bank_bits);
+    double raw_bits = 64 * ceil(m / 64);
+    double rice_bits = 8 * ceil(expected_rice_bits(fill * m, m, bank_bits) / 8);
+    return banks * (rice_bits < raw_bits ? rice_bits : raw_bits);
+}
+
+uint32_t amq_hfb_choose_bank_bits(uint64_t n, double fpr)
+{
+    uint32_t best_len = 0;
+    double best = INFINITY;
+    for (uint32_t len = 1; len <= AMQ_HFB_MAX_BANK_BITS; len++) {
+        double bits = amq_hfb_expected_bits(n, fpr, len);
+        if (bits < best) {
+            best = bits;
+            best_len = len;
+        }
+    }
+    return best_len;
+}
+
+/* ---- step 1: sorting the IDs ------------------------------------------------------ */
+
+static inline bool id_less(hfb_id a, hfb_id b)
+{
+    return a.high < b.high || (a.high == b.high && a.low < b.low);
+}
+
+static int compare_ids(const void *a, const void *b)
+{
+    hfb_id x = *(const hfb_id *)a, y = *(const hfb_id *)b;
+    return id_less(y, x) - id_less(x, y);
+}
+
+static void insertion_sort(hfb_id *ids, size_t count)
+{
+    for (size_t i = 1; i < count; i++) {
+        hfb_id id = ids[i];
+        size_t j = i;
+        for (; j > 0 && id_less(id, ids[j - 1]); j--)
+            ids[j] = ids[j - 1];
+        ids[j] = id;
+    }
+}
+
+/* Sort *ids (count of them) and drop duplicates; *ids may be replaced by
+ * another array (the old one is freed). Returns AMQ_OK with the distinct
+ * count in *distinct, or AMQ_ENOMEM (*ids unchanged). */
+static int sort_unique(hfb_id **ids, size_t count, size_t *distinct)
+{
+    *distinct = count;
+    if (count < 2)
+        return AMQ_OK;
+    unsigned bucket_bits = 1;
+    while (bucket_bits < 16 && ((size_t)1 << (bucket_bits + 1)) <= count)
+        bucket_bits++;
+    size_t buckets = (size_t)1 << bucket_bits;
+    size_t *starts = calloc(buckets + 1, sizeof *starts);
+    hfb_id *sorted = malloc(count * sizeof *sorted);
+    if (!starts || !sorted) {
+        free(starts);
+        free(sorted);
+        return AMQ_ENOMEM;
+    }
+    const hfb_id *from = *ids;
+    unsigned shift = 64 - bucket_bits;
+    for (size_t i = 0; i < count; i++)
+        starts[(from[i].high >> shift) + 1]++;
+    for (size_t b = 0; b < buckets; b++)
+        starts[b + 1] += starts[b];
+    for (size_t i = 0; i < count; i++)
+        sorted[starts[from[i].high >> shift]++] = from[i];
+    /* starts[b] is now the end of bucket b, which begins where b - 1 ends. */
+    size_t begin = 0;
+    for (size_t b = 0; b < buckets; b++) {
+        size_t size = starts[b] - begin;
+        if (size > INSERTION_SORT_MAX)
+            qsort(sorted + begin, size, sizeof *sorted, compare_ids);
+        else
+            insertion_sort(sorted + begin, size);
+        begin = starts[b];
+    }
+    free(starts);
+    free(*ids);
+    *ids = sorted;
+    size_t kept = 1;
+    for (size_t i = 1; i < count; i++)
+        if (sorted[i].low != sorted[kept - 1].low || sorted[i].high != sorted[kept - 1].high)
+            sorted[kept++] = sorted[i];
+    *distinct = kept;
+    return AMQ_OK;
+}
+
+/* ---- step 3: measuring the slices ------------------------------------------------- */
+
+/* The deviation of a bank's weight from what n random IDs give a bank of
+ * 2^len bits: |weight - E| / (sigma + DEVIATION_SLACK). */
+static double weight_deviation(uint64_t weight, uint64_t n, uint32_t len)
+{
+    if (n == 0)
+        return 0;
+    double m = ldexp(1.0, (int)len), count = (double)n;
+    double log_empty = count * log1p(-1 / m);
+    double empty = exp(log_empty); /* a */
+    double mean = m * -expm1(log_empty);
+    double a_minus_b = -empty * expm1(count * log1p(-1 / (m - 1)));
+    double b_minus_a2 = empty * empty * expm1(count * log1p(-1 / ((m - 1) * (m - 1))));
+    double variance = m * a_minus_b + m * m * b_minus_a2;
+    double sigma = variance > 0 ? sqrt(variance) : 0;
+    return fabs((double)weight - mean) / (sigma + DEVIATION_SLACK);
+}
+
+/* The weight of every slice j = (j * len, len), j < slices, over the n
+ * distinct IDs, counted in scratch (2^len zero bits; left zero). */
+static void measure_slices(const hfb_id *ids, size_t n, uint32_t len, uint32_t slices,
+                           amq__bitvec *scratch, uint64_t *weights)
+{
+    uint64_t mask = bank_size(len) - 1;
+    uint64_t words = amq__bitvec_words_for(scratch->bit_count);
+    for (uint32_t j = 0; j < slices; j++) {
+        uint32_t start = j * len;
+        uint64_t weight = 0;
+        for (size_t i = 0; i < n; i++)
+            weight += !amq__bitvec_test_and_set(scratch,
+                                                slice_value(ids[i].low, ids[i].high, start, mask));
+        weights[j] = weight;
+        /* Clear what was set: word by word when the IDs are few, else all. */
+        if ((uint64_t)n < words / 8)
+            for (size_t i = 0; i < n; i++)
+                scratch->words[slice_value(ids[i].low, ids[i].high, start, mask) >> 6] = 0;
+        else
+            memset(scratch->words, 0, (size_t)words * sizeof *scratch->words);
+    }
+}
+
+/* ---- step 5: the kept banks and their stored form --------------------------------- */
+
+static void bank_fill_from(hfb_bank *bank, const hfb_id *ids, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        amq__bitvec_set(&bank->bits, slice_value(ids[i].low, ids[i].high, bank->start, bank->mask));
+}
+
+typedef void (*gap_visitor)(void *context, uint64_t gap);
+
+/* Call visit(context, gap) for the gaps between the bank's set positions,
+ * in increasing order (the first gap is the first position). */
+static void bank_gaps(const hfb_bank *bank, gap_visitor visit, void *context)
+{
+    uint64_t words = amq__bitvec_words_for(bank->bits.bit_count);
+    uint64_t next = 0; /* the smallest position the next one may have */
+    for (uint64_t w = 0; w < words; w++) {
+        uint64_t word = bank->bits.words[w];
+        while (word) {
+            uint64_t position = w * 64 + (uint64_t)__builtin_ctzll(word);
+            visit(context, position - next);
+            next = position + 1;
+            word &= word - 1;
+        }
+    }
+}
+
+/* The Rice code lengths at three parameters, measured in one pass. */
+typedef struct rice_lengths {
+    uint32_t parameters[3];
+    uint64_t bits[3];
+    size_t count;
+} rice_lengths;
+
+static void add_gap_lengths(void *context, uint64_t gap)
+{
+    rice_lengths *lengths = context;
+    for (size_t c = 0; c < lengths->count; c++)
+        lengths->bits[c] += (gap >> lengths->parameters[c]) + 1 + lengths->parameters[c];
+}
+
+/* Choose how the bank is stored: Rice-coded when that takes fewer bytes
+ * than the raw words, at the best of the parameters around log2(2^len / w). */
+static void choose_encoding(hfb_bank *bank)
+{
+    uint64_t m = bank_size(bank->len);
+    uint32_t p = 0;
+    while (p < bank->len && (bank->weight << (p + 1)) <= m)
+        p++;
+    rice_lengths lengths = { .count = 0 };
+    for (uint32_t candidate = p ? p - 1 : p; candidate <= p + 1 && candidate <= bank->len;
+         candidate++)
+        lengths.parameters[lengths.count++] = candidate;
+    bank_gaps(bank, add_gap_lengths, &lengths);
+    size_t best = 0;
+    for (size_t c = 1; c < lengths.count; c++)
+        if (lengths.bits[c] < lengths.bits[best])
+            best = c;
+    uint64_t raw_bytes = 8 * amq__bitvec_words_for(m);
+    if ((lengths.bits[best] + 7) / 8 < raw_bytes) {
+        bank->encoding = AMQ_HFB_GOLOMB;
+        bank->rice_bits = lengths.parameters[best];
+        bank->stored_bits = lengths.bits[best];
+    } else {
+        bank->encoding = AMQ_HFB_RAW;
+        bank->rice_bits = 0;
+        bank->stored_bits = m;
+    }
+}
+
+/* ---- building --------------------------------------------------------------------- */
+
+static void banks_free(amq_hfb *f)
+{
+    for (size_t i = 0; i < f->bank_count; i++)
+        amq__bitvec_free(&f->banks[i].bits);
+    f->bank_count = 0;
+}
+
+void amq_hfb_free(amq_hfb *filter)
+{
+    if (!filter)
+        return;
+    banks_free(filter);
+    free(filter);
+}
+
+static int validate(const amq_hfb *f, amq_diag *diag);
+
+/* The message of a build that cannot reach p with banks of len bits. */
+static int unreachable(amq_diag *diag, uint64_t n, double p, uint32_t len, uint32_t slices,
+                       double best_rate)
+{
+    uint32_t suggested = amq_hfb_choose_bank_bits(n, p);
+    char advice[96];
+    if (suggested && suggested != len)
+        snprintf(advice, sizeof advice, "bank-bits=%u would reach it", suggested);
+    else if (suggested)
+        snprintf(advice, sizeof advice, "these IDs fill their banks more than random IDs would");
+    else
+        snprintf(advice, sizeof advice, "no bank size reaches it for %llu IDs",
+                 (unsigned long long)n);
+    return amq__fail(diag, AMQ_ERANGE,
+                     "bank-bits=%u: all %u banks together give an FPR of %.3g, above p = %g; %s",
+                     len, slices, best_rate, p, advice);
+}
+
+/* Steps 3 to 5 with banks of len bits, into f (which holds no banks). */
+static int build_banks(amq_hfb *f, const hfb_id *ids, size_t n, uint32_t len, amq_diag *diag)
+{
+    uint32_t slices = ID_BITS / len;
+    uint64_t m = bank_size(len);
+    amq__bitvec scratch;
+    int status = amq__bitvec_init(&scratch, m);
+    if (status != AMQ_OK)
+        return amq__fail(diag, status, "cannot allocate a bank of 2^%u bits", len);
+    uint64_t weights[AMQ_HFB_MAX_BANKS];
+    measure_slices(ids, n, len, slices, &scratch, weights);
+
+    uint32_t order[AMQ_HFB_MAX_BANKS];
+    f->deviation = 0;
+    for (uint32_t j = 0; j < slices; j++) {
+        double deviation = weight_deviation(weights[j], n, len);
+        if (deviation > f->deviation)
+            f->deviation = deviation;
+        uint32_t at = j; /* insertion by weight, stable in slice order */
+        for (; at > 0 && weights[order[at - 1]] > weights[j]; at--)
+            order[at] = order[at - 1];
+        order[at] = j;
+    }
+    double product = 1;
+    uint32_t kept = 0;
+    while (kept < slices && product > f->target_fpr && weights[order[kept]] < m)
+        product *= (double)weights[order[kept++]] / (double)m;
+    if (product > f->target_fpr) {
+        amq__bitvec_free(&scratch);
+        return unreachable(diag, n, f->target_fpr, len, slices, product);
+    }
+
+    f->bank_bits = len;
+    for (uint32_t i = 0; i < kept; i++) {
+        hfb_bank *bank = &f->banks[i];
+        bank->start = order[i] * len;
+        bank->len = len;
+        bank->mask = m - 1;
+        bank->weight = weights[order[i]];
+        if (i == 0) {
+            bank->bits = scratch;
+        } else {
+            status = amq__bitvec_init(&bank->bits, m);
+            if (status != AMQ_OK) {
+                banks_free(f);
+                return amq__fail(diag, status, "cannot allocate bank %u of 2^%u bits", i, len);
+            }
+        }
+        f->bank_count = i + 1;
+        bank_fill_from(bank, ids, n);
+        choose_encoding(bank);
+    }
+    assert(validate(f, NULL) == AMQ_OK);
+    return AMQ_OK;
+}
+
+/* Build from the caller's IDs in *ids (count of them, taken over and freed). */
+static int build_from_ids(amq_hfb **out, const amq_hfb_params *params, hfb_id *ids, size_t count,
+                          amq_diag *diag)
+{
+    *out = NULL;
+    double p = params->fpr != 0 ? params->fpr : AMQ_HFB_DEFAULT_FPR;
+    int status = AMQ_OK;
+    if (!(p > 0 && p < 1))
+        status = amq__fail(diag, AMQ_EINVAL, "fpr %g is not in (0, 1)", params->fpr);
+    else if (params->bank_bits > AMQ_HFB_MAX_BANK_BITS)
+        status = amq__fail(diag, AMQ_EINVAL,
+                           "bank-bits=%u: a bank of 2^%u bits is too large; the widest is "
+                           "2^%d bits (512 MiB)",
+                           params->bank_bits, params->bank_bits, AMQ_HFB_MAX_BANK_BITS);
+    else if (params->ids != AMQ_HFB_IDS_RAW && params->ids != AMQ_HFB_IDS_MD5)
+        status = amq__fail(diag, AMQ_EINVAL, "unknown ids kind %d", (int)params->ids);
+    amq_hfb *f = NULL;
+    size_t n = 0;
+    if (status == AMQ_OK) {
+        f = calloc(1, sizeof *f);
+        status = f ? sort_unique(&ids, count, &n) : AMQ_ENOMEM;
+        if (status != AMQ_OK)
+            status = amq__fail(diag, status, "out of memory sorting %zu IDs", count);
+    }
+    if (status == AMQ_OK) {
+        f->ids = params->ids;
+        f->id_count = n;
+        f->target_fpr = p;
+        if (params->bank_bits) {
+            status = build_banks(f, ids, n, params->bank_bits, diag);
+        } else {
+            /* The expected best, then wider banks should these IDs fill
+             * them more than random ones. */
+            uint32_t len = amq_hfb_choose_bank_bits(n, p);
+            if (!len)
+                len = AMQ_HFB_MAX_BANK_BITS;
+            do
+                status = build_banks(f, ids, n, len, diag);
+            while (status == AMQ_ERANGE && ++len <= AMQ_HFB_MAX_BANK_BITS);
+        }
+    }
+    free(ids);
+    if (status != AMQ_OK) {
+        amq_hfb_free(f);
+        return status;
+    }
+    *out = f;
+    return AMQ_OK;
+}
+
+int amq_hfb_build(amq_hfb **out, const amq_hfb_params *params, const uint8_t *ids, size_t count,
+                  amq_diag *diag)
+{
+    assert(out && params && (count == 0 || ids));
+    *out = NULL;
+    hfb_id *copy = malloc((count ? count : 1) * sizeof *copy);
+    if (!copy)
+        return amq__fail(diag, AMQ_ENOMEM, "out of memory copying %zu IDs", count);
+    for (size_t i = 0; i < count; i++)
+        copy[i] = id_read(ids + i * AMQ_HFB_ID_BYTES);
+    return build_from_ids(out, params, copy, count, diag);
+}
+
+int amq_hfb_build_keys(amq_hfb **out, const amq_hfb_params *params, const void *const *keys,
+                       const size_t *lens, size_t count, amq_diag *diag)
+{
+    assert(out && params && (count == 0 || (keys && lens)));
+    *out = NULL;
+    hfb_id *ids = malloc((count ? count : 1) * sizeof *ids);
+    if (!ids)
+        return amq__fail(diag, AMQ_ENOMEM, "out of memory for %zu IDs", count);
+    for (size_t i = 0; i < count; i++) {
+        if (params->ids == AMQ_HFB_IDS_MD5) {
+            uint8_t digest[16];
+            amq_md5(digest, keys[i], lens[i]);
+            ids[i] = id_read(digest);
+        } else if (lens[i] == AMQ_HFB_ID_BYTES) {
+            ids[i] = id_read(keys[i]);
+        } else {
+            free(ids);
+            return amq__fail(diag, AMQ_EINVAL,
+                             "key %zu of %zu is %zu bytes: an hfb ID is 16 bytes (or build "
+                             "with hash=md5 to hash keys into IDs)",
+                             i + 1, count, lens[i]);
+        }
+    }
+    return build_from_ids(out, params, ids, count, diag);
+}
+
+/* ---- queries ---------------------------------------------------------------------- */
+
+static inline bool passes_all(const amq_hfb *f, uint64_t low, uint64_t high)
+{
+    for (size_t i = 0; i < f->bank_count; i++)
+        if (!bank_passes(&f->banks[i], low, high))
+            return false;
+    return true;
+}
+
+bool amq_hfb_contains(const amq_hfb *filter, const uint8_t id[16])
+{
+    hfb_id x = id_read(id);
+    return passes_all(filter, x.low, x.high);
+}
+
+int amq_hfb_contains_key(const amq_hfb *filter, const void *key, size_t len)
+{
+    if (filter->ids == AMQ_HFB_IDS_MD5) {
+        uint8_t digest[16];
+        amq_md5(digest, key, len);
+        return amq_hfb_contains(filter, digest);
+    }
+    if (len != AMQ_HFB_ID_BYTES)
+        return AMQ_EINVAL;
+    return amq_hfb_contains(filter, key);
+}
+
+/* The batch pipeline: ID i's first-bank word is prefetched while ID
+ * i - PREFETCH_DISTANCE is tested. With results, its answer goes there;
+ * with kept, a passing ID is copied to kept[passed] (kept may be ids: an ID
+ * is read before any write reaches its slot). Returns the IDs that passed.
+ * The prefetch stays in this loop, where the compiler cannot judge it free
+ * of effects and drop it. */
+static size_t pipeline(const amq_hfb *f, const uint8_t *ids, size_t count, uint8_t *results,
+                       uint8_t *kept)
+{
+    const hfb_bank *first = &f->banks[0];
+    size_t passed = 0;
+    for (size_t i = 0; i < count + PREFETCH_DISTANCE; i++) {
+        if (i < count) {
+            hfb_id ahead = id_read(ids + i * AMQ_HFB_ID_BYTES);
+            uint64_t position = slice_value(ahead.low, ahead.high, first->start, first->mask);
+            __builtin_prefetch(&first->bits.words[position >> 6]);
+        }
+        if (i >= PREFETCH_DISTANCE) {
+            size_t j = i - PREFETCH_DISTANCE;
+            const uint8_t *bytes = ids + j * AMQ_HFB_ID_BYTES;
+            hfb_id id = id_read(bytes);
+            bool pass = passes_all(f, id.low, id.high);
+            if (results)
+                results[j] = pass;
+            if (pass && kept && kept + passed * AMQ_HFB_ID_BYTES != bytes)
+                memcpy(kept + passed * AMQ_HFB_ID_BYTES, bytes, AMQ_HFB_ID_BYTES);
+            passed += pass;
+        }
+    }
+    return passed;
+}
+
+void amq_hfb_contains_many(const amq_hfb *filter, const uint8_t *ids, size_t count,
+                           uint8_t *results)
+{
+    pipeline(filter, ids, count, results, NULL);
+}
+
+size_t amq_hfb_filter_ids(const amq_hfb *filter, const uint8_t *ids, size_t count, uint8_t *kept)
+{
+    return pipeline(filter, ids, count, NULL, kept);
+}
+
+/* ---- statistics ------------------------------------------------------------------- */
+
+amq_hfb_ids amq_hfb_id_kind(const amq_hfb *filter)
+{
+    return filter->ids;
+}
+
+uint64_t amq_hfb_id_count(const amq_hfb *filter)
+{
+    return filter->id_count;
+}
+
+uint32_t amq_hfb_bank_bits(const amq_hfb *filter)
+{
+    return filter->bank_bits;
+}
+
+size_t amq_hfb_bank_count(const amq_hfb *filter)
+{
+    return filter->bank_count;
+}
+
+size_t amq_hfb_slice_count(const amq_hfb *filter)
+{
+    return ID_BITS / filter->bank_bits;
+}
+
+int amq_hfb_bank_get(const amq_hfb *filter, size_t i, amq_hfb_bank *out)
+{
+    if (i >= filter->bank_count)
+        return AMQ_EINVAL;
+    const hfb_bank *bank = &filter->banks[i];
+    out->start = bank->start;
+    out->len = bank->len;
+    out->weight = bank->weight;
+    out->fill = bank_fill(bank);
+    out->encoding = bank->encoding;
+    out->rice_bits = bank->rice_bits;
+    out->stored_bits = bank->stored_bits;
+    return AMQ_OK;
+}
+
+double amq_hfb_target_fpr(const amq_hfb *filter)
+{
+    return filter->target_fpr;
+}
+
+double amq_hfb_expected_fpr(const amq_hfb *filter)
+{
+    double product = 1;
+    for (size_t i = 0; i < filter->bank_count; i++)
+        product *= bank_fill(&filter->banks[i]);
+    return product;
+}
+
+uint64_t amq_hfb_table_bytes(const amq_hfb *filter)
+{
+    uint64_t bytes = 0;
+    for (size_t i = 0; i < filter->bank_count; i++)
+        bytes += 8 * amq__bitvec_words_for(filter->banks[i].bits.bit_count);
+    return bytes;
+}
+
+uint64_t amq_hfb_stored_bytes(const amq_hfb *filter)
+{
+    uint64_t bytes = 0;
+    for (size_t i = 0; i < filter->bank_count; i++)
+        bytes += bank_stored_bytes(&filter->banks[i]);
+    return bytes;
+}
+
+double amq_hfb_deviation(const amq_hfb *filter)
+{
+    return filter->deviation;
+}
+
+bool amq_hfb_nonrandom(const amq_hfb *filter)
+{
+    return filter->deviation > AMQ_HFB_NONRANDOM_DEVIATION;
+}
+
+/* ---- invariants ------------------------------------------------------------------- */
+
+/* The filter's own fields: target and deviation in range. */
+static int check_header(const amq_hfb *f, amq_diag *diag)
+{
+    if (!(f->target_fpr > 0 && f->target_fpr < 1))
+        return amq__fail(diag, AMQ_ECORRUPT, "hfb target fpr %g is not in (0, 1)", f->target_fpr);
+    if (!(f->deviation >= 0 && f->deviation < INFINITY))
+        return amq__fail(diag, AMQ_ECORRUPT, "hfb deviation %g is not a finite non-negative number",
+                         f->deviation);
+    return AMQ_OK;
+}
+
+/* I1, I3, I4 and I6 for bank i against the banks before it. */
+static int check_bank(const amq_hfb *f, size_t i, amq_diag *diag)
+{
+    const hfb_bank *bank = &f->banks[i];
+    uint32_t len = bank->len;
+    if (len < 1 || len > AMQ_HFB_MAX_BANK_BITS || len != f->bank_bits)
+        return amq__fail(diag, AMQ_ECORRUPT, "hfb bank %zu has len %u (the filter's is %u)", i, len,
+                         f->bank_bits);
+    uint64_t m = bank_size(len);
+    if (bank->start > ID_BITS - len)
+        return amq__fail(diag, AMQ_ECORRUPT, "hfb bank %zu's slice %u+%u passes bit 127", i,
+                         bank->start, len);
+    for (size_t j = 0; j < i; j++)
+        if (bank->start < f->banks[j].start + len && f->banks[j].start < bank->start + len)
+            return amq__fail(diag, AMQ_ECORRUPT, "hfb bank %zu's slice %u+%u overlaps bank %zu's",
+                             i, bank->start, len, j);
+    if (f->id_count == 0 ? bank->weight != 0
+                         : bank->weight < 1 || bank->weight > m || bank->weight > f->id_count)
+        return amq__fail(diag, AMQ_ECORRUPT, "hfb bank %zu has weight %llu for %llu IDs", i,
+                         (unsigned long long)bank->weight, (unsigned long long)f->id_count);
+    if (i > 0 && bank->weight < f->banks[i - 1].weight)
+        return amq__fail(diag, AMQ_ECORRUPT, "hfb bank %zu is emptier than bank %zu before it", i,
+                         i - 1);
+    bool valid = bank->encoding == AMQ_HFB_RAW
+                     ? bank->rice_bits == 0 && bank->stored_bits == m
+                     : bank->encoding == AMQ_HFB_GOLOMB && bank->rice_bits <= len &&
+                           bank->stored_bits >= bank->weight * (bank->rice_bits + 1);
+    if (!valid)
+        return amq__fail(
+            diag, AMQ_ECORRUPT, "hfb bank %zu: encoding %u with parameter %u cannot take %llu bits",
+            i, (unsigned)bank->encoding, bank->rice_bits, (unsigned long long)bank->stored_bits);
+    return AMQ_OK;
+}
+
+/* I1 .. I6 (see the top of the file), but for the banks' bits matching
+ * their weights (I2), which the loader checks while decoding and the build
+ * makes so. AMQ_ECORRUPT naming the first that fails. */
+static int validate(const amq_hfb *f, amq_diag *diag)
+{
+    if (f->bank_count < 1 || f->bank_count > AMQ_HFB_MAX_BANKS)
+        return amq__fail(diag, AMQ_ECORRUPT, "hfb bank count %zu is not in 1..%d", f->bank_count,
+                         AMQ_HFB_MAX_BANKS);
+    int status = check_header(f, diag);
+    for (size_t i = 0; i < f->bank_count && status == AMQ_OK; i++)
+        status = check_bank(f, i, diag);
+    if (status == AMQ_OK && amq_hfb_expected_fpr(f) > f->target_fpr)
+        status = amq__fail(diag, AMQ_ECORRUPT, "hfb banks give an FPR of %g, above the target %g",
+                           amq_hfb_expected_fpr(f), f->target_fpr);
+    return status;
+}
+
+/* ---- the generic handle's view ---------------------------------------------------- */
+
+static const amq__option option_bank_bits = {
+    .name = "bank-bits",
+    .type = AMQ__OPTION_COUNT,
+    .count_min = 1,
+    .count_max = ID_BITS,
+};
+
+/* seed and key are listed only to be refused with a reason. */
+static const amq__option *const hfb_options[] = {
+    &amq__option_fpr,  &option_bank_bits, &amq__option_hash,
+    &amq__option_seed, &amq__option_key,  NULL,
+};
+
+static int family_build(void **state, const amq__spec *spec, const void *const *keys,
+                        const size_t *lens, size_t count, amq_diag *diag)
+{
+    const amq__option_value *hash = amq__spec_get(spec, &amq__option_hash);
+    if (hash && strcmp(amq__option_hash.choices[hash->choice], "md5") != 0)
+        return amq__fail(diag, AMQ_EINVAL,
+                         "hfb takes raw 16-byte IDs, or hash=md5 to hash keys into IDs; "
+                         "not hash=%s",
+                         amq__option_hash.choices[hash->choice]);
+    if (amq__spec_get(spec, &amq__option_seed) || amq__spec_get(spec, &amq__option_key))
+        return amq__fail(diag, AMQ_EINVAL,
+                         "hfb takes no %s: its IDs are used as they are (raw IDs or MD5 "
+                         "digests with hash=md5)",
+                         amq__spec_get(spec, &amq__option_seed) ? "seed" : "key");
+    amq_hfb_params params = {
+        .fpr = amq__spec_real(spec, &amq__option_fpr, AMQ_HFB_DEFAULT_FPR),
+        .bank_bits = (uint32_t)amq__spec_count(spec, &option_bank_bits, 0),
+        .ids = hash ? AMQ_HFB_IDS_MD5 : AMQ_HFB_IDS_RAW,
+    };
+    amq_hfb *f;
+    int status = amq_hfb_build_keys(&f, &params, keys, lens, count, diag);
+    *state = f;
+    return status;
+}
+
+static int family_contains(const void *state, const void *key, size_t len)
+{
+    return amq_hfb_contains_key(state, key, len);
+}
+
+static void saved_hasher(const amq_hfb *f, amq_hasher *out)
+{
+    if (f->ids == AMQ_HFB_IDS_MD5)
+        amq_hasher_md5(out);
+    else
+        amq_hasher_xxh3(out, 0);
+}
+
+typedef struct rice_writer {
+    amq__bitwriter writer;
+    uint32_t rice_bits;
+} rice_writer;
+
+static void write_gap(void *context, uint64_t gap)
+{
+    rice_writer *w = context;
+    amq__bitwriter_put_rice(&w->writer, gap, w->rice_bits);
+}
+
+/* Write the bank's Rice code to out (its stored bytes). */
+static int encode_rice(const hfb_bank *bank, uint8_t *out)
+{
+    rice_writer w = { .rice_bits = bank->rice_bits };
+    amq__bitwriter_init(&w.writer);
+    amq__bitwriter_reserve(&w.writer, bank->stored_bits);
+    bank_gaps(bank, write_gap, &w);
+    uint8_t *bytes = NULL;
+    size_t byte_count = 0;
+    uint64_t bits = 0;
+    int status = amq__bitwriter_finish(&w.writer, &bytes, &byte_count, &bits);
+    if (status != AMQ_OK)
+        return status;
+    assert(bits == bank->stored_bits && byte_count == bank_stored_bytes(bank));
+    if (byte_count)
+        memcpy(out, bytes, byte_count);
+    free(bytes);
+    return AMQ_OK;
+}
+
+/* Saved: u8 ids (0 raw, 1 MD5), u8 bank count, u64 IDs, f64 target fpr,
+ * f64 deviation; then per bank u8 start, u8 len, u8 encoding (0 raw,
+ * 1 Golomb-Rice), u8 Rice parameter, u64 weight, u64 stored bits. The
+ * payload is the banks' stored forms one after another, in query order. */
+static int family_save(const void *state, amq__saved *out)
+{
+    const amq_hfb *f = state;
+    saved_hasher(f, &out->hasher);
+    amq__params_put_u8(&out->params, (uint8_t)f->ids);
+    amq__params_put_u8(&out->params, (uint8_t)f->bank_count);
+    amq__params_put_u64(&out->params, f->id_count);
+    amq__params_put_f64(&out->params, f->target_fpr);
+    amq__params_put_f64(&out->params, f->deviation);
+    uint64_t total = 0;
+    for (size_t i = 0; i < f->bank_count; i++) {
+        const hfb_bank *bank = &f->banks[i];
+        amq__params_put_u8(&out->params, (uint8_t)bank->start);
+        amq__params_put_u8(&out->params, (uint8_t)bank->len);
+        amq__params_put_u8(&out->params, (uint8_t)bank->encoding);
+        amq__params_put_u8(&out->params, (uint8_t)bank->rice_bits);
+        amq__params_put_u64(&out->params, bank->weight);
+        amq__params_put_u64(&out->params, bank->stored_bits);
+        total += bank_stored_bytes(bank);
+    }
+    if (total == 0)
+        return AMQ_OK;
+    if (total > SIZE_MAX)
+        return AMQ_ERANGE;
+    uint8_t *payload = malloc((size_t)total);
+    if (!payload)
+        return AMQ_ENOMEM;
+    uint8_t *at = payload;
+    for (size_t i = 0; i < f->bank_count; i++) {
+        const hfb_bank *bank = &f->banks[i];
+        if (bank->encoding == AMQ_HFB_RAW) {
+            for (uint64_t w = 0; w < amq__bitvec_words_for(bank->bits.bit_count); w++)
+                amq__store_u64le(at + 8 * w, bank->bits.words[w]);
+        } else {
+            int status = encode_rice(bank, at);
+            if (status != AMQ_OK) {
+                free(payload);
+                return status;
+            }
+        }
+        at += bank_stored_bytes(bank);
+    }
+    out->scratch = payload;
+    out->pieces[0].data = payload;
+    out->pieces[0].len = total;
+    out->piece_count = 1;
+    return AMQ_OK;
+}
+
+/* A bank of 2^len zero bits for decoding a Rice code of weight positions.
+ * A sparse one (fewer set bits than 4 KiB pages) is calloc'd, so that only
+ * the pages its bits touch are ever made: a small file cannot make the
+ * loader write gigabytes. A denser one is an ordinary (huge-page) table. */
+static int bank_alloc_for_code(amq__bitvec *bits, uint32_t len, uint64_t weight)
+{
+    uint64_t m = bank_size(len);
+    if (weight >= m / (4096 * 8))
+        return amq__bitvec_init(bits, m);
+    bits->words = calloc((size_t)amq__bitvec_words_for(m), sizeof *bits->words);
+    bits->bit_count = bits->words ? m : 0;
+    return bits->words ? AMQ_OK : AMQ_ENOMEM;
+}
+
+/* Decode bank i's Rice code (its header fields already set) from bytes. */
+static int decode_rice(hfb_bank *bank, size_t i, const uint8_t *bytes, amq_diag *diag)
+{
+    uint64_t m = bank_size(bank->len);
+    int status = bank_alloc_for_code(&bank->bits, bank->len, bank->weight);
+    if (status != AMQ_OK)
+        return amq__fail(diag, status, "cannot allocate hfb bank %zu of 2^%u bits", i, bank->len);
+    amq__bitreader reader;
+    amq__bitreader_init(&reader, bytes, bank->stored_bits);
+    uint64_t next = 0;
+    for (uint64_t k = 0; k < bank->weight; k++) {
+        uint64_t gap;
+        if (amq__bitreader_get_rice(&reader, bank->rice_bits, &gap) != AMQ_OK)
+            return amq__fail(diag, AMQ_ECORRUPT,
+                             "hfb bank %zu's code ends after %llu of %llu "
+                             "positions",
+                             i, (unsigned long long)k, (unsigned long long)bank->weight);
+        if (gap >= m - next)
+            return amq__fail(diag, AMQ_ECORRUPT, "hfb bank %zu's position %llu is past 2^%u", i,
+                             (unsigned long long)k, bank->len);
+        amq__bitvec_set(&bank->bits, next + gap);
+        next += gap + 1;
+    }
+    if (reader.position != bank->stored_bits)
+        return amq__fail(diag, AMQ_ECORRUPT,
+                         "hfb bank %zu's code has %llu bits past its %llu positions", i,
+                         (unsigned long long)(bank->stored_bits - reader.position),
+                         (unsigned long long)bank->weight);
+    unsigned tail = (unsigned)(bank->stored_bits % 8);
+    if (tail && (bytes[bank->stored_bits / 8] & (0xffu >> tail)) != 0)
+        return amq__fail(diag, AMQ_ECORRUPT, "hfb bank %zu's code has padding bits set", i);
+    return AMQ_OK;
+}
+
+static int load_bank(amq_hfb *f, amq__params_reader *r, const amq__container *c, uint64_t *offset,
+                     amq_diag *diag)
+{
+    size_t i = f->bank_count;
+    hfb_bank *bank = &f->banks[i];
+    uint8_t start = 0, len = 0, encoding = 0, rice_bits = 0;
+    if (amq__params_get_u8(r, &start) || amq__params_get_u8(r, &len) ||
+        amq__params_get_u8(r, &encoding) || amq__params_get_u8(r, &rice_bits) ||
+        amq__params_get_u64(r, &bank->weight) || amq__params_get_u64(r, &bank->stored_bits))
+        return amq__fail(diag, AMQ_ECORRUPT, "hfb parameters end inside bank %zu", i);
+    if (i == 0)
+        f->bank_bits = len;
+    bank->start = start;
+    bank->len = len;
+    bank->encoding = (amq_hfb_encoding)encoding;
+    bank->rice_bits = rice_bits;
+    f->bank_count = i + 1; /* from here its bits are freed with the filter */
+    int status = check_bank(f, i, diag);
+    if (status != AMQ_OK)
+        return status;
+    bank->mask = bank_size(len) - 1;
+    uint64_t bytes = bank_stored_bytes(bank);
+    if (c->payload_len - *offset < bytes)
+        return amq__fail(diag, AMQ_ECORRUPT, "hfb payload ends inside bank %zu", i);
+    const uint8_t *at = c->payload + *offset;
+    *offset += bytes;
+    if (bank->encoding == AMQ_HFB_GOLOMB)
+        return decode_rice(bank, i, at, diag);
+    status = amq__bitvec_load_words(&bank->bits, bank_size(len), at, bytes, diag);
+    if (status != AMQ_OK)
+        return status;
+    if (amq__bitvec_popcount(&bank->bits) != bank->weight)
+        return amq__fail(diag, AMQ_ECORRUPT, "hfb bank %zu has %llu bits set, its header says %llu",
+                         i, (unsigned long long)amq__bitvec_popcount(&bank->bits),
+                         (unsigned long long)bank->weight);
+    return AMQ_OK;
+}
+
+static int family_load(void **state, const amq__container *c, bool *borrows_image, amq_diag *diag)
+{
+    *borrows_image = false;
+    amq__params_reader r;
+    amq__params_reader_init(&r, c->params, c->params_len);
+    uint8_t ids = 0, bank_count = 0;
+    uint64_t id_count = 0;
+    double target_fpr = 0, deviation = 0;
+    if (amq__params_get_u8(&r, &ids) || amq__params_get_u8(&r, &bank_count) ||
+        amq__params_get_u64(&r, &id_count) || amq__params_get_f64(&r, &target_fpr) ||
+        amq__params_get_f64(&r, &deviation))
+        return amq__fail(diag, AMQ_ECORRUPT, "hfb parameters are %u bytes, too short",
+                         c->params_len);
+    if (ids > AMQ_HFB_IDS_MD5)
+        return amq__fail(diag, AMQ_ECORRUPT, "hfb ids kind %u is not 0 (raw) or 1 (md5)", ids);
+    if (bank_count < 1 || bank_count > AMQ_HFB_MAX_BANKS)
+        return amq__fail(diag, AMQ_ECORRUPT, "hfb bank count %u is not in 1..%d", bank_count,
+                         AMQ_HFB_MAX_BANKS);
+    amq_hfb *f = calloc(1, sizeof *f);
+    if (!f)
+        return amq__fail(diag, AMQ_ENOMEM, "out of memory");
+    f->ids = (amq_hfb_ids)ids;
+    f->id_count = id_count;
+    f->target_fpr = target_fpr;
+    f->deviation = deviation;
+    amq_hasher expected;
+    saved_hasher(f, &expected);
+    int status = check_header(f, diag);
+    if (status == AMQ_OK && (expected.kind != c->hasher.kind ||
+                             memcmp(expected.key, c->hasher.key, sizeof expected.key) != 0))
+        status = amq__fail(diag, AMQ_ECORRUPT, "an hfb filter of %s IDs must record hasher %s",
+                           ids ? "MD5" : "raw", ids ? "md5" : "xxh3 with seed 0");
+    uint64_t offset = 0;
+    while (status == AMQ_OK && f->bank_count < bank_count)
+        status = load_bank(f, &r, c, &offset, diag);
+    if (status == AMQ_OK)
+        status = validate(f, diag);
+    if (status == AMQ_OK && amq__params_end(&r))
+        status = amq__fail(diag, AMQ_ECORRUPT, "hfb parameters have trailing bytes");
+    if (status == AMQ_OK && offset != c->payload_len)
+        status = amq__fail(diag, AMQ_ECORRUPT, "hfb payload has %llu bytes past its banks",
+                           (unsigned long long)(c->payload_len - offset));
+    if (status != AMQ_OK) {
+        amq_hfb_free(f);
+        return status;
+    }
+    *state = f;
+    return AMQ_OK;
+}
+
+static void family_info(const void *state, amq_info *out)
+{
+    const amq_hfb *f = state;
+    double n = (double)f->id_count;
+    out->capacity = f->id_count;
+    out->count = f->id_count;
+    out->estimated_count = n;
+    out->size_bytes = amq_hfb_table_bytes(f);
+    out->bits_per_key = n > 0 ? (double)out->size_bytes * 8 / n : 0;
+    out->target_fpr = f->target_fpr;
+    out->expected_fpr = amq_hfb_expected_fpr(f);
+    saved_hasher(f, &out->hasher);
+    amq__info_text(out, "ids", f->ids == AMQ_HFB_IDS_MD5 ? "md5" : "raw");
+    amq__info_number(out, "bank_bits", f->bank_bits);
+    amq__info_number(out, "banks", (double)f->bank_count);
+    amq__info_number(out, "banks_total", (double)amq_hfb_slice_count(f));
+    amq__info_number(out, "stored_bits_per_id",
+                     n > 0 ? (double)amq_hfb_stored_bytes(f) * 8 / n : 0);
+    amq__info_number(out, "random_fill", expected_fill(f->id_count, f->bank_bits));
+    amq__info_number(out, "deviation", f->deviation);
+    if (amq_hfb_nonrandom(f))
+        amq__info_text(out, "warning", "ids look non-random");
+    size_t listed = f->bank_count < INFO_BANKS_LISTED ? f->bank_count : INFO_BANKS_LISTED;
+    amq__info_number(out, "banks_listed", (double)listed);
+    for (size_t i = 0; i < listed; i++) {
+        const hfb_bank *bank = &f->banks[i];
+        char name[32], text[32];
+        snprintf(name, sizeof name, "bank%zu_slice", i);
+        snprintf(text, sizeof text, "%u+%u", bank->start, bank->len);
+        amq__info_text(out, name, text);
+        snprintf(name, sizeof name, "bank%zu_fill", i);
+        amq__info_number(out, name, bank_fill(bank));
+        snprintf(name, sizeof name, "bank%zu_stored_bits", i);
+        amq__info_number(out, name, (double)bank->stored_bits);
+        snprintf(name, sizeof name, "bank%zu_encoding", i);
+        amq__info_text(out, name, bank->encoding == AMQ_HFB_RAW ? "raw" : "golomb");
+    }
+}
+
+static void family_destroy(void *state)
+{
+    amq_hfb_free(state);
+}
+
+const amq__family amq__hfb_family = {
+    .name = "hfb",
+    .id = AMQ__FAMILY_HFB,
+    .options = hfb_options,
+    .build = family_build,
+    .contains = family_contains,
+    .save = family_save,
+    .load = family_load,
+    .info = family_info,
+    .destroy = family_destroy,
+};
