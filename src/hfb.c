@@ -117,6 +117,9 @@
  * filter_ids) compute the first bank's position of the ID a fixed distance
  * ahead and prefetch its word, so the cache misses of several IDs overlap.
  *
+ * The saved form and the generic handle's view (spec options, info) are in
+ * hfb_family.c; hfb_internal.h holds what the two files share.
+ *
  * Allocation and cost. A build allocates 32 bytes per ID (the IDs and a sort
  * buffer), one scratch bank and the kept banks (the scratch becomes the
  * first), and does floor(128 / len) + k passes over the IDs. A query
@@ -124,9 +127,7 @@
  * not 16 bytes), AMQ_ERANGE (p not reachable), AMQ_ENOMEM; a damaged file
  * AMQ_ECORRUPT.
  */
-#include "amq/hfb.h"
-#include "bits.h"
-#include "family.h"
+#include "hfb_internal.h"
 #include "util.h"
 
 #include <assert.h>
@@ -144,37 +145,10 @@
 /* Added to a bank's standard deviation in the non-random test (see above). */
 #define DEVIATION_SLACK 0.5
 
-/* Banks the generic handle's info lists one by one (4 details each). */
-#define INFO_BANKS_LISTED 5
-
-/* Bits in an ID. */
-#define ID_BITS 128
-
 typedef struct hfb_id {
     uint64_t low;  /* bytes 0..7: bits 0..63 */
     uint64_t high; /* bytes 8..15: bits 64..127 */
 } hfb_id;
-
-typedef struct hfb_bank {
-    amq__bitvec bits; /* 2^len bits */
-    uint64_t mask;    /* 2^len - 1 */
-    uint32_t start;
-    uint32_t len;
-    uint64_t weight;
-    uint64_t stored_bits;
-    amq_hfb_encoding encoding;
-    uint32_t rice_bits;
-} hfb_bank;
-
-struct amq_hfb {
-    hfb_bank banks[AMQ_HFB_MAX_BANKS];
-    size_t bank_count;
-    uint32_t bank_bits;
-    amq_hfb_ids ids;
-    uint64_t id_count;
-    double target_fpr;
-    double deviation;
-};
 
 static inline hfb_id id_read(const uint8_t *bytes)
 {
@@ -189,33 +163,21 @@ static inline uint64_t slice_value(uint64_t low, uint64_t high, uint32_t start, 
     return (uint64_t)(id >> start) & mask;
 }
 
-static inline bool bank_passes(const hfb_bank *bank, uint64_t low, uint64_t high)
+static inline bool bank_passes(const amq__hfb_bank *bank, uint64_t low, uint64_t high)
 {
     uint64_t position = slice_value(low, high, bank->start, bank->mask);
     return (bank->bits.words[position >> 6] >> (position & 63)) & 1;
 }
 
-static inline uint64_t bank_size(uint32_t len)
+uint64_t amq__hfb_bank_stored_bytes(const amq__hfb_bank *bank)
 {
-    return (uint64_t)1 << len;
-}
-
-static double bank_fill(const hfb_bank *bank)
-{
-    return (double)bank->weight / (double)bank_size(bank->len);
-}
-
-/* Bytes a bank takes in a file. */
-static uint64_t bank_stored_bytes(const hfb_bank *bank)
-{
-    return bank->encoding == AMQ_HFB_RAW ? 8 * amq__bitvec_words_for(bank_size(bank->len))
+    return bank->encoding == AMQ_HFB_RAW ? 8 * amq__bitvec_words_for(amq__hfb_bank_size(bank->len))
                                          : (bank->stored_bits + 7) / 8;
 }
 
 /* ---- sizing ----------------------------------------------------------------------- */
 
-/* The fill n random IDs give a bank of 2^len bits, on average. */
-static double expected_fill(uint64_t n, uint32_t len)
+double amq__hfb_expected_fill(uint64_t n, uint32_t len)
 {
     return -expm1((double)n * log1p(-ldexp(1.0, -(int)len)));
 }
@@ -261,9 +223,9 @@ double amq_hfb_expected_bits(uint64_t n, double fpr, uint32_t bank_bits)
 {
     if (bank_bits < 1 || bank_bits > AMQ_HFB_MAX_BANK_BITS || !(fpr > 0 && fpr < 1))
         return INFINITY;
-    double fill = expected_fill(n, bank_bits);
+    double fill = amq__hfb_expected_fill(n, bank_bits);
     uint32_t banks = banks_needed(fill, fpr);
-    if (banks > ID_BITS / bank_bits)
+    if (banks > AMQ__HFB_ID_BITS / bank_bits)
         return INFINITY;
     double m = ldexp(1.0, (int)bank_bits);
     double raw_bits = 64 * ceil(m / 64);
@@ -381,7 +343,7 @@ static double weight_deviation(uint64_t weight, uint64_t n, uint32_t len)
 static void measure_slices(const hfb_id *ids, size_t n, uint32_t len, uint32_t slices,
                            amq__bitvec *scratch, uint64_t *weights)
 {
-    uint64_t mask = bank_size(len) - 1;
+    uint64_t mask = amq__hfb_bank_size(len) - 1;
     uint64_t words = amq__bitvec_words_for(scratch->bit_count);
     for (uint32_t j = 0; j < slices; j++) {
         uint32_t start = j * len;
@@ -401,17 +363,13 @@ static void measure_slices(const hfb_id *ids, size_t n, uint32_t len, uint32_t s
 
 /* ---- step 5: the kept banks and their stored form --------------------------------- */
 
-static void bank_fill_from(hfb_bank *bank, const hfb_id *ids, size_t n)
+static void bank_fill_from(amq__hfb_bank *bank, const hfb_id *ids, size_t n)
 {
     for (size_t i = 0; i < n; i++)
         amq__bitvec_set(&bank->bits, slice_value(ids[i].low, ids[i].high, bank->start, bank->mask));
 }
 
-typedef void (*gap_visitor)(void *context, uint64_t gap);
-
-/* Call visit(context, gap) for the gaps between the bank's set positions,
- * in increasing order (the first gap is the first position). */
-static void bank_gaps(const hfb_bank *bank, gap_visitor visit, void *context)
+void amq__hfb_bank_gaps(const amq__hfb_bank *bank, amq__hfb_gap_visitor visit, void *context)
 {
     uint64_t words = amq__bitvec_words_for(bank->bits.bit_count);
     uint64_t next = 0; /* the smallest position the next one may have */
@@ -442,9 +400,9 @@ static void add_gap_lengths(void *context, uint64_t gap)
 
 /* Choose how the bank is stored: Rice-coded when that takes fewer bytes
  * than the raw words, at the best of the parameters around log2(2^len / w). */
-static void choose_encoding(hfb_bank *bank)
+static void choose_encoding(amq__hfb_bank *bank)
 {
-    uint64_t m = bank_size(bank->len);
+    uint64_t m = amq__hfb_bank_size(bank->len);
     uint32_t p = 0;
     while (p < bank->len && (bank->weight << (p + 1)) <= m)
         p++;
@@ -452,7 +410,7 @@ static void choose_encoding(hfb_bank *bank)
     for (uint32_t candidate = p ? p - 1 : p; candidate <= p + 1 && candidate <= bank->len;
          candidate++)
         lengths.parameters[lengths.count++] = candidate;
-    bank_gaps(bank, add_gap_lengths, &lengths);
+    amq__hfb_bank_gaps(bank, add_gap_lengths, &lengths);
     size_t best = 0;
     for (size_t c = 1; c < lengths.count; c++)
         if (lengths.bits[c] < lengths.bits[best])
@@ -486,8 +444,6 @@ void amq_hfb_free(amq_hfb *filter)
     free(filter);
 }
 
-static int validate(const amq_hfb *f, amq_diag *diag);
-
 /* The message of a build that cannot reach p with banks of len bits. */
 static int unreachable(amq_diag *diag, uint64_t n, double p, uint32_t len, uint32_t slices,
                        double best_rate)
@@ -509,8 +465,8 @@ static int unreachable(amq_diag *diag, uint64_t n, double p, uint32_t len, uint3
 /* Steps 3 to 5 with banks of len bits, into f (which holds no banks). */
 static int build_banks(amq_hfb *f, const hfb_id *ids, size_t n, uint32_t len, amq_diag *diag)
 {
-    uint32_t slices = ID_BITS / len;
-    uint64_t m = bank_size(len);
+    uint32_t slices = AMQ__HFB_ID_BITS / len;
+    uint64_t m = amq__hfb_bank_size(len);
     amq__bitvec scratch;
     int status = amq__bitvec_init(&scratch, m);
     if (status != AMQ_OK)
@@ -540,7 +496,7 @@ static int build_banks(amq_hfb *f, const hfb_id *ids, size_t n, uint32_t len, am
 
     f->bank_bits = len;
     for (uint32_t i = 0; i < kept; i++) {
-        hfb_bank *bank = &f->banks[i];
+        amq__hfb_bank *bank = &f->banks[i];
         bank->start = order[i] * len;
         bank->len = len;
         bank->mask = m - 1;
@@ -558,7 +514,7 @@ static int build_banks(amq_hfb *f, const hfb_id *ids, size_t n, uint32_t len, am
         bank_fill_from(bank, ids, n);
         choose_encoding(bank);
     }
-    assert(validate(f, NULL) == AMQ_OK);
+    assert(amq__hfb_check(f, NULL) == AMQ_OK);
     return AMQ_OK;
 }
 
@@ -688,7 +644,7 @@ int amq_hfb_contains_key(const amq_hfb *filter, const void *key, size_t len)
 static size_t pipeline(const amq_hfb *f, const uint8_t *ids, size_t count, uint8_t *results,
                        uint8_t *kept)
 {
-    const hfb_bank *first = &f->banks[0];
+    const amq__hfb_bank *first = &f->banks[0];
     size_t passed = 0;
     for (size_t i = 0; i < count + PREFETCH_DISTANCE; i++) {
         if (i < count) {
@@ -746,18 +702,18 @@ size_t amq_hfb_bank_count(const amq_hfb *filter)
 
 size_t amq_hfb_slice_count(const amq_hfb *filter)
 {
-    return ID_BITS / filter->bank_bits;
+    return AMQ__HFB_ID_BITS / filter->bank_bits;
 }
 
 int amq_hfb_bank_get(const amq_hfb *filter, size_t i, amq_hfb_bank *out)
 {
     if (i >= filter->bank_count)
         return AMQ_EINVAL;
-    const hfb_bank *bank = &filter->banks[i];
+    const amq__hfb_bank *bank = &filter->banks[i];
     out->start = bank->start;
     out->len = bank->len;
     out->weight = bank->weight;
-    out->fill = bank_fill(bank);
+    out->fill = amq__hfb_bank_fill(bank);
     out->encoding = bank->encoding;
     out->rice_bits = bank->rice_bits;
     out->stored_bits = bank->stored_bits;
@@ -773,7 +729,7 @@ double amq_hfb_expected_fpr(const amq_hfb *filter)
 {
     double product = 1;
     for (size_t i = 0; i < filter->bank_count; i++)
-        product *= bank_fill(&filter->banks[i]);
+        product *= amq__hfb_bank_fill(&filter->banks[i]);
     return product;
 }
 
@@ -789,7 +745,7 @@ uint64_t amq_hfb_stored_bytes(const amq_hfb *filter)
 {
     uint64_t bytes = 0;
     for (size_t i = 0; i < filter->bank_count; i++)
-        bytes += bank_stored_bytes(&filter->banks[i]);
+        bytes += amq__hfb_bank_stored_bytes(&filter->banks[i]);
     return bytes;
 }
 
@@ -805,8 +761,7 @@ bool amq_hfb_nonrandom(const amq_hfb *filter)
 
 /* ---- invariants ------------------------------------------------------------------- */
 
-/* The filter's own fields: target and deviation in range. */
-static int check_header(const amq_hfb *f, amq_diag *diag)
+int amq__hfb_check_header(const amq_hfb *f, amq_diag *diag)
 {
     if (!(f->target_fpr > 0 && f->target_fpr < 1))
         return amq__fail(diag, AMQ_ECORRUPT, "hfb target fpr %g is not in (0, 1)", f->target_fpr);
@@ -816,16 +771,15 @@ static int check_header(const amq_hfb *f, amq_diag *diag)
     return AMQ_OK;
 }
 
-/* I1, I3, I4 and I6 for bank i against the banks before it. */
-static int check_bank(const amq_hfb *f, size_t i, amq_diag *diag)
+int amq__hfb_check_bank(const amq_hfb *f, size_t i, amq_diag *diag)
 {
-    const hfb_bank *bank = &f->banks[i];
+    const amq__hfb_bank *bank = &f->banks[i];
     uint32_t len = bank->len;
     if (len < 1 || len > AMQ_HFB_MAX_BANK_BITS || len != f->bank_bits)
         return amq__fail(diag, AMQ_ECORRUPT, "hfb bank %zu has len %u (the filter's is %u)", i, len,
                          f->bank_bits);
-    uint64_t m = bank_size(len);
-    if (bank->start > ID_BITS - len)
+    uint64_t m = amq__hfb_bank_size(len);
+    if (bank->start > AMQ__HFB_ID_BITS - len)
         return amq__fail(diag, AMQ_ECORRUPT, "hfb bank %zu's slice %u+%u passes bit 127", i,
                          bank->start, len);
     for (size_t j = 0; j < i; j++)
@@ -850,348 +804,16 @@ static int check_bank(const amq_hfb *f, size_t i, amq_diag *diag)
     return AMQ_OK;
 }
 
-/* I1 .. I6 (see the top of the file), but for the banks' bits matching
- * their weights (I2), which the loader checks while decoding and the build
- * makes so. AMQ_ECORRUPT naming the first that fails. */
-static int validate(const amq_hfb *f, amq_diag *diag)
+int amq__hfb_check(const amq_hfb *f, amq_diag *diag)
 {
     if (f->bank_count < 1 || f->bank_count > AMQ_HFB_MAX_BANKS)
         return amq__fail(diag, AMQ_ECORRUPT, "hfb bank count %zu is not in 1..%d", f->bank_count,
                          AMQ_HFB_MAX_BANKS);
-    int status = check_header(f, diag);
+    int status = amq__hfb_check_header(f, diag);
     for (size_t i = 0; i < f->bank_count && status == AMQ_OK; i++)
-        status = check_bank(f, i, diag);
+        status = amq__hfb_check_bank(f, i, diag);
     if (status == AMQ_OK && amq_hfb_expected_fpr(f) > f->target_fpr)
         status = amq__fail(diag, AMQ_ECORRUPT, "hfb banks give an FPR of %g, above the target %g",
                            amq_hfb_expected_fpr(f), f->target_fpr);
     return status;
 }
-
-/* ---- the generic handle's view ---------------------------------------------------- */
-
-static const amq__option option_bank_bits = {
-    .name = "bank-bits",
-    .type = AMQ__OPTION_COUNT,
-    .count_min = 1,
-    .count_max = ID_BITS,
-};
-
-/* seed and key are listed only to be refused with a reason. */
-static const amq__option *const hfb_options[] = {
-    &amq__option_fpr,  &option_bank_bits, &amq__option_hash,
-    &amq__option_seed, &amq__option_key,  NULL,
-};
-
-static int family_build(void **state, const amq__spec *spec, const void *const *keys,
-                        const size_t *lens, size_t count, amq_diag *diag)
-{
-    const amq__option_value *hash = amq__spec_get(spec, &amq__option_hash);
-    if (hash && strcmp(amq__option_hash.choices[hash->choice], "md5") != 0)
-        return amq__fail(diag, AMQ_EINVAL,
-                         "hfb takes raw 16-byte IDs, or hash=md5 to hash keys into IDs; "
-                         "not hash=%s",
-                         amq__option_hash.choices[hash->choice]);
-    if (amq__spec_get(spec, &amq__option_seed) || amq__spec_get(spec, &amq__option_key))
-        return amq__fail(diag, AMQ_EINVAL,
-                         "hfb takes no %s: its IDs are used as they are (raw IDs or MD5 "
-                         "digests with hash=md5)",
-                         amq__spec_get(spec, &amq__option_seed) ? "seed" : "key");
-    amq_hfb_params params = {
-        .fpr = amq__spec_real(spec, &amq__option_fpr, AMQ_HFB_DEFAULT_FPR),
-        .bank_bits = (uint32_t)amq__spec_count(spec, &option_bank_bits, 0),
-        .ids = hash ? AMQ_HFB_IDS_MD5 : AMQ_HFB_IDS_RAW,
-    };
-    amq_hfb *f;
-    int status = amq_hfb_build_keys(&f, &params, keys, lens, count, diag);
-    *state = f;
-    return status;
-}
-
-static int family_contains(const void *state, const void *key, size_t len)
-{
-    return amq_hfb_contains_key(state, key, len);
-}
-
-static void saved_hasher(const amq_hfb *f, amq_hasher *out)
-{
-    if (f->ids == AMQ_HFB_IDS_MD5)
-        amq_hasher_md5(out);
-    else
-        amq_hasher_xxh3(out, 0);
-}
-
-typedef struct rice_writer {
-    amq__bitwriter writer;
-    uint32_t rice_bits;
-} rice_writer;
-
-static void write_gap(void *context, uint64_t gap)
-{
-    rice_writer *w = context;
-    amq__bitwriter_put_rice(&w->writer, gap, w->rice_bits);
-}
-
-/* Write the bank's Rice code to out (its stored bytes). */
-static int encode_rice(const hfb_bank *bank, uint8_t *out)
-{
-    rice_writer w = { .rice_bits = bank->rice_bits };
-    amq__bitwriter_init(&w.writer);
-    amq__bitwriter_reserve(&w.writer, bank->stored_bits);
-    bank_gaps(bank, write_gap, &w);
-    uint8_t *bytes = NULL;
-    size_t byte_count = 0;
-    uint64_t bits = 0;
-    int status = amq__bitwriter_finish(&w.writer, &bytes, &byte_count, &bits);
-    if (status != AMQ_OK)
-        return status;
-    assert(bits == bank->stored_bits && byte_count == bank_stored_bytes(bank));
-    if (byte_count)
-        memcpy(out, bytes, byte_count);
-    free(bytes);
-    return AMQ_OK;
-}
-
-/* Saved: u8 ids (0 raw, 1 MD5), u8 bank count, u64 IDs, f64 target fpr,
- * f64 deviation; then per bank u8 start, u8 len, u8 encoding (0 raw,
- * 1 Golomb-Rice), u8 Rice parameter, u64 weight, u64 stored bits. The
- * payload is the banks' stored forms one after another, in query order. */
-static int family_save(const void *state, amq__saved *out)
-{
-    const amq_hfb *f = state;
-    saved_hasher(f, &out->hasher);
-    amq__params_put_u8(&out->params, (uint8_t)f->ids);
-    amq__params_put_u8(&out->params, (uint8_t)f->bank_count);
-    amq__params_put_u64(&out->params, f->id_count);
-    amq__params_put_f64(&out->params, f->target_fpr);
-    amq__params_put_f64(&out->params, f->deviation);
-    uint64_t total = 0;
-    for (size_t i = 0; i < f->bank_count; i++) {
-        const hfb_bank *bank = &f->banks[i];
-        amq__params_put_u8(&out->params, (uint8_t)bank->start);
-        amq__params_put_u8(&out->params, (uint8_t)bank->len);
-        amq__params_put_u8(&out->params, (uint8_t)bank->encoding);
-        amq__params_put_u8(&out->params, (uint8_t)bank->rice_bits);
-        amq__params_put_u64(&out->params, bank->weight);
-        amq__params_put_u64(&out->params, bank->stored_bits);
-        total += bank_stored_bytes(bank);
-    }
-    if (total == 0)
-        return AMQ_OK;
-    if (total > SIZE_MAX)
-        return AMQ_ERANGE;
-    uint8_t *payload = malloc((size_t)total);
-    if (!payload)
-        return AMQ_ENOMEM;
-    uint8_t *at = payload;
-    for (size_t i = 0; i < f->bank_count; i++) {
-        const hfb_bank *bank = &f->banks[i];
-        if (bank->encoding == AMQ_HFB_RAW) {
-            for (uint64_t w = 0; w < amq__bitvec_words_for(bank->bits.bit_count); w++)
-                amq__store_u64le(at + 8 * w, bank->bits.words[w]);
-        } else {
-            int status = encode_rice(bank, at);
-            if (status != AMQ_OK) {
-                free(payload);
-                return status;
-            }
-        }
-        at += bank_stored_bytes(bank);
-    }
-    out->scratch = payload;
-    out->pieces[0].data = payload;
-    out->pieces[0].len = total;
-    out->piece_count = 1;
-    return AMQ_OK;
-}
-
-/* A bank of 2^len zero bits for decoding a Rice code of weight positions.
- * A sparse one (fewer set bits than 4 KiB pages) is calloc'd, so that only
- * the pages its bits touch are ever made: a small file cannot make the
- * loader write gigabytes. A denser one is an ordinary (huge-page) table. */
-static int bank_alloc_for_code(amq__bitvec *bits, uint32_t len, uint64_t weight)
-{
-    uint64_t m = bank_size(len);
-    if (weight >= m / (4096 * 8))
-        return amq__bitvec_init(bits, m);
-    bits->words = calloc((size_t)amq__bitvec_words_for(m), sizeof *bits->words);
-    bits->bit_count = bits->words ? m : 0;
-    return bits->words ? AMQ_OK : AMQ_ENOMEM;
-}
-
-/* Decode bank i's Rice code (its header fields already set) from bytes. */
-static int decode_rice(hfb_bank *bank, size_t i, const uint8_t *bytes, amq_diag *diag)
-{
-    uint64_t m = bank_size(bank->len);
-    int status = bank_alloc_for_code(&bank->bits, bank->len, bank->weight);
-    if (status != AMQ_OK)
-        return amq__fail(diag, status, "cannot allocate hfb bank %zu of 2^%u bits", i, bank->len);
-    amq__bitreader reader;
-    amq__bitreader_init(&reader, bytes, bank->stored_bits);
-    uint64_t next = 0;
-    for (uint64_t k = 0; k < bank->weight; k++) {
-        uint64_t gap;
-        if (amq__bitreader_get_rice(&reader, bank->rice_bits, &gap) != AMQ_OK)
-            return amq__fail(diag, AMQ_ECORRUPT,
-                             "hfb bank %zu's code ends after %llu of %llu "
-                             "positions",
-                             i, (unsigned long long)k, (unsigned long long)bank->weight);
-        if (gap >= m - next)
-            return amq__fail(diag, AMQ_ECORRUPT, "hfb bank %zu's position %llu is past 2^%u", i,
-                             (unsigned long long)k, bank->len);
-        amq__bitvec_set(&bank->bits, next + gap);
-        next += gap + 1;
-    }
-    if (reader.position != bank->stored_bits)
-        return amq__fail(diag, AMQ_ECORRUPT,
-                         "hfb bank %zu's code has %llu bits past its %llu positions", i,
-                         (unsigned long long)(bank->stored_bits - reader.position),
-                         (unsigned long long)bank->weight);
-    unsigned tail = (unsigned)(bank->stored_bits % 8);
-    if (tail && (bytes[bank->stored_bits / 8] & (0xffu >> tail)) != 0)
-        return amq__fail(diag, AMQ_ECORRUPT, "hfb bank %zu's code has padding bits set", i);
-    return AMQ_OK;
-}
-
-static int load_bank(amq_hfb *f, amq__params_reader *r, const amq__container *c, uint64_t *offset,
-                     amq_diag *diag)
-{
-    size_t i = f->bank_count;
-    hfb_bank *bank = &f->banks[i];
-    uint8_t start = 0, len = 0, encoding = 0, rice_bits = 0;
-    if (amq__params_get_u8(r, &start) || amq__params_get_u8(r, &len) ||
-        amq__params_get_u8(r, &encoding) || amq__params_get_u8(r, &rice_bits) ||
-        amq__params_get_u64(r, &bank->weight) || amq__params_get_u64(r, &bank->stored_bits))
-        return amq__fail(diag, AMQ_ECORRUPT, "hfb parameters end inside bank %zu", i);
-    if (i == 0)
-        f->bank_bits = len;
-    bank->start = start;
-    bank->len = len;
-    bank->encoding = (amq_hfb_encoding)encoding;
-    bank->rice_bits = rice_bits;
-    f->bank_count = i + 1; /* from here its bits are freed with the filter */
-    int status = check_bank(f, i, diag);
-    if (status != AMQ_OK)
-        return status;
-    bank->mask = bank_size(len) - 1;
-    uint64_t bytes = bank_stored_bytes(bank);
-    if (c->payload_len - *offset < bytes)
-        return amq__fail(diag, AMQ_ECORRUPT, "hfb payload ends inside bank %zu", i);
-    const uint8_t *at = c->payload + *offset;
-    *offset += bytes;
-    if (bank->encoding == AMQ_HFB_GOLOMB)
-        return decode_rice(bank, i, at, diag);
-    status = amq__bitvec_load_words(&bank->bits, bank_size(len), at, bytes, diag);
-    if (status != AMQ_OK)
-        return status;
-    if (amq__bitvec_popcount(&bank->bits) != bank->weight)
-        return amq__fail(diag, AMQ_ECORRUPT, "hfb bank %zu has %llu bits set, its header says %llu",
-                         i, (unsigned long long)amq__bitvec_popcount(&bank->bits),
-                         (unsigned long long)bank->weight);
-    return AMQ_OK;
-}
-
-static int family_load(void **state, const amq__container *c, bool *borrows_image, amq_diag *diag)
-{
-    *borrows_image = false;
-    amq__params_reader r;
-    amq__params_reader_init(&r, c->params, c->params_len);
-    uint8_t ids = 0, bank_count = 0;
-    uint64_t id_count = 0;
-    double target_fpr = 0, deviation = 0;
-    if (amq__params_get_u8(&r, &ids) || amq__params_get_u8(&r, &bank_count) ||
-        amq__params_get_u64(&r, &id_count) || amq__params_get_f64(&r, &target_fpr) ||
-        amq__params_get_f64(&r, &deviation))
-        return amq__fail(diag, AMQ_ECORRUPT, "hfb parameters are %u bytes, too short",
-                         c->params_len);
-    if (ids > AMQ_HFB_IDS_MD5)
-        return amq__fail(diag, AMQ_ECORRUPT, "hfb ids kind %u is not 0 (raw) or 1 (md5)", ids);
-    if (bank_count < 1 || bank_count > AMQ_HFB_MAX_BANKS)
-        return amq__fail(diag, AMQ_ECORRUPT, "hfb bank count %u is not in 1..%d", bank_count,
-                         AMQ_HFB_MAX_BANKS);
-    amq_hfb *f = calloc(1, sizeof *f);
-    if (!f)
-        return amq__fail(diag, AMQ_ENOMEM, "out of memory");
-    f->ids = (amq_hfb_ids)ids;
-    f->id_count = id_count;
-    f->target_fpr = target_fpr;
-    f->deviation = deviation;
-    amq_hasher expected;
-    saved_hasher(f, &expected);
-    int status = check_header(f, diag);
-    if (status == AMQ_OK && (expected.kind != c->hasher.kind ||
-                             memcmp(expected.key, c->hasher.key, sizeof expected.key) != 0))
-        status = amq__fail(diag, AMQ_ECORRUPT, "an hfb filter of %s IDs must record hasher %s",
-                           ids ? "MD5" : "raw", ids ? "md5" : "xxh3 with seed 0");
-    uint64_t offset = 0;
-    while (status == AMQ_OK && f->bank_count < bank_count)
-        status = load_bank(f, &r, c, &offset, diag);
-    if (status == AMQ_OK)
-        status = validate(f, diag);
-    if (status == AMQ_OK && amq__params_end(&r))
-        status = amq__fail(diag, AMQ_ECORRUPT, "hfb parameters have trailing bytes");
-    if (status == AMQ_OK && offset != c->payload_len)
-        status = amq__fail(diag, AMQ_ECORRUPT, "hfb payload has %llu bytes past its banks",
-                           (unsigned long long)(c->payload_len - offset));
-    if (status != AMQ_OK) {
-        amq_hfb_free(f);
-        return status;
-    }
-    *state = f;
-    return AMQ_OK;
-}
-
-static void family_info(const void *state, amq_info *out)
-{
-    const amq_hfb *f = state;
-    double n = (double)f->id_count;
-    out->capacity = f->id_count;
-    out->count = f->id_count;
-    out->estimated_count = n;
-    out->size_bytes = amq_hfb_table_bytes(f);
-    out->bits_per_key = n > 0 ? (double)out->size_bytes * 8 / n : 0;
-    out->target_fpr = f->target_fpr;
-    out->expected_fpr = amq_hfb_expected_fpr(f);
-    saved_hasher(f, &out->hasher);
-    amq__info_text(out, "ids", f->ids == AMQ_HFB_IDS_MD5 ? "md5" : "raw");
-    amq__info_number(out, "bank_bits", f->bank_bits);
-    amq__info_number(out, "banks", (double)f->bank_count);
-    amq__info_number(out, "banks_total", (double)amq_hfb_slice_count(f));
-    amq__info_number(out, "stored_bits_per_id",
-                     n > 0 ? (double)amq_hfb_stored_bytes(f) * 8 / n : 0);
-    amq__info_number(out, "random_fill", expected_fill(f->id_count, f->bank_bits));
-    amq__info_number(out, "deviation", f->deviation);
-    if (amq_hfb_nonrandom(f))
-        amq__info_text(out, "warning", "ids look non-random");
-    size_t listed = f->bank_count < INFO_BANKS_LISTED ? f->bank_count : INFO_BANKS_LISTED;
-    amq__info_number(out, "banks_listed", (double)listed);
-    for (size_t i = 0; i < listed; i++) {
-        const hfb_bank *bank = &f->banks[i];
-        char name[32], text[32];
-        snprintf(name, sizeof name, "bank%zu_slice", i);
-        snprintf(text, sizeof text, "%u+%u", bank->start, bank->len);
-        amq__info_text(out, name, text);
-        snprintf(name, sizeof name, "bank%zu_fill", i);
-        amq__info_number(out, name, bank_fill(bank));
-        snprintf(name, sizeof name, "bank%zu_stored_bits", i);
-        amq__info_number(out, name, (double)bank->stored_bits);
-        snprintf(name, sizeof name, "bank%zu_encoding", i);
-        amq__info_text(out, name, bank->encoding == AMQ_HFB_RAW ? "raw" : "golomb");
-    }
-}
-
-static void family_destroy(void *state)
-{
-    amq_hfb_free(state);
-}
-
-const amq__family amq__hfb_family = {
-    .name = "hfb",
-    .id = AMQ__FAMILY_HFB,
-    .options = hfb_options,
-    .build = family_build,
-    .contains = family_contains,
-    .save = family_save,
-    .load = family_load,
-    .info = family_info,
-    .destroy = family_destroy,
-};

@@ -44,6 +44,7 @@
 #include "amq/amq.h"
 #include "amq/hfb.h"
 #include "format.h"
+#include "hfb_internal.h"
 #include "test_util.h"
 
 #include <math.h>
@@ -133,6 +134,8 @@ static amq_hfb *build(const uint8_t *ids, size_t count, double fpr, uint32_t ban
     if (status != AMQ_OK)
         fail_msg("build of %zu IDs, p = %g, bank bits %u: %s (%s)", count, fpr, bank_bits,
                  amq_strerror(status), diag.message);
+    if (amq__hfb_check(f, &diag) != AMQ_OK)
+        fail_msg("build of %zu IDs, p = %g, bank bits %u: %s", count, fpr, bank_bits, diag.message);
     return f;
 }
 
