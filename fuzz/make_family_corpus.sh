@@ -14,8 +14,9 @@
 # where the params sit at offset 64 of the file, P is the u32 at offset 40,
 # the payload length N the u64 at offset 56, and the payload starts at
 # round_up(64 + P, 64). The family index is the family's position in
-# amq__family_table(), which lists the families in id order (index = id - 1,
-# the id being the u32 at offset 12).
+# amq__family_table(): the position of its type among those `AMQ --help`
+# lists, which are the table's in order (a build may lack some families, so
+# the index is not the file's family id - 1).
 set -eu
 
 if [ $# -lt 1 ] || [ $# -gt 2 ]; then
@@ -37,6 +38,21 @@ field() { # FILE OFFSET WIDTH(4|8): an unsigned little-endian field
     od -An -v -t "u$3" -j "$2" -N "$3" --endian=little "$1" | tr -d ' '
 }
 
+# index TYPE: the family's position in the build's table
+types=$("$amq" --help | sed -n 's/^  types: //p')
+index() {
+    i=0
+    for type in $types; do
+        if [ "$type" = "$1" ]; then
+            echo "$i"
+            return
+        fi
+        i=$((i + 1))
+    done
+    echo "$0: $amq has no type $1" >&2
+    exit 1
+}
+
 byte() { # VALUE: one raw byte
     printf "\\$(printf '%03o' "$1")"
 }
@@ -44,12 +60,12 @@ byte() { # VALUE: one raw byte
 # strip NAME: turn $work/filter.amq into the seed $out/NAME.bin
 strip() {
     file=$work/filter.amq
-    id=$(field "$file" 12 4)
+    type=$("$amq" info "$file" | awk '$1 == "type" { print $2 }')
     params=$(field "$file" 40 4)
     payload=$(field "$file" 56 8)
     offset=$(((64 + params + 63) / 64 * 64))
     {
-        byte $((id - 1))
+        byte "$(index "$type")"
         byte $((params % 256))
         byte $((params / 256))
         dd if="$file" bs=1 skip=64 count="$params" 2>/dev/null
@@ -98,3 +114,20 @@ while keys $((count + 1)) | "$amq" build --force -o "$work/filter.amq" $full 2>/
     count=$((count + 1))
 done
 seed cuckoo-full-stash "$count" $full
+
+# hfb: IDs of 32 hex digits, the MD5 digests of key-1, key-2, ...; raw IDs
+# only (the fuzz target's hasher is xxh3 seed 0, which an MD5 filter
+# refuses). One Golomb-coded bank; three raw banks; no IDs at all.
+ids() {
+    keys "$1" | while read -r key; do printf '%s' "$key" | md5sum | cut -c 1-32; done
+}
+seed_ids() { # NAME COUNT BUILD-OPTIONS...: as seed, with IDs for keys
+    name=$1
+    count=$2
+    shift 2
+    ids "$count" | "$amq" build --force -o "$work/filter.amq" "$@"
+    strip "$name"
+}
+seed_ids hfb-golomb 200 -t hfb
+seed_ids hfb-raw-banks 60 -t hfb -p 0.3 --bank-bits 6
+seed_ids hfb-empty 0 -t hfb

@@ -92,7 +92,8 @@
  * exact code length at P - 1, P and P + 1, and stores the bank in whichever
  * of the Rice code and the raw words takes fewer bytes (raw on a tie: it
  * loads without decoding). Loading decodes a Rice-coded bank into a bit
- * array: a query never decodes.
+ * array: a query never decodes. The code itself is kept beside the bits
+ * (it is the smaller form), so saving copies it.
  *
  * In memory:
  *
@@ -109,7 +110,8 @@
  *   I4  n = 0: every weight is 0; n > 0: 1 <= weight_i <= min(n, 2^len).
  *   I5  the product of the fills is at most the target p.
  *   I6  raw: stored_bits = 2^len, rice_bits = 0; Rice: rice_bits <= len and
- *       stored_bits is the exact length of the bank's code.
+ *       stored_bits is the exact length of the bank's code, so at least
+ *       w (P + 1) and at most w (P + 1) + 2^len / 2^P (P = rice_bits).
  *
  * Queries. contains reads the two words of the ID once, then for each bank
  * the bit at its slice, stopping at the first 0. Most absent IDs stop at the
@@ -369,7 +371,12 @@ static void bank_fill_from(amq__hfb_bank *bank, const hfb_id *ids, size_t n)
         amq__bitvec_set(&bank->bits, slice_value(ids[i].low, ids[i].high, bank->start, bank->mask));
 }
 
-void amq__hfb_bank_gaps(const amq__hfb_bank *bank, amq__hfb_gap_visitor visit, void *context)
+typedef void (*gap_visitor)(void *context, uint64_t gap);
+
+/* Call visit(context, gap) for the gaps between the bank's set positions in
+ * increasing order: the first position, then each position minus the one
+ * before minus 1. */
+static void bank_gaps(const amq__hfb_bank *bank, gap_visitor visit, void *context)
 {
     uint64_t words = amq__bitvec_words_for(bank->bits.bit_count);
     uint64_t next = 0; /* the smallest position the next one may have */
@@ -410,7 +417,7 @@ static void choose_encoding(amq__hfb_bank *bank)
     for (uint32_t candidate = p ? p - 1 : p; candidate <= p + 1 && candidate <= bank->len;
          candidate++)
         lengths.parameters[lengths.count++] = candidate;
-    amq__hfb_bank_gaps(bank, add_gap_lengths, &lengths);
+    bank_gaps(bank, add_gap_lengths, &lengths);
     size_t best = 0;
     for (size_t c = 1; c < lengths.count; c++)
         if (lengths.bits[c] < lengths.bits[best])
@@ -427,12 +434,41 @@ static void choose_encoding(amq__hfb_bank *bank)
     }
 }
 
+typedef struct rice_writer {
+    amq__bitwriter writer;
+    uint32_t rice_bits;
+} rice_writer;
+
+static void write_gap(void *context, uint64_t gap)
+{
+    rice_writer *w = context;
+    amq__bitwriter_put_rice(&w->writer, gap, w->rice_bits);
+}
+
+/* Write a Golomb-Rice bank's code into bank->code: AMQ_OK or AMQ_ENOMEM. */
+static int encode_code(amq__hfb_bank *bank)
+{
+    rice_writer w = { .rice_bits = bank->rice_bits };
+    amq__bitwriter_init(&w.writer);
+    amq__bitwriter_reserve(&w.writer, bank->stored_bits);
+    bank_gaps(bank, write_gap, &w);
+    size_t byte_count = 0;
+    uint64_t bits = 0;
+    int status = amq__bitwriter_finish(&w.writer, &bank->code, &byte_count, &bits);
+    assert(status != AMQ_OK ||
+           (bits == bank->stored_bits && byte_count == amq__hfb_bank_stored_bytes(bank)));
+    return status;
+}
+
 /* ---- building --------------------------------------------------------------------- */
 
 static void banks_free(amq_hfb *f)
 {
-    for (size_t i = 0; i < f->bank_count; i++)
+    for (size_t i = 0; i < f->bank_count; i++) {
         amq__bitvec_free(&f->banks[i].bits);
+        free(f->banks[i].code);
+        f->banks[i].code = NULL;
+    }
     f->bank_count = 0;
 }
 
@@ -513,6 +549,10 @@ static int build_banks(amq_hfb *f, const hfb_id *ids, size_t n, uint32_t len, am
         f->bank_count = i + 1;
         bank_fill_from(bank, ids, n);
         choose_encoding(bank);
+        if (bank->encoding == AMQ_HFB_GOLOMB && encode_code(bank) != AMQ_OK) {
+            banks_free(f);
+            return amq__fail(diag, AMQ_ENOMEM, "cannot allocate the code of bank %u", i);
+        }
     }
     assert(amq__hfb_check(f, NULL) == AMQ_OK);
     return AMQ_OK;
@@ -793,10 +833,14 @@ int amq__hfb_check_bank(const amq_hfb *f, size_t i, amq_diag *diag)
     if (i > 0 && bank->weight < f->banks[i - 1].weight)
         return amq__fail(diag, AMQ_ECORRUPT, "hfb bank %zu is emptier than bank %zu before it", i,
                          i - 1);
-    bool valid = bank->encoding == AMQ_HFB_RAW
-                     ? bank->rice_bits == 0 && bank->stored_bits == m
-                     : bank->encoding == AMQ_HFB_GOLOMB && bank->rice_bits <= len &&
-                           bank->stored_bits >= bank->weight * (bank->rice_bits + 1);
+    /* A code of w gaps takes w (P + 1) bits, plus their quotients, which sum
+     * to at most the gaps' sum over 2^P, itself below 2^len. */
+    bool valid =
+        bank->encoding == AMQ_HFB_RAW
+            ? bank->rice_bits == 0 && bank->stored_bits == m
+            : bank->encoding == AMQ_HFB_GOLOMB && bank->rice_bits <= len &&
+                  bank->stored_bits >= bank->weight * (bank->rice_bits + 1) &&
+                  bank->stored_bits - bank->weight * (bank->rice_bits + 1) <= m >> bank->rice_bits;
     if (!valid)
         return amq__fail(
             diag, AMQ_ECORRUPT, "hfb bank %zu: encoding %u with parameter %u cannot take %llu bits",

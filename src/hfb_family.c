@@ -20,9 +20,10 @@
  * and the payload is the banks' stored forms one after another in query
  * order: raw, ceil(2^len / 64) little-endian 64-bit words (bit v is bit
  * v % 64 of word v / 64); Golomb-Rice, the code of the gaps (hfb.c) in
- * ceil(stored bits / 8) bytes, MSB-first, padded with 0-bits. Saving
- * encodes the banks again from their bits, so a loaded filter saves to the
- * bytes it was loaded from.
+ * ceil(stored bits / 8) bytes, MSB-first, padded with 0-bits. A Golomb
+ * bank keeps its code beside its bits (the build writes it, the loader
+ * copies it), so saving copies it rather than scanning 2^len bits again,
+ * and a loaded filter saves to the bytes it was loaded from.
  *
  * Loading checks every field before it allocates (amq__hfb_check_bank),
  * then decodes: a raw bank's set bits must number its weight; a coded bank
@@ -94,37 +95,6 @@ static void saved_hasher(const amq_hfb *f, amq_hasher *out)
         amq_hasher_xxh3(out, 0);
 }
 
-typedef struct rice_writer {
-    amq__bitwriter writer;
-    uint32_t rice_bits;
-} rice_writer;
-
-static void write_gap(void *context, uint64_t gap)
-{
-    rice_writer *w = context;
-    amq__bitwriter_put_rice(&w->writer, gap, w->rice_bits);
-}
-
-/* Write the bank's Rice code to out (its stored bytes). */
-static int encode_rice(const amq__hfb_bank *bank, uint8_t *out)
-{
-    rice_writer w = { .rice_bits = bank->rice_bits };
-    amq__bitwriter_init(&w.writer);
-    amq__bitwriter_reserve(&w.writer, bank->stored_bits);
-    amq__hfb_bank_gaps(bank, write_gap, &w);
-    uint8_t *bytes = NULL;
-    size_t byte_count = 0;
-    uint64_t bits = 0;
-    int status = amq__bitwriter_finish(&w.writer, &bytes, &byte_count, &bits);
-    if (status != AMQ_OK)
-        return status;
-    assert(bits == bank->stored_bits && byte_count == amq__hfb_bank_stored_bytes(bank));
-    if (byte_count)
-        memcpy(out, bytes, byte_count);
-    free(bytes);
-    return AMQ_OK;
-}
-
 /* Saved: u8 ids (0 raw, 1 MD5), u8 bank count, u64 IDs, f64 target fpr,
  * f64 deviation; then per bank u8 start, u8 len, u8 encoding (0 raw,
  * 1 Golomb-Rice), u8 Rice parameter, u64 weight, u64 stored bits. The
@@ -162,12 +132,8 @@ static int family_save(const void *state, amq__saved *out)
         if (bank->encoding == AMQ_HFB_RAW) {
             for (uint64_t w = 0; w < amq__bitvec_words_for(bank->bits.bit_count); w++)
                 amq__store_u64le(at + 8 * w, bank->bits.words[w]);
-        } else {
-            int status = encode_rice(bank, at);
-            if (status != AMQ_OK) {
-                free(payload);
-                return status;
-            }
+        } else if (bank->code) {
+            memcpy(at, bank->code, (size_t)amq__hfb_bank_stored_bytes(bank));
         }
         at += amq__hfb_bank_stored_bytes(bank);
     }
@@ -223,6 +189,13 @@ static int decode_rice(amq__hfb_bank *bank, size_t i, const uint8_t *bytes, amq_
     unsigned tail = (unsigned)(bank->stored_bits % 8);
     if (tail && (bytes[bank->stored_bits / 8] & (0xffu >> tail)) != 0)
         return amq__fail(diag, AMQ_ECORRUPT, "hfb bank %zu's code has padding bits set", i);
+    size_t code_bytes = (size_t)amq__hfb_bank_stored_bytes(bank);
+    if (code_bytes) {
+        bank->code = malloc(code_bytes);
+        if (!bank->code)
+            return amq__fail(diag, AMQ_ENOMEM, "cannot allocate the code of hfb bank %zu", i);
+        memcpy(bank->code, bytes, code_bytes);
+    }
     return AMQ_OK;
 }
 

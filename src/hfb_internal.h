@@ -25,6 +25,8 @@ typedef struct amq__hfb_bank {
     uint64_t stored_bits;
     amq_hfb_encoding encoding;
     uint32_t rice_bits;
+    uint8_t *code; /* Golomb-Rice: the stored code, ceil(stored_bits / 8) bytes, kept
+                      so that saving is a copy; NULL when raw or empty */
 } amq__hfb_bank;
 
 struct amq_hfb {
@@ -54,12 +56,6 @@ uint64_t amq__hfb_bank_stored_bytes(const amq__hfb_bank *bank);
 /* The fill n random IDs give a bank of 2^len bits, on average:
  * 1 - (1 - 2^-len)^n. */
 double amq__hfb_expected_fill(uint64_t n, uint32_t len);
-
-/* Call visit(context, gap) for the gaps between the bank's set positions in
- * increasing order: the first position, then each position minus the one
- * before minus 1. */
-typedef void (*amq__hfb_gap_visitor)(void *context, uint64_t gap);
-void amq__hfb_bank_gaps(const amq__hfb_bank *bank, amq__hfb_gap_visitor visit, void *context);
 
 /* The invariants I1 .. I6 of hfb.c, but for the banks' bits matching their
  * weights (I2), which the loader checks while decoding and the build makes

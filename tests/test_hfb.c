@@ -1077,6 +1077,8 @@ static void test_damaged_parameters(void **state)
         { "encoding 2", good, 3, "encoding" },
         { "Rice parameter above len", good, 3, "encoding" },
         { "a code too short for its weight", good, 3, "encoding" },
+        { "a code longer than its gaps can make", good, 3, "encoding" },
+        { "a code of 2^64 - 1 bits", good, 3, "encoding" },
         { "one position more", good, 3, "" },
         { "one position fewer", good, 3, "past its" },
         { "raw encoding for a coded bank", good, 3, "encoding" },
@@ -1105,12 +1107,15 @@ static void test_damaged_parameters(void **state)
     cases[18].f.bank[1].encoding = 2;
     cases[19].f.bank[1].rice_bits = 15;
     cases[20].f.bank[2].stored_bits = good.bank[2].weight * (good.bank[2].rice_bits + 1) - 1;
-    cases[21].f.bank[0].weight++;
-    cases[22].f.bank[0].weight--;
-    cases[23].f.bank[1].encoding = 0;
-    cases[24].f.id_count = 0;
-    cases[25].f.extra_bytes = 1;
-    cases[26].f.extra_bytes = -1;
+    cases[21].f.bank[1].stored_bits = good.bank[1].weight * (good.bank[1].rice_bits + 1) +
+                                      ((uint64_t)1 << (14 - good.bank[1].rice_bits)) + 1;
+    cases[22].f.bank[0].stored_bits = UINT64_MAX;
+    cases[23].f.bank[0].weight++;
+    cases[24].f.bank[0].weight--;
+    cases[25].f.bank[1].encoding = 0;
+    cases[26].f.id_count = 0;
+    cases[27].f.extra_bytes = 1;
+    cases[28].f.extra_bytes = -1;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         write_fields(&w, &cases[i].f, cases[i].banks);
         amq_hasher hasher = c.hasher;
