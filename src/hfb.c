@@ -27,9 +27,9 @@
  *
  * Building, for n IDs (duplicates counted once) and a target p:
  *
- *   1. Sort the IDs and drop duplicates: bucket them by the top bits of the
- *      high word (a counting sort, 2^min(16, log2 n) buckets), then sort
- *      each bucket by insertion (qsort for a large one: IDs that are not
+ *   1. Sort the IDs and drop duplicates: order them by the top 16 bits of
+ *      the high word (two counting passes of 8 bits), then sort each run of
+ *      equal top bits by insertion (qsort for a long run: IDs that are not
  *      random). n is the number of distinct IDs.
  *   2. Choose len. Given, or by default the len in 1..32 whose banks are
  *      expected to take the least stored space: with f = 1 - (1 - 2^-len)^n,
@@ -273,52 +273,53 @@ static void insertion_sort(hfb_id *ids, size_t count)
     }
 }
 
-/* Sort *ids (count of them) and drop duplicates; *ids may be replaced by
- * another array (the old one is freed). Returns AMQ_OK with the distinct
- * count in *distinct, or AMQ_ENOMEM (*ids unchanged). */
-static int sort_unique(hfb_id **ids, size_t count, size_t *distinct)
+/* Sort ids (count of them) and drop duplicates, returning the distinct
+ * count; or 0 with AMQ_ENOMEM in *status. Two stable counting passes (LSD
+ * radix) order the IDs by the top 16 bits of the high word, bits 48..55
+ * then 56..63, each scattering into 256 runs that the caches can hold; then
+ * each run of equal top bits is sorted by insertion (about n / 65536 IDs
+ * each when the IDs are random; qsort for a long one). */
+static size_t sort_unique(hfb_id *ids, size_t count, int *status)
 {
-    *distinct = count;
+    *status = AMQ_OK;
     if (count < 2)
-        return AMQ_OK;
-    unsigned bucket_bits = 1;
-    while (bucket_bits < 16 && ((size_t)1 << (bucket_bits + 1)) <= count)
-        bucket_bits++;
-    size_t buckets = (size_t)1 << bucket_bits;
-    size_t *starts = calloc(buckets + 1, sizeof *starts);
-    hfb_id *sorted = malloc(count * sizeof *sorted);
-    if (!starts || !sorted) {
-        free(starts);
-        free(sorted);
-        return AMQ_ENOMEM;
+        return count;
+    hfb_id *other = malloc(count * sizeof *other);
+    if (!other) {
+        *status = AMQ_ENOMEM;
+        return 0;
     }
-    const hfb_id *from = *ids;
-    unsigned shift = 64 - bucket_bits;
-    for (size_t i = 0; i < count; i++)
-        starts[(from[i].high >> shift) + 1]++;
-    for (size_t b = 0; b < buckets; b++)
-        starts[b + 1] += starts[b];
-    for (size_t i = 0; i < count; i++)
-        sorted[starts[from[i].high >> shift]++] = from[i];
-    /* starts[b] is now the end of bucket b, which begins where b - 1 ends. */
-    size_t begin = 0;
-    for (size_t b = 0; b < buckets; b++) {
-        size_t size = starts[b] - begin;
-        if (size > INSERTION_SORT_MAX)
-            qsort(sorted + begin, size, sizeof *sorted, compare_ids);
+    size_t counts[2][257] = { { 0 } };
+    for (size_t i = 0; i < count; i++) {
+        counts[0][((ids[i].high >> 48) & 0xff) + 1]++;
+        counts[1][(ids[i].high >> 56) + 1]++;
+    }
+    hfb_id *from = ids, *to = other;
+    for (unsigned pass = 0; pass < 2; pass++) {
+        size_t *starts = counts[pass];
+        for (unsigned digit = 0; digit < 256; digit++)
+            starts[digit + 1] += starts[digit];
+        unsigned shift = 48 + 8 * pass;
+        for (size_t i = 0; i < count; i++)
+            to[starts[(from[i].high >> shift) & 0xff]++] = from[i];
+        hfb_id *sorted = to;
+        to = from;
+        from = sorted;
+    }
+    free(other); /* two passes: the sorted IDs are back in ids */
+    for (size_t begin = 0, end; begin < count; begin = end) {
+        for (end = begin + 1; end < count && (ids[end].high >> 48) == (ids[begin].high >> 48);)
+            end++;
+        if (end - begin > INSERTION_SORT_MAX)
+            qsort(ids + begin, end - begin, sizeof *ids, compare_ids);
         else
-            insertion_sort(sorted + begin, size);
-        begin = starts[b];
+            insertion_sort(ids + begin, end - begin);
     }
-    free(starts);
-    free(*ids);
-    *ids = sorted;
     size_t kept = 1;
     for (size_t i = 1; i < count; i++)
-        if (sorted[i].low != sorted[kept - 1].low || sorted[i].high != sorted[kept - 1].high)
-            sorted[kept++] = sorted[i];
-    *distinct = kept;
-    return AMQ_OK;
+        if (ids[i].low != ids[kept - 1].low || ids[i].high != ids[kept - 1].high)
+            ids[kept++] = ids[i];
+    return kept;
 }
 
 /* ---- step 3: measuring the slices ------------------------------------------------- */
@@ -342,6 +343,26 @@ static double weight_deviation(uint64_t weight, uint64_t n, uint32_t len)
 
 /* The weight of every slice j = (j * len, len), j < slices, over the n
  * distinct IDs, counted in scratch (2^len zero bits; left zero). */
+/* Set the bit of every ID's slice (start, len = bits of mask) in bits and
+ * return how many were not set before. The word of the ID PREFETCH_DISTANCE
+ * ahead is prefetched for writing: the positions are random, and a bank of
+ * 2^27 bits is far larger than the caches. */
+static uint64_t set_slices(amq__bitvec *bits, const hfb_id *ids, size_t n, uint32_t start,
+                           uint64_t mask)
+{
+    uint64_t newly_set = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (i + PREFETCH_DISTANCE < n) {
+            const hfb_id *ahead = &ids[i + PREFETCH_DISTANCE];
+            uint64_t position = slice_value(ahead->low, ahead->high, start, mask);
+            __builtin_prefetch(&bits->words[position >> 6], 1);
+        }
+        newly_set +=
+            !amq__bitvec_test_and_set(bits, slice_value(ids[i].low, ids[i].high, start, mask));
+    }
+    return newly_set;
+}
+
 static void measure_slices(const hfb_id *ids, size_t n, uint32_t len, uint32_t slices,
                            amq__bitvec *scratch, uint64_t *weights)
 {
@@ -349,11 +370,7 @@ static void measure_slices(const hfb_id *ids, size_t n, uint32_t len, uint32_t s
     uint64_t words = amq__bitvec_words_for(scratch->bit_count);
     for (uint32_t j = 0; j < slices; j++) {
         uint32_t start = j * len;
-        uint64_t weight = 0;
-        for (size_t i = 0; i < n; i++)
-            weight += !amq__bitvec_test_and_set(scratch,
-                                                slice_value(ids[i].low, ids[i].high, start, mask));
-        weights[j] = weight;
+        weights[j] = set_slices(scratch, ids, n, start, mask);
         /* Clear what was set: word by word when the IDs are few, else all. */
         if ((uint64_t)n < words / 8)
             for (size_t i = 0; i < n; i++)
@@ -365,44 +382,38 @@ static void measure_slices(const hfb_id *ids, size_t n, uint32_t len, uint32_t s
 
 /* ---- step 5: the kept banks and their stored form --------------------------------- */
 
-static void bank_fill_from(amq__hfb_bank *bank, const hfb_id *ids, size_t n)
+/* The gaps between a bank's set positions in increasing order: the first
+ * position, then each position minus the one before minus 1.
+ *
+ *     gap_cursor c = gap_cursor_start(bank);
+ *     uint64_t gap;
+ *     while (gap_next(&c, &gap)) ...
+ */
+typedef struct gap_cursor {
+    const uint64_t *words;
+    uint64_t word_count, index, word;
+    uint64_t next; /* the smallest position the next one may have */
+} gap_cursor;
+
+static gap_cursor gap_cursor_start(const amq__hfb_bank *bank)
 {
-    for (size_t i = 0; i < n; i++)
-        amq__bitvec_set(&bank->bits, slice_value(ids[i].low, ids[i].high, bank->start, bank->mask));
+    gap_cursor c = { bank->bits.words, amq__bitvec_words_for(bank->bits.bit_count), 0, 0, 0 };
+    c.word = c.word_count ? c.words[0] : 0;
+    return c;
 }
 
-typedef void (*gap_visitor)(void *context, uint64_t gap);
-
-/* Call visit(context, gap) for the gaps between the bank's set positions in
- * increasing order: the first position, then each position minus the one
- * before minus 1. */
-static void bank_gaps(const amq__hfb_bank *bank, gap_visitor visit, void *context)
+static inline bool gap_next(gap_cursor *c, uint64_t *gap)
 {
-    uint64_t words = amq__bitvec_words_for(bank->bits.bit_count);
-    uint64_t next = 0; /* the smallest position the next one may have */
-    for (uint64_t w = 0; w < words; w++) {
-        uint64_t word = bank->bits.words[w];
-        while (word) {
-            uint64_t position = w * 64 + (uint64_t)__builtin_ctzll(word);
-            visit(context, position - next);
-            next = position + 1;
-            word &= word - 1;
-        }
+    while (!c->word) {
+        if (++c->index >= c->word_count)
+            return false;
+        c->word = c->words[c->index];
     }
-}
-
-/* The Rice code lengths at three parameters, measured in one pass. */
-typedef struct rice_lengths {
-    uint32_t parameters[3];
-    uint64_t bits[3];
-    size_t count;
-} rice_lengths;
-
-static void add_gap_lengths(void *context, uint64_t gap)
-{
-    rice_lengths *lengths = context;
-    for (size_t c = 0; c < lengths->count; c++)
-        lengths->bits[c] += (gap >> lengths->parameters[c]) + 1 + lengths->parameters[c];
+    uint64_t position = c->index * 64 + (uint64_t)__builtin_ctzll(c->word);
+    c->word &= c->word - 1;
+    *gap = position - c->next;
+    c->next = position + 1;
+    return true;
 }
 
 /* Choose how the bank is stored: Rice-coded when that takes fewer bytes
@@ -413,20 +424,28 @@ static void choose_encoding(amq__hfb_bank *bank)
     uint32_t p = 0;
     while (p < bank->len && (bank->weight << (p + 1)) <= m)
         p++;
-    rice_lengths lengths = { .count = 0 };
-    for (uint32_t candidate = p ? p - 1 : p; candidate <= p + 1 && candidate <= bank->len;
-         candidate++)
-        lengths.parameters[lengths.count++] = candidate;
-    bank_gaps(bank, add_gap_lengths, &lengths);
-    size_t best = 0;
-    for (size_t c = 1; c < lengths.count; c++)
-        if (lengths.bits[c] < lengths.bits[best])
+    /* The code's length at P - 1, P and P + 1 (those within 0..len): w (P + 1)
+     * bits of remainders and stops, plus the quotients. */
+    uint32_t low = p ? p - 1 : 0, high = p + 1 <= bank->len ? p + 1 : p;
+    uint64_t quotients[3] = { 0, 0, 0 }, gap;
+    gap_cursor cursor = gap_cursor_start(bank);
+    while (gap_next(&cursor, &gap))
+        for (uint32_t c = low; c <= high; c++)
+            quotients[c - low] += gap >> c;
+    uint32_t best = low;
+    uint64_t best_bits = UINT64_MAX;
+    for (uint32_t c = low; c <= high; c++) {
+        uint64_t bits = bank->weight * (c + 1) + quotients[c - low];
+        if (bits < best_bits) {
             best = c;
+            best_bits = bits;
+        }
+    }
     uint64_t raw_bytes = 8 * amq__bitvec_words_for(m);
-    if ((lengths.bits[best] + 7) / 8 < raw_bytes) {
+    if ((best_bits + 7) / 8 < raw_bytes) {
         bank->encoding = AMQ_HFB_GOLOMB;
-        bank->rice_bits = lengths.parameters[best];
-        bank->stored_bits = lengths.bits[best];
+        bank->rice_bits = best;
+        bank->stored_bits = best_bits;
     } else {
         bank->encoding = AMQ_HFB_RAW;
         bank->rice_bits = 0;
@@ -434,27 +453,19 @@ static void choose_encoding(amq__hfb_bank *bank)
     }
 }
 
-typedef struct rice_writer {
-    amq__bitwriter writer;
-    uint32_t rice_bits;
-} rice_writer;
-
-static void write_gap(void *context, uint64_t gap)
-{
-    rice_writer *w = context;
-    amq__bitwriter_put_rice(&w->writer, gap, w->rice_bits);
-}
-
 /* Write a Golomb-Rice bank's code into bank->code: AMQ_OK or AMQ_ENOMEM. */
 static int encode_code(amq__hfb_bank *bank)
 {
-    rice_writer w = { .rice_bits = bank->rice_bits };
-    amq__bitwriter_init(&w.writer);
-    amq__bitwriter_reserve(&w.writer, bank->stored_bits);
-    bank_gaps(bank, write_gap, &w);
+    amq__bitwriter writer;
+    amq__bitwriter_init(&writer);
+    amq__bitwriter_reserve(&writer, bank->stored_bits);
+    uint64_t gap;
+    gap_cursor cursor = gap_cursor_start(bank);
+    while (gap_next(&cursor, &gap))
+        amq__bitwriter_put_rice(&writer, gap, bank->rice_bits);
     size_t byte_count = 0;
     uint64_t bits = 0;
-    int status = amq__bitwriter_finish(&w.writer, &bank->code, &byte_count, &bits);
+    int status = amq__bitwriter_finish(&writer, &bank->code, &byte_count, &bits);
     assert(status != AMQ_OK ||
            (bits == bank->stored_bits && byte_count == amq__hfb_bank_stored_bytes(bank)));
     return status;
@@ -547,7 +558,9 @@ static int build_banks(amq_hfb *f, const hfb_id *ids, size_t n, uint32_t len, am
             }
         }
         f->bank_count = i + 1;
-        bank_fill_from(bank, ids, n);
+        uint64_t weight = set_slices(&bank->bits, ids, n, bank->start, bank->mask);
+        assert(weight == bank->weight);
+        (void)weight;
         choose_encoding(bank);
         if (bank->encoding == AMQ_HFB_GOLOMB && encode_code(bank) != AMQ_OK) {
             banks_free(f);
@@ -578,7 +591,10 @@ static int build_from_ids(amq_hfb **out, const amq_hfb_params *params, hfb_id *i
     size_t n = 0;
     if (status == AMQ_OK) {
         f = calloc(1, sizeof *f);
-        status = f ? sort_unique(&ids, count, &n) : AMQ_ENOMEM;
+        if (f)
+            n = sort_unique(ids, count, &status);
+        else
+            status = AMQ_ENOMEM;
         if (status != AMQ_OK)
             status = amq__fail(diag, status, "out of memory sorting %zu IDs", count);
     }
