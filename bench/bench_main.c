@@ -57,6 +57,7 @@ static const bench_workload *const workloads[] = {
     &bench_cuckoo_f12_semi,
     &bench_hfb_p1,
     &bench_hfb_p01,
+    &bench_hfb_p1_bank22,
     &bench_hash_xxh3_64,
     &bench_hash_xxh3_128,
     &bench_hash_siphash,

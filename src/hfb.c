@@ -141,7 +141,7 @@
 /* How many IDs ahead of the one tested the batch queries prefetch. */
 #define PREFETCH_DISTANCE 16
 
-/* The largest bucket step 1 of the build sorts by insertion. */
+/* The longest run of equal top bits step 1 of the build sorts by insertion. */
 #define INSERTION_SORT_MAX 32
 
 /* Added to a bank's standard deviation in the non-random test (see above). */
@@ -341,8 +341,6 @@ static double weight_deviation(uint64_t weight, uint64_t n, uint32_t len)
     return fabs((double)weight - mean) / (sigma + DEVIATION_SLACK);
 }
 
-/* The weight of every slice j = (j * len, len), j < slices, over the n
- * distinct IDs, counted in scratch (2^len zero bits; left zero). */
 /* Set the bit of every ID's slice (start, len = bits of mask) in bits and
  * return how many were not set before. The word of the ID PREFETCH_DISTANCE
  * ahead is prefetched for writing: the positions are random, and a bank of
@@ -363,6 +361,8 @@ static uint64_t set_slices(amq__bitvec *bits, const hfb_id *ids, size_t n, uint3
     return newly_set;
 }
 
+/* The weight of every slice j = (j * len, len), j < slices, over the n
+ * distinct IDs, counted in scratch (2^len zero bits; left zero). */
 static void measure_slices(const hfb_id *ids, size_t n, uint32_t len, uint32_t slices,
                            amq__bitvec *scratch, uint64_t *weights)
 {
@@ -606,13 +606,16 @@ static int build_from_ids(amq_hfb **out, const amq_hfb_params *params, hfb_id *i
             status = build_banks(f, ids, n, params->bank_bits, diag);
         } else {
             /* The expected best, then wider banks should these IDs fill
-             * them more than random ones. */
+             * them more than random ones. Only the last refusal is told. */
             uint32_t len = amq_hfb_choose_bank_bits(n, p);
             if (!len)
                 len = AMQ_HFB_MAX_BANK_BITS;
+            amq_diag attempt;
             do
-                status = build_banks(f, ids, n, len, diag);
+                status = build_banks(f, ids, n, len, &attempt);
             while (status == AMQ_ERANGE && ++len <= AMQ_HFB_MAX_BANK_BITS);
+            if (status != AMQ_OK && diag)
+                *diag = attempt;
         }
     }
     free(ids);
