@@ -627,12 +627,21 @@ static int build_from_ids(amq_hfb **out, const amq_hfb_params *params, hfb_id *i
     return AMQ_OK;
 }
 
+/* Room for count IDs (at least one), twice over for the sort's buffer:
+ * NULL when that does not fit a size_t or cannot be had. */
+static hfb_id *ids_alloc(size_t count)
+{
+    if (count > SIZE_MAX / 2 / sizeof(hfb_id))
+        return NULL;
+    return malloc((count ? count : 1) * sizeof(hfb_id));
+}
+
 int amq_hfb_build(amq_hfb **out, const amq_hfb_params *params, const uint8_t *ids, size_t count,
                   amq_diag *diag)
 {
     assert(out && params && (count == 0 || ids));
     *out = NULL;
-    hfb_id *copy = malloc((count ? count : 1) * sizeof *copy);
+    hfb_id *copy = ids_alloc(count);
     if (!copy)
         return amq__fail(diag, AMQ_ENOMEM, "out of memory copying %zu IDs", count);
     for (size_t i = 0; i < count; i++)
@@ -645,7 +654,7 @@ int amq_hfb_build_keys(amq_hfb **out, const amq_hfb_params *params, const void *
 {
     assert(out && params && (count == 0 || (keys && lens)));
     *out = NULL;
-    hfb_id *ids = malloc((count ? count : 1) * sizeof *ids);
+    hfb_id *ids = ids_alloc(count);
     if (!ids)
         return amq__fail(diag, AMQ_ENOMEM, "out of memory for %zu IDs", count);
     for (size_t i = 0; i < count; i++) {
