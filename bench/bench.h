@@ -144,6 +144,9 @@ extern const bench_workload bench_cuckoo_f8;
 extern const bench_workload bench_cuckoo_f12;
 extern const bench_workload bench_cuckoo_f16;
 extern const bench_workload bench_cuckoo_f12_semi;
+extern const bench_workload bench_hfb_p1;
+extern const bench_workload bench_hfb_p01;
+extern const bench_workload bench_hfb_p1_bank22;
 
 /* ---- results (the runner's) -------------------------------------------------- */
 

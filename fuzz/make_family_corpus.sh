@@ -41,15 +41,23 @@ field() { # FILE OFFSET WIDTH(4|8): an unsigned little-endian field
     od -An -v -t "u$3" -j "$2" -N "$3" --endian=little "$1" | tr -d ' '
 }
 
-byte() { # VALUE: one raw byte
-    printf "\\$(printf '%03o' "$1")"
+# index TYPE: the family's position in the build's table
+types=$("$amq" --help | sed -n 's/^  types: //p')
+index() {
+    i=0
+    for type in $types; do
+        if [ "$type" = "$1" ]; then
+            echo "$i"
+            return
+        fi
+        i=$((i + 1))
+    done
+    echo "$0: $amq has no type $1" >&2
+    exit 1
 }
 
-# index TYPE: the type's position in the family table, from 0
-index() {
-    "$amq" --help | awk -v type="$1" '$1 == "types:" {
-        for (i = 2; i <= NF; i++) if ($i == type) { print i - 2; found = 1 }
-    } END { if (!found) exit 1 }'
+byte() { # VALUE: one raw byte
+    printf "\\$(printf '%03o' "$1")"
 }
 
 # strip NAME: turn $work/filter.amq into the seed $out/NAME.bin
@@ -125,3 +133,20 @@ seed fuse8-n100 100 -t fuse8
 seed fuse8-empty 0 -t fuse8
 seed fuse16-arity4-n100 100 -t fuse16 --arity 4
 seed fuse16-n1 1 -t fuse16 -p 0.01
+
+# hfb: IDs of 32 hex digits, the MD5 digests of key-1, key-2, ...; raw IDs
+# only (the fuzz target's hasher is xxh3 seed 0, which an MD5 filter
+# refuses). One Golomb-coded bank; three raw banks; no IDs at all.
+ids() {
+    keys "$1" | while read -r key; do printf '%s' "$key" | md5sum | cut -c 1-32; done
+}
+seed_ids() { # NAME COUNT BUILD-OPTIONS...: as seed, with IDs for keys
+    name=$1
+    count=$2
+    shift 2
+    ids "$count" | "$amq" build --force -o "$work/filter.amq" "$@"
+    strip "$name"
+}
+seed_ids hfb-golomb 200 -t hfb
+seed_ids hfb-raw-banks 60 -t hfb -p 0.3 --bank-bits 6
+seed_ids hfb-empty 0 -t hfb

@@ -77,6 +77,7 @@ extern const amq__family amq__counting_bloom_family;
 extern const amq__family amq__scalable_bloom_family;
 extern const amq__family amq__cuckoo_family;
 extern const amq__family amq__gcs_family;
+extern const amq__family amq__hfb_family;
 extern const amq__family amq__fuse8_family;
 extern const amq__family amq__fuse16_family;
 

@@ -28,9 +28,16 @@ struct amq_filter {
 
 /* Every family this build has. Families add themselves here. */
 static const amq__family *const families[] = {
-    &amq__bloom_family,          &amq__blocked_bloom_family, &amq__counting_bloom_family,
-    &amq__scalable_bloom_family, &amq__cuckoo_family,        &amq__gcs_family,
-    &amq__fuse8_family,          &amq__fuse16_family,        NULL,
+    &amq__bloom_family,
+    &amq__blocked_bloom_family,
+    &amq__counting_bloom_family,
+    &amq__scalable_bloom_family,
+    &amq__cuckoo_family,
+    &amq__gcs_family,
+    &amq__hfb_family,
+    &amq__fuse8_family,
+    &amq__fuse16_family,
+    NULL,
 };
 
 static const size_t family_count = sizeof families / sizeof families[0] - 1;

@@ -56,6 +56,7 @@ typedef struct cli_input {
     size_t capacity, start, end, max_line;
     uint8_t *decoded; /* --hex: the decoded key */
     bool hex, at_eof;
+    bool ids; /* each line is an hfb ID: exactly 32 hex digits (set after opening with hex) */
     bool progress, progress_shown;
     double started, last_progress;
     uint64_t total_bytes, read_bytes;
@@ -72,6 +73,12 @@ int cli_input_open(cli_input *in, char **paths, int path_count, const char *comm
 int cli_input_next(cli_input *in, const void **key, size_t *len);
 
 void cli_input_close(cli_input *in);
+
+/* Whether the keys of a filter are hfb IDs, read as 32 hex digits a line:
+ * a filter of type hfb without --hash md5 (hash: the option's value, or
+ * NULL), or a loaded filter that holds raw hfb IDs. */
+bool cli_type_takes_ids(const char *type, const char *hash);
+bool cli_filter_takes_ids(const amq_filter *filter);
 
 /* ---- shared helpers ------------------------------------------------------------ */
 

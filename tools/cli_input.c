@@ -6,7 +6,8 @@
  * Windows give the same keys. A line longer than the limit (default 1 MiB)
  * is an error naming the file and line, found without buffering the line:
  * a 10 GB line costs 1 MiB of memory. With --hex, each line is decoded from
- * hexadecimal first. On a terminal, reading that lasts more than a second
+ * hexadecimal first; the keys of an hfb filter of raw IDs must each be
+ * exactly 32 hex digits (16 bytes). On a terminal, reading that lasts more than a second
  * shows progress on stderr.
  */
 #include "cli.h"
@@ -175,6 +176,11 @@ int cli_input_next(cli_input *in, const void **key, size_t *len)
             line_len--;
         in->line = start;
         in->line_len = line_len;
+        if (in->ids && (line_len != 32 || amq_parse_hex(in->decoded, start, 32, NULL) != AMQ_OK)) {
+            cli_error("%s: %s:%llu: an hfb ID is 32 hex digits", in->command, in->name,
+                      (unsigned long long)in->line_number);
+            return -1;
+        }
         if (in->hex) {
             amq_diag diag;
             if (amq_parse_hex(in->decoded, start, line_len, &diag) != AMQ_OK) {
@@ -203,4 +209,16 @@ void cli_input_close(cli_input *in)
     free(in->decoded);
     in->buffer = NULL;
     in->decoded = NULL;
+}
+
+bool cli_type_takes_ids(const char *type, const char *hash)
+{
+    return strcmp(type, "hfb") == 0 && !(hash && strcmp(hash, "md5") == 0);
+}
+
+bool cli_filter_takes_ids(const amq_filter *filter)
+{
+    amq_info info;
+    amq_info_get(filter, &info);
+    return strcmp(info.family, "hfb") == 0 && info.hasher.kind != AMQ_HASH_MD5;
 }

@@ -6,7 +6,10 @@
  * one place (the spec parser). A dynamic family given -n is filled line by
  * line as the input streams past; otherwise (a static family, or no -n) all
  * keys are read first and the filter is built from them, sized to their
- * number.
+ * number. An hfb filter's keys are its 16-byte IDs, 32 hex digits a line,
+ * unless --hash md5 hashes arbitrary lines into IDs. A warning the filter
+ * reports about its keys (an amq_info detail "warning": hfb IDs that do not
+ * look random) is printed to stderr; the build still succeeds.
  */
 #include "cli.h"
 
@@ -36,7 +39,10 @@ static const char build_usage[] =
     "                                      0 fixed size, 1|2|4|8|16 chain tables)\n"
     "      --fingerprint-bits F  --bucket-size 2|4|8  --max-kicks K   cuckoo\n"
     "      --range M  --rice-bits P  --divisor D  --index S  --bip158-key HEX  gcs\n"
-    "      --bank-bits LEN                 hfb\n"
+    "      --bank-bits LEN                 hfb: banks of 2^LEN bits (default: the\n"
+    "                                      smallest stored filter for P); each line\n"
+    "                                      is a 16-byte ID in 32 hex digits unless\n"
+    "                                      --hash md5 hashes lines into IDs\n"
     "      --arity 3|4                     fuse8, fuse16 (p: accepted down to 2^-8, 2^-16)\n"
     "\n"
     "A type refuses, by name, the options that do not apply to it.\n"
@@ -68,6 +74,26 @@ static const struct option family_options[] = {
     { "arity", required_argument, NULL, 0 },
 };
 #define FAMILY_OPTION_COUNT (sizeof family_options / sizeof family_options[0])
+
+/* The value given for a family option, or NULL. */
+static const char *given_value(const char *const *given, const char *name)
+{
+    for (size_t i = 0; i < FAMILY_OPTION_COUNT; i++)
+        if (strcmp(family_options[i].name, name) == 0)
+            return given[i];
+    return NULL;
+}
+
+/* Print the warning a filter reports about its keys, if any. */
+static void print_warning(const amq_filter *filter, const char *output)
+{
+    amq_info info;
+    amq_info_get(filter, &info);
+    for (size_t i = 0; i < info.detail_count; i++)
+        if (strcmp(info.details[i].name, "warning") == 0)
+            cli_error("build: warning: %s (amq info %s shows why); the filter is saved",
+                      info.details[i].text, output);
+}
 
 /* The family option a short option letter stands for. */
 static int family_option_index(int letter)
@@ -227,9 +253,11 @@ int cli_build(int argc, char **argv)
     if (!force && cli_refuse_overwrite("build", output))
         return CLI_EXIT_ERROR;
 
+    bool ids = cli_type_takes_ids(type, given_value(given, "hash"));
     cli_input in;
-    if (cli_input_open(&in, argv + optind, argc - optind, "build", hex) < 0)
+    if (cli_input_open(&in, argv + optind, argc - optind, "build", hex || ids) < 0)
         return CLI_EXIT_ERROR;
+    in.ids = ids;
     amq_filter *filter = NULL;
     const void *key;
     size_t len;
@@ -268,8 +296,10 @@ int cli_build(int argc, char **argv)
     }
     cli_input_close(&in);
     int exit_code = CLI_EXIT_ERROR;
-    if (got == 0 && status == AMQ_OK && cli_save(filter, "build", output) == AMQ_OK)
+    if (got == 0 && status == AMQ_OK && cli_save(filter, "build", output) == AMQ_OK) {
         exit_code = CLI_EXIT_OK;
+        print_warning(filter, output);
+    }
     amq_free(filter);
     return exit_code;
 }

@@ -16,6 +16,8 @@ static const char query_usage[] =
     "  -v, --invert   print the lines that are certainly not in the filter\n"
     "  -c, --count    print only the number of such lines\n"
     "      --hex      each line is hexadecimal, decoded to bytes before the query\n"
+    "An hfb filter of raw IDs (built without --hash md5) reads each line as an ID\n"
+    "of 32 hex digits.\n"
     "Exit status: 0 at least one line printed (or counted), 1 none, 2 an error.\n";
 
 int cli_query(int argc, char **argv)
@@ -56,11 +58,13 @@ int cli_query(int argc, char **argv)
     if (cli_load(&filter, "query", path, AMQ_LOAD_MMAP) != AMQ_OK)
         return CLI_EXIT_ERROR;
 
+    bool ids = cli_filter_takes_ids(filter);
     cli_input in;
-    if (cli_input_open(&in, argv + optind, argc - optind, "query", hex) < 0) {
+    if (cli_input_open(&in, argv + optind, argc - optind, "query", hex || ids) < 0) {
         amq_free(filter);
         return CLI_EXIT_ERROR;
     }
+    in.ids = ids;
     const void *key;
     size_t len;
     int got;

@@ -1,0 +1,245 @@
+/*
+ * amq/hfb.h - hash-free Bloom banks: a static filter over 128-bit IDs that
+ * are already uniformly random (MD5 digests of document paths, the output of
+ * any collision-resistant hash), queried without hashing them again.
+ *
+ * A bank is a bit array of 2^len positions indexed by a slice of len bits of
+ * the ID; a filter is a few banks over disjoint slices, asked in turn: an ID
+ * is rejected by the first bank whose bit is 0. The build picks len, fills a
+ * bank for every slice, and keeps the emptiest banks until the product of
+ * their fill ratios - the false-positive rate for random IDs - reaches the
+ * target. Banks are stored Rice-coded when sparse, as raw bits when dense.
+ *
+ * Choose it for sets of random document IDs that are built once and asked
+ * many times, notably to weed out candidate documents in a search engine
+ * (amq_hfb_filter_ids). Never for arbitrary keys: an ID's bits ARE the hash,
+ * so IDs that are not random (counters, timestamps, UUIDs with fixed
+ * version bits in a sliced range) fill some banks unevenly and the FPR is
+ * not what the build promised. The build measures this and flags such a set
+ * (amq_hfb_nonrandom); AMQ_HFB_IDS_MD5 hashes arbitrary keys into IDs first.
+ *
+ *   FPR     the product of the kept banks' fill ratios, for random absent
+ *           IDs (amq_hfb_expected_fpr): at most the target.
+ *   size    stored: a Rice-coded bank costs about log2(1/fill) + 1.6 bits
+ *           per ID, so one bank at fill p is near a Golomb-coded set's size;
+ *           in memory each bank is 2^len bits.
+ *   static  no add, remove or merge: build again from the whole set.
+ *
+ * An ID is 16 bytes read as two little-endian 64-bit words, bytes 0..7 the
+ * low word (bits 0..63) and bytes 8..15 the high word (bits 64..127). Slice
+ * (start, len) is bits start .. start + len - 1, and may cross bit 64.
+ *
+ * Thread safety: a filter is never modified after it is built; any number of
+ * threads may query it at once.
+ */
+#ifndef AMQ_HFB_H
+#define AMQ_HFB_H
+
+#include "amq/amq.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** A hash-free Bloom bank filter; opaque. */
+typedef struct amq_hfb amq_hfb;
+
+/** Bytes in an ID. */
+#define AMQ_HFB_ID_BYTES 16
+/** The widest bank: 2^32 bits (512 MiB in memory). */
+#define AMQ_HFB_MAX_BANK_BITS 32
+/** The most banks a filter may have: 128 slices of one bit. */
+#define AMQ_HFB_MAX_BANKS 128
+/** The target false-positive rate unless one is given. */
+#define AMQ_HFB_DEFAULT_FPR 0.01
+/** A bank whose weight is further than this many standard deviations (see
+ *  amq_hfb_deviation) from what random IDs give marks the set non-random. */
+#define AMQ_HFB_NONRANDOM_DEVIATION 6.0
+
+/** What a filter's IDs are. */
+typedef enum amq_hfb_ids {
+    AMQ_HFB_IDS_RAW = 0, /**< the caller's own 16-byte random IDs */
+    AMQ_HFB_IDS_MD5 = 1  /**< MD5 digests of keys: keys of any length are hashed into IDs */
+} amq_hfb_ids;
+
+/** How a bank is stored in a file. */
+typedef enum amq_hfb_encoding {
+    AMQ_HFB_RAW = 0,   /**< the 2^len bits as they are */
+    AMQ_HFB_GOLOMB = 1 /**< the gaps between set positions, Golomb-Rice coded
+                            (divisor 2^rice_bits) */
+} amq_hfb_encoding;
+
+/** How to build a filter. Fields left 0 take the default named. */
+typedef struct amq_hfb_params {
+    double fpr;         /**< target p in (0, 1) for random absent IDs; 0 = 0.01 */
+    uint32_t bank_bits; /**< len, 1..32; 0 = the len whose banks are expected to
+                             take the least stored space for p
+                             (amq_hfb_choose_bank_bits) */
+    amq_hfb_ids ids;    /**< what the IDs are; recorded in the filter so that
+                             amq_hfb_contains_key knows whether to hash */
+} amq_hfb_params;
+
+/** One kept bank, as amq_hfb_bank_get describes it. */
+typedef struct amq_hfb_bank {
+    uint32_t start;            /**< the slice's first bit, 0..127 */
+    uint32_t len;              /**< the slice's width: the bank has 2^len bits */
+    uint64_t weight;           /**< set positions */
+    double fill;               /**< weight / 2^len: the chance a random ID passes */
+    amq_hfb_encoding encoding; /**< how it is stored */
+    uint32_t rice_bits;        /**< the Rice parameter (AMQ_HFB_GOLOMB), else 0 */
+    uint64_t stored_bits;      /**< bits of its stored form: 2^len raw, the code's
+                                    length Rice-coded */
+} amq_hfb_bank;
+
+/**
+ * Build a filter from count IDs of 16 bytes each, back to back in ids.
+ *
+ * Duplicates count once. The IDs are copied and sorted; the caller's array is
+ * not changed. With bank_bits 0 the len expected to give the smallest stored
+ * filter for p is used (and, should these IDs need more banks than their
+ * slices offer, the next wider len that reaches p).
+ *
+ * @param out receives the filter; set to NULL on failure. Not NULL.
+ * @param params how to build; not NULL.
+ * @param ids count * 16 bytes; may be NULL when count is 0.
+ * @param count the number of IDs (0 gives a filter that rejects every ID).
+ * @param diag receives a message on failure; may be NULL.
+ * @return AMQ_OK; AMQ_EINVAL (fpr outside (0, 1) and not 0, bank_bits above
+ *   32, an unknown ids kind); AMQ_ERANGE (no set of banks of that len reaches
+ *   p for these IDs: the message gives the best rate they reach and a
+ *   bank_bits that would reach p); AMQ_ENOMEM.
+ * Allocates: the banks, 2^len bits each; while building, 32 bytes per ID and
+ *   one more bank. Complexity: O(count) expected, plus one pass over the IDs
+ *   per slice.
+ */
+AMQ_API int amq_hfb_build(amq_hfb **out, const amq_hfb_params *params, const uint8_t *ids,
+                          size_t count, amq_diag *diag);
+
+/**
+ * Build a filter from keys: with params->ids AMQ_HFB_IDS_MD5 each key, of
+ * any length, is hashed into its ID (its MD5 digest); with AMQ_HFB_IDS_RAW
+ * each key must be exactly 16 bytes and is the ID.
+ *
+ * @param keys count key pointers (each may be NULL when its length is 0).
+ * @param lens count key lengths.
+ * @return as amq_hfb_build; AMQ_EINVAL also for a raw key that is not 16
+ *   bytes (the message names its index and length).
+ */
+AMQ_API int amq_hfb_build_keys(amq_hfb **out, const amq_hfb_params *params, const void *const *keys,
+                               const size_t *lens, size_t count, amq_diag *diag);
+
+/** Free a filter. Accepts NULL. */
+AMQ_API void amq_hfb_free(amq_hfb *filter);
+
+/**
+ * Is the ID maybe in the set? false: certainly not; true: in it, or a false
+ * positive. The ID is used as it is, whatever the filter's ids kind.
+ * @param filter not NULL.
+ * @param id 16 bytes; not NULL.
+ * Allocates: never. Complexity: one bit per bank, stopping at the first 0.
+ */
+AMQ_API bool amq_hfb_contains(const amq_hfb *filter, const uint8_t id[16]);
+
+/**
+ * Ask for a key: a filter of MD5 IDs hashes it (any length) and asks for its
+ * digest; a filter of raw IDs takes it as the ID.
+ * @return 1 maybe present, 0 certainly absent; AMQ_EINVAL when the filter
+ *   holds raw IDs and len is not 16.
+ * Allocates: never.
+ */
+AMQ_API int amq_hfb_contains_key(const amq_hfb *filter, const void *key, size_t len);
+
+/**
+ * Ask for count IDs (16 bytes each, back to back): results[i] is 1 when ID i
+ * is maybe present, else 0 - the answers of amq_hfb_contains, faster for
+ * many IDs: the first bank's word of the ID a fixed distance ahead is
+ * prefetched, so the cache misses of several IDs overlap (most absent IDs
+ * are rejected by the first bank).
+ * @param ids count * 16 bytes; may be NULL when count is 0.
+ * @param results count bytes; may be NULL when count is 0.
+ * Allocates: never.
+ */
+AMQ_API void amq_hfb_contains_many(const amq_hfb *filter, const uint8_t *ids, size_t count,
+                                   uint8_t *results);
+
+/**
+ * Keep the IDs that may be in the set: copy every ID of ids (count, 16 bytes
+ * each) that amq_hfb_contains accepts to kept, in their order, and return
+ * how many there are. This is the candidate filter of a search engine: ask a
+ * candidate list against one filter after another, shrinking it in place.
+ * @param kept room for count IDs; may be ids itself (the list shrinks in
+ *   place), otherwise must not overlap it.
+ * @return the number of IDs written to kept.
+ * Allocates: never. Prefetches as amq_hfb_contains_many.
+ */
+AMQ_API size_t amq_hfb_filter_ids(const amq_hfb *filter, const uint8_t *ids, size_t count,
+                                  uint8_t *kept);
+
+/* ---- statistics ---------------------------------------------------------- */
+
+/** What the filter's IDs are (AMQ_HFB_IDS_RAW or AMQ_HFB_IDS_MD5). */
+AMQ_API amq_hfb_ids amq_hfb_id_kind(const amq_hfb *filter);
+/** Distinct IDs the filter was built from. */
+AMQ_API uint64_t amq_hfb_id_count(const amq_hfb *filter);
+/** len: every bank has 2^len bits. */
+AMQ_API uint32_t amq_hfb_bank_bits(const amq_hfb *filter);
+/** Banks kept (and asked, in order). */
+AMQ_API size_t amq_hfb_bank_count(const amq_hfb *filter);
+/** The slices of width len the 128-bit ID offers: floor(128 / len). */
+AMQ_API size_t amq_hfb_slice_count(const amq_hfb *filter);
+/**
+ * Describe kept bank i (0 = the first asked).
+ * @param out filled on success; not NULL.
+ * @return AMQ_OK; AMQ_EINVAL when i is not below amq_hfb_bank_count.
+ */
+AMQ_API int amq_hfb_bank_get(const amq_hfb *filter, size_t i, amq_hfb_bank *out);
+/** The target rate asked for. */
+AMQ_API double amq_hfb_target_fpr(const amq_hfb *filter);
+/** The product of the kept banks' fill ratios: the false-positive rate for
+ *  random absent IDs. */
+AMQ_API double amq_hfb_expected_fpr(const amq_hfb *filter);
+/** Bytes of the banks in memory: 2^len bits each, in whole 64-bit words. */
+AMQ_API uint64_t amq_hfb_table_bytes(const amq_hfb *filter);
+/** Bytes of the banks as saved (the container's payload). */
+AMQ_API uint64_t amq_hfb_stored_bytes(const amq_hfb *filter);
+/**
+ * How far the banks' weights are from what random IDs give, at the build:
+ * over every slice, the largest |weight - E| / (sigma + 0.5), where E and
+ * sigma are the mean and standard deviation of the number of distinct
+ * positions n random IDs fill in 2^len (the 0.5 keeps a bank that random IDs
+ * fill almost surely exactly from being judged by a tiny sigma).
+ */
+AMQ_API double amq_hfb_deviation(const amq_hfb *filter);
+/** True when amq_hfb_deviation exceeds AMQ_HFB_NONRANDOM_DEVIATION: the IDs
+ *  do not look random, and the FPR may be far from amq_hfb_expected_fpr. */
+AMQ_API bool amq_hfb_nonrandom(const amq_hfb *filter);
+
+/* ---- sizing --------------------------------------------------------------- */
+
+/**
+ * The stored bits to expect for n random IDs in banks of 2^bank_bits bits at
+ * target fpr: the banks needed (fill f = 1 - (1 - 2^-len)^n each, k the
+ * fewest with f^k <= fpr, at most floor(128 / len)) times the expected
+ * stored size of one (the smaller of its raw bits and its Rice code at the
+ * best parameter).
+ * @return the bits; INFINITY when no number of such banks reaches fpr, or
+ *   bank_bits is not in 1..32.
+ */
+AMQ_API double amq_hfb_expected_bits(uint64_t n, double fpr, uint32_t bank_bits);
+
+/**
+ * The bank_bits a build uses by default: the len in 1..32 with the fewest
+ * expected stored bits (amq_hfb_expected_bits), the narrower on a tie.
+ * @return the len; 0 when none reaches fpr for n random IDs.
+ */
+AMQ_API uint32_t amq_hfb_choose_bank_bits(uint64_t n, double fpr);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* AMQ_HFB_H */
