@@ -16,6 +16,7 @@ static const cli_command commands[] = {
     { "query", "print the lines that may be in a filter", cli_query },
     { "info", "describe a filter file", cli_info },
     { "merge", "union of compatible filters", cli_merge },
+    { "export", "write a filter's bare data in another program's format", cli_export },
     { "dedup", "print each line the first time it is seen", cli_dedup },
     { "calc", "Bloom filter parameters: any three of n, m, k, p give the rest", cli_calc },
 };

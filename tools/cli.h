@@ -121,6 +121,7 @@ int cli_remove(int argc, char **argv);
 int cli_query(int argc, char **argv);
 int cli_info(int argc, char **argv);
 int cli_merge(int argc, char **argv);
+int cli_export(int argc, char **argv);
 int cli_dedup(int argc, char **argv);
 
 #endif /* AMQ_CLI_H */
