@@ -147,6 +147,19 @@ extern const bench_workload bench_cuckoo_f12_semi;
 extern const bench_workload bench_hfb_p1;
 extern const bench_workload bench_hfb_p01;
 extern const bench_workload bench_hfb_p1_bank22;
+extern const bench_workload bench_fuse8;
+extern const bench_workload bench_fuse16;
+extern const bench_workload bench_fuse8_4wise;
+extern const bench_workload bench_gcs_m256_s0;
+extern const bench_workload bench_gcs_m256_s32;
+extern const bench_workload bench_gcs_m256_n64;
+extern const bench_workload bench_gcs_m256_n16;
+extern const bench_workload bench_gcs_m256;
+extern const bench_workload bench_gcs_m65536_s0;
+extern const bench_workload bench_gcs_m65536_s32;
+extern const bench_workload bench_gcs_m65536_n64;
+extern const bench_workload bench_gcs_m65536_n16;
+extern const bench_workload bench_gcs_m65536;
 
 /* ---- results (the runner's) -------------------------------------------------- */
 

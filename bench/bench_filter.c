@@ -1,6 +1,7 @@
 /*
  * bench_filter.c - the shared workload of the dynamic filters (see
- * bench_filter.h): key sets, the five timed passes and the common figures.
+ * bench_filter.h): key sets, the five timed passes and the common figures,
+ * and the pieces of them the static workload (bench_static.c) uses too.
  */
 #include "bench_filter.h"
 #include "util.h"
@@ -8,31 +9,91 @@
 #include <math.h>
 #include <stdlib.h>
 
-#define BENCH_FILTER_BATCH 1024
-
 typedef struct filter_state {
     const bench_filter_ops *ops;
     double fpr; /* the variant's target rate */
     void *filter;
-    bench_keyset present, absent;
-    const void **pointers; /* the present keys, for the batch phase */
-    size_t *lens;
-    uint8_t *results;
+    bench_key_sets keys;
     uint64_t present_hits, absent_hits, batch_hits;
     uint64_t remove_misses; /* present keys the last delete pass found nothing for */
     bool batch_ran, delete_ran;
 } filter_state;
+
+void bench_key_sets_free(bench_key_sets *sets)
+{
+    bench_keyset_free(&sets->present);
+    bench_keyset_free(&sets->absent);
+    free(sets->present_keys);
+    free(sets->absent_keys);
+    free(sets->lens);
+    free(sets->results);
+    *sets = (bench_key_sets){ 0 };
+}
+
+int bench_key_sets_init(bench_key_sets *sets, size_t count, size_t len, uint64_t seed,
+                        amq_diag *diag)
+{
+    *sets = (bench_key_sets){ 0 };
+    int status = bench_keys_binary(&sets->present, count, len, seed, BENCH_KEYS_PRESENT);
+    if (status == AMQ_OK)
+        status = bench_keys_binary(&sets->absent, count, len, seed, BENCH_KEYS_ABSENT);
+    if (status == AMQ_OK) {
+        sets->present_keys = malloc(count * sizeof *sets->present_keys);
+        sets->absent_keys = malloc(count * sizeof *sets->absent_keys);
+        sets->lens = malloc(count * sizeof *sets->lens);
+        sets->results = malloc(count);
+        if (!sets->present_keys || !sets->absent_keys || !sets->lens || !sets->results)
+            status = AMQ_ENOMEM;
+    }
+    if (status != AMQ_OK) {
+        bench_key_sets_free(sets);
+        return amq__fail(diag, status, "setting up %zu keys: %s", count, amq_strerror(status));
+    }
+    for (size_t i = 0; i < count; i++) {
+        sets->present_keys[i] = bench_key(&sets->present, i);
+        sets->absent_keys[i] = bench_key(&sets->absent, i);
+        sets->lens[i] = len;
+    }
+    return AMQ_OK;
+}
+
+uint64_t bench_count_hits(bench_contains_fn contains, const void *filter, const bench_keyset *keys,
+                          size_t count)
+{
+    uint64_t hits = 0;
+    for (size_t i = 0; i < count; i++)
+        hits += contains(filter, bench_key(keys, i), bench_key_len(keys, i));
+    return hits;
+}
+
+uint64_t bench_batch_hits(bench_contains_many_fn contains_many, const void *filter,
+                          const void *const *keys, const size_t *lens, size_t count, size_t batch,
+                          uint8_t *results)
+{
+    for (size_t start = 0; start < count; start += batch) {
+        size_t todo = count - start < batch ? count - start : batch;
+        contains_many(filter, keys + start, lens + start, todo, results + start);
+    }
+    uint64_t hits = 0;
+    for (size_t i = 0; i < count; i++)
+        hits += results[i];
+    return hits;
+}
+
+void bench_rate_figures(bench_figures *out, double target_fpr, double fpr, double false_negatives)
+{
+    bench_figures_add(out, "bound_bits_per_key", -log2(target_fpr));
+    bench_figures_add(out, "target_fpr", target_fpr);
+    bench_figures_add(out, "fpr", fpr);
+    bench_figures_add(out, "false_negatives", false_negatives);
+}
 
 void bench_filter_teardown(void *state)
 {
     filter_state *s = state;
     if (s->filter)
         s->ops->destroy(s->filter);
-    bench_keyset_free(&s->present);
-    bench_keyset_free(&s->absent);
-    free(s->pointers);
-    free(s->lens);
-    free(s->results);
+    bench_key_sets_free(&s->keys);
     free(s);
 }
 
@@ -50,26 +111,10 @@ int bench_filter_setup(void **state, const bench_config *config, const void *arg
         bench_filter_teardown(s);
         return status;
     }
-    status = bench_keys_binary(&s->present, config->keys, BENCH_FILTER_KEY_LEN, config->seed,
-                               BENCH_KEYS_PRESENT);
-    if (status == AMQ_OK)
-        status = bench_keys_binary(&s->absent, config->keys, BENCH_FILTER_KEY_LEN, config->seed,
-                                   BENCH_KEYS_ABSENT);
-    if (status == AMQ_OK) {
-        s->pointers = malloc(config->keys * sizeof *s->pointers);
-        s->lens = malloc(config->keys * sizeof *s->lens);
-        s->results = malloc(config->keys);
-        if (!s->pointers || !s->lens || !s->results)
-            status = AMQ_ENOMEM;
-    }
+    status = bench_key_sets_init(&s->keys, config->keys, BENCH_FILTER_KEY_LEN, config->seed, diag);
     if (status != AMQ_OK) {
         bench_filter_teardown(s);
-        return amq__fail(diag, status, "setting up %zu keys: %s", config->keys,
-                         amq_strerror(status));
-    }
-    for (size_t i = 0; i < config->keys; i++) {
-        s->pointers[i] = bench_key(&s->present, i);
-        s->lens[i] = bench_key_len(&s->present, i);
+        return status;
     }
     *state = s;
     return AMQ_OK;
@@ -84,9 +129,10 @@ static void filter_empty(void *state)
 static uint64_t filter_insert(void *state)
 {
     filter_state *s = state;
-    for (size_t i = 0; i < s->present.count; i++)
-        s->ops->add(s->filter, bench_key(&s->present, i), bench_key_len(&s->present, i));
-    return s->present.count;
+    const bench_keyset *present = &s->keys.present;
+    for (size_t i = 0; i < present->count; i++)
+        s->ops->add(s->filter, bench_key(present, i), bench_key_len(present, i));
+    return present->count;
 }
 
 /* Empty the filter and add the present keys again: what the delete phase
@@ -97,41 +143,28 @@ static void filter_refill(void *state)
     filter_insert(state);
 }
 
-static uint64_t count_hits(const filter_state *s, const bench_keyset *keys)
-{
-    uint64_t hits = 0;
-    for (size_t i = 0; i < keys->count; i++)
-        hits += s->ops->contains(s->filter, bench_key(keys, i), bench_key_len(keys, i));
-    return hits;
-}
-
 static uint64_t filter_query_present(void *state)
 {
     filter_state *s = state;
-    s->present_hits = count_hits(s, &s->present);
-    return s->present.count;
+    s->present_hits =
+        bench_count_hits(s->ops->contains, s->filter, &s->keys.present, s->keys.present.count);
+    return s->keys.present.count;
 }
 
 static uint64_t filter_query_absent(void *state)
 {
     filter_state *s = state;
-    s->absent_hits = count_hits(s, &s->absent);
-    return s->absent.count;
+    s->absent_hits =
+        bench_count_hits(s->ops->contains, s->filter, &s->keys.absent, s->keys.absent.count);
+    return s->keys.absent.count;
 }
 
 static uint64_t filter_query_batch(void *state)
 {
     filter_state *s = state;
-    size_t n = s->present.count;
-    for (size_t start = 0; start < n; start += BENCH_FILTER_BATCH) {
-        size_t count = n - start < BENCH_FILTER_BATCH ? n - start : BENCH_FILTER_BATCH;
-        s->ops->contains_many(s->filter, s->pointers + start, s->lens + start, count,
-                              s->results + start);
-    }
-    uint64_t hits = 0;
-    for (size_t i = 0; i < n; i++)
-        hits += s->results[i];
-    s->batch_hits = hits;
+    size_t n = s->keys.present.count;
+    s->batch_hits = bench_batch_hits(s->ops->contains_many, s->filter, s->keys.present_keys,
+                                     s->keys.lens, n, BENCH_FILTER_BATCH, s->keys.results);
     s->batch_ran = true;
     return n;
 }
@@ -140,35 +173,31 @@ static uint64_t filter_delete(void *state)
 {
     filter_state *s = state;
     uint64_t misses = 0;
-    for (size_t i = 0; i < s->present.count; i++)
-        misses +=
-            !s->ops->remove(s->filter, bench_key(&s->present, i), bench_key_len(&s->present, i));
+    const bench_keyset *present = &s->keys.present;
+    for (size_t i = 0; i < present->count; i++)
+        misses += !s->ops->remove(s->filter, bench_key(present, i), bench_key_len(present, i));
     s->remove_misses = misses;
     s->delete_ran = true;
-    return s->present.count;
+    return present->count;
 }
 
 double bench_filter_measured_fpr(const void *state)
 {
     const filter_state *s = state;
-    return (double)s->absent_hits / (double)s->present.count;
+    return (double)s->absent_hits / (double)s->keys.absent.count;
 }
 
 void bench_filter_report(void *state, bench_figures *out)
 {
     filter_state *s = state;
-    double n = (double)s->present.count;
-    double fpr = s->fpr;
+    double n = (double)s->keys.present.count;
     if (s->delete_ran)
         filter_refill(s);
-    s->ops->report(s->filter, s->present.count, out);
-    bench_figures_add(out, "bound_bits_per_key", -log2(fpr));
-    bench_figures_add(out, "target_fpr", fpr);
-    bench_figures_add(out, "fpr", bench_filter_measured_fpr(s));
+    s->ops->report(s->filter, s->keys.present.count, out);
     double misses = n - (double)s->present_hits + (double)s->remove_misses;
     if (s->batch_ran)
         misses += n - (double)s->batch_hits;
-    bench_figures_add(out, "false_negatives", misses);
+    bench_rate_figures(out, s->fpr, bench_filter_measured_fpr(s), misses);
 }
 
 const bench_phase bench_filter_phases[] = {

@@ -33,6 +33,7 @@
 
 #define BENCH_FILTER_KEY_LEN 16
 #define BENCH_FILTER_FPR     0.01
+#define BENCH_FILTER_BATCH   1024 /* keys per batch call in query-batch */
 
 typedef struct bench_filter_ops {
     /* An empty filter for n keys at the variant's rate, hashing with seed;
@@ -62,6 +63,39 @@ typedef struct bench_filter_variant {
      * width) states it here. */
     double fpr;
 } bench_filter_variant;
+
+/* ---- pieces the static workload (bench_static.h) shares ---------------- */
+
+typedef bool (*bench_contains_fn)(const void *filter, const void *key, size_t len);
+typedef void (*bench_contains_many_fn)(const void *filter, const void *const *keys,
+                                       const size_t *lens, size_t count, uint8_t *results);
+
+/* n present and n absent keys of one length, with the pointer and length
+ * arrays that batch calls take, and n result bytes for them. */
+typedef struct bench_key_sets {
+    bench_keyset present, absent;
+    const void **present_keys, **absent_keys;
+    size_t *lens; /* n entries: the length of key i of either set */
+    uint8_t *results;
+} bench_key_sets;
+
+/* Returns AMQ_OK, or a status with a message in diag; on failure the sets
+ * are freed. */
+int bench_key_sets_init(bench_key_sets *sets, size_t count, size_t len, uint64_t seed,
+                        amq_diag *diag);
+/* Free the sets; accepts zeroed ones. */
+void bench_key_sets_free(bench_key_sets *sets);
+/* How many of the first count keys contains accepts. */
+uint64_t bench_count_hits(bench_contains_fn contains, const void *filter, const bench_keyset *keys,
+                          size_t count);
+/* Ask for count keys through contains_many, batch keys per call (the last
+ * call takes the rest); returns how many it accepted. results: count bytes. */
+uint64_t bench_batch_hits(bench_contains_many_fn contains_many, const void *filter,
+                          const void *const *keys, const size_t *lens, size_t count, size_t batch,
+                          uint8_t *results);
+/* The figures every filter workload reports: bound_bits_per_key
+ * (log2(1/target_fpr)), target_fpr, fpr and false_negatives. */
+void bench_rate_figures(bench_figures *out, double target_fpr, double fpr, double false_negatives);
 
 /* arg: a bench_filter_variant. */
 int bench_filter_setup(void **state, const bench_config *config, const void *arg, amq_diag *diag);
