@@ -87,8 +87,9 @@ AMQ_API int amq_fuse_build(amq_fuse **out, const amq_fuse_params *params, const 
 /**
  * Build a filter from the keys' 64-bit hashes: amq_hash64 under
  * params->hasher for keys to be queried with amq_fuse_contains, or any
- * well-mixed 64-bit values to be queried with amq_fuse_contains_hash.
- * Equal hashes are stored once.
+ * 64-bit values to be queried with amq_fuse_contains_hash (they are mixed
+ * with a seed first, so even consecutive integers are spread well). Equal
+ * values are stored once.
  * @param hashes count values; not modified, not kept; may be NULL when
  *   count is 0.
  * @return as amq_fuse_build.
