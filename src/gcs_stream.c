@@ -183,7 +183,7 @@ int amq__gcs_adopt_stream(amq_gcs *f, uint8_t *bytes, uint64_t stream_bits, uint
     f->stream_bytes = stream_bytes;
 
     entry_array sink = { entries };
-    uint64_t end, distinct[AMQ_GCS_MAX_SEGMENTS];
+    uint64_t end = 0, distinct[AMQ_GCS_MAX_SEGMENTS];
     int status = decode_stream(f, owned, stream_bits, index_entries, store_entry, &sink, &end,
                                distinct, diag);
     if (status == AMQ_OK && end != stream_bits)
@@ -254,7 +254,7 @@ int amq__gcs_verify(const amq_gcs *f, uint64_t distinct[AMQ_GCS_MAX_SEGMENTS], a
 {
     const amq__gcs_index *index = &f->index;
     entry_check check = { index, UINT64_MAX, UINT64_MAX, 0, 0 };
-    uint64_t end;
+    uint64_t end = 0;
     int status = decode_stream(f, f->stream, f->stream_bits, index->entries, compare_entry, &check,
                                &end, distinct, diag);
     if (status != AMQ_OK)

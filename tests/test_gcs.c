@@ -149,7 +149,9 @@ static char *read_data(const char *name)
 static const char *json_string(const char *from, const char *key, char *out, size_t size)
 {
     char pattern[64];
-    snprintf(pattern, sizeof pattern, "\"%s\"", key);
+    if (strlen(key) > 60)
+        fail_msg("JSON key %s is too long", key);
+    snprintf(pattern, sizeof pattern, "\"%.60s\"", key);
     const char *p = strstr(from, pattern);
     if (!p)
         return NULL;
@@ -169,7 +171,9 @@ static const char *json_string(const char *from, const char *key, char *out, siz
 static uint64_t json_number(const char *from, const char *key)
 {
     char pattern[64];
-    snprintf(pattern, sizeof pattern, "\"%s\"", key);
+    if (strlen(key) > 60)
+        fail_msg("JSON key %s is too long", key);
+    snprintf(pattern, sizeof pattern, "\"%.60s\"", key);
     const char *p = strstr(from, pattern);
     if (!p)
         fail_msg("JSON has no %s", key);
