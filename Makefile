@@ -2,7 +2,9 @@
 #
 #   make demo          install what is missing, build, run the examples
 #   make test          install what is missing, build, run every test, then
-#                      again under AddressSanitizer + UndefinedBehaviorSanitizer
+#                      again under AddressSanitizer + UndefinedBehaviorSanitizer;
+#                      also compiles an optimized (-O3) build, whose warnings
+#                      differ
 #   make bench         the benchmarks (see bench/), against the peers
 #   make fuzz          each fuzz target for FUZZ_SECONDS seconds (libFuzzer)
 #   make format        clang-format the sources; make format-check checks them
@@ -11,6 +13,7 @@
 
 BUILD       ?= build
 ASAN_BUILD  ?= build-asan
+RELEASE_BUILD ?= build-release
 FUZZ_BUILD  ?= build-fuzz
 PREFIX      ?= /usr/local
 FUZZ_SECONDS ?= 60
@@ -20,7 +23,7 @@ CTEST       ?= ctest
 
 FORMAT_FILES = $(shell git ls-files '*.c' '*.h' 2>/dev/null)
 
-.PHONY: all deps build demo test test-plain test-asan bench fuzz format format-check install clean
+.PHONY: all deps build build-release demo test test-plain test-asan bench fuzz format format-check install clean
 
 all: build
 
@@ -34,7 +37,13 @@ build: deps
 demo: build
 	@sh scripts/demo.sh $(BUILD)/amq
 
-test: format-check test-plain test-asan
+test: format-check build-release test-plain test-asan
+
+# gcc at -O3 warns about things -O2 does not see (maybe-uninitialized,
+# format-truncation): every target compiles there too, with -Werror.
+build-release: deps
+	$(CMAKE) -S . -B $(RELEASE_BUILD) -DCMAKE_BUILD_TYPE=Release >/dev/null
+	$(CMAKE) --build $(RELEASE_BUILD) -j $(JOBS)
 
 test-plain: build
 	$(CTEST) --test-dir $(BUILD) --output-on-failure -j $(JOBS)
@@ -76,4 +85,4 @@ install: build
 	$(CMAKE) --install $(BUILD) --prefix $(PREFIX)
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(RELEASE_BUILD) $(FUZZ_BUILD)
