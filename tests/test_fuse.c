@@ -44,18 +44,8 @@
 #include <string.h>
 
 /* The sanitizer build tests the largest sets at a tenth of the size. */
-#if defined(__SANITIZE_ADDRESS__)
-#define SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define SANITIZED 1
-#endif
-#endif
-#ifndef SANITIZED
-#define SANITIZED 0
-#endif
 
-static const uint64_t large_n = SANITIZED ? 1000000 : 10000000;
+static const uint64_t large_n = AMQ_TEST_SANITIZED ? 1000000 : 10000000;
 
 static uint64_t seed;
 
@@ -186,7 +176,7 @@ static void test_large_set_16_bits(void **state)
      * 8.7). */
     amq_test_rng rng;
     amq_test_rng_init(&rng, seed ^ 0x5555);
-    const uint64_t trials = SANITIZED ? 5000000 : 20000000;
+    const uint64_t trials = AMQ_TEST_SANITIZED ? 5000000 : 20000000;
     uint64_t hits = 0;
     for (uint64_t i = 0; i < trials; i++)
         hits += amq_fuse_contains_hash(f, amq_test_next(&rng));

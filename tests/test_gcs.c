@@ -52,17 +52,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#if defined(__SANITIZE_ADDRESS__)
-#define SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define SANITIZED 1
-#endif
-#endif
-#ifndef SANITIZED
-#define SANITIZED 0
-#endif
-
 static uint64_t seed;
 
 /* ---- helpers ------------------------------------------------------------------ */
@@ -1660,20 +1649,20 @@ static void check_fpr(uint64_t range, size_t n, uint64_t q, bool random_hashes)
 static void test_fpr_m_2_10(void **state)
 {
     (void)state;
-    check_fpr(1 << 10, 1000000, SANITIZED ? 2000000 : 10000000, false);
+    check_fpr(1 << 10, 1000000, AMQ_TEST_SANITIZED ? 2000000 : 10000000, false);
 }
 
 static void test_fpr_m_2_20(void **state)
 {
     (void)state;
-    check_fpr(1 << 20, 100000, SANITIZED ? 5000000 : 100000000, true);
+    check_fpr(1 << 20, 100000, AMQ_TEST_SANITIZED ? 5000000 : 100000000, true);
 }
 
 /* Bits per key of the stream against the expectation for the code, at a
  * million keys (a quarter of that in the slower sanitizer build). */
 static void check_size(uint64_t range, amq_gcs_code code, uint64_t arg)
 {
-    enum { N = SANITIZED ? 250000 : 1000000 };
+    enum { N = AMQ_TEST_SANITIZED ? 250000 : 1000000 };
     uint64_t *hashes = key_hashes(0, 0, N);
     amq_gcs_params params = params_with(range, code, arg, 0);
     amq_gcs *f = build_hashes(&params, hashes, N);

@@ -144,4 +144,17 @@ void amq_test_write_container(const char *path, uint32_t family, const amq_hashe
 void amq_test_expect_load(const char *path, const char *refusal, const char *what_format, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* 1 in a build with AddressSanitizer (gcc or clang), else 0: tests that
+ * take minutes there use smaller sets. */
+#if defined(__SANITIZE_ADDRESS__)
+#define AMQ_TEST_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define AMQ_TEST_SANITIZED 1
+#endif
+#endif
+#ifndef AMQ_TEST_SANITIZED
+#define AMQ_TEST_SANITIZED 0
+#endif
+
 #endif /* AMQ_TEST_UTIL_H */
