@@ -44,7 +44,6 @@
 #include <string.h>
 
 /* The sanitizer build tests the largest sets at a tenth of the size. */
-
 static const uint64_t large_n = AMQ_TEST_SANITIZED ? 1000000 : 10000000;
 
 static uint64_t seed;
