@@ -536,12 +536,10 @@ static bool stash_holds(const cuckoo_table *t, uint32_t fingerprint, uint64_t i1
     return t->stash_fingerprint == fingerprint && (t->stash_bucket == i1 || t->stash_bucket == i2);
 }
 
+/* The walk's next random number: the splitmix64 sequence. */
 static uint64_t next_random(amq_cuckoo *f)
 {
-    uint64_t z = (f->random_state += 0x9E3779B97F4A7C15ULL);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return z ^ (z >> 31);
+    return amq__mix64(f->random_state += 0x9E3779B97F4A7C15ULL);
 }
 
 /* ---- one table ------------------------------------------------------------------ */

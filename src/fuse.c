@@ -183,8 +183,8 @@ void amq_fuse_free(amq_fuse *filter)
 
 /* ---- queries --------------------------------------------------------------- */
 
-static AMQ__FUSE_INLINE bool query(const amq_fuse *f, uint64_t m, uint32_t fingerprint_bits,
-                                   uint32_t arity)
+static AMQ__ALWAYS_INLINE bool query(const amq_fuse *f, uint64_t m, uint32_t fingerprint_bits,
+                                     uint32_t arity)
 {
     uint64_t slots[4];
     amq__fuse_slots(&f->shape, m, arity, slots);
@@ -213,9 +213,9 @@ bool amq_fuse_contains(const amq_fuse *filter, const void *key, size_t len)
  * PREFETCH_DISTANCE. The prefetches sit in this loop itself, not in a
  * helper of their own, so that no compiler can judge them dead and drop
  * them. hashes NULL: hash keys[i] (lens[i] bytes). */
-static AMQ__FUSE_INLINE void pipeline(const amq_fuse *f, const void *const *keys,
-                                      const size_t *lens, const uint64_t *hashes, size_t count,
-                                      uint8_t *results, uint32_t fingerprint_bits, uint32_t arity)
+static AMQ__ALWAYS_INLINE void pipeline(const amq_fuse *f, const void *const *keys,
+                                        const size_t *lens, const uint64_t *hashes, size_t count,
+                                        uint8_t *results, uint32_t fingerprint_bits, uint32_t arity)
 {
     uint64_t ahead[PREFETCH_DISTANCE];
     for (size_t i = 0; i < count + PREFETCH_DISTANCE; i++) {

@@ -207,7 +207,7 @@ static void partition(workspace *w, const uint64_t *hashes, size_t n, uint64_t s
 }
 
 /* Step 2. */
-static AMQ__FUSE_INLINE void fill(workspace *w, size_t n, uint32_t arity)
+static AMQ__ALWAYS_INLINE void fill(workspace *w, size_t n, uint32_t arity)
 {
     memset(w->counts, 0, (size_t)w->shape.array_length);
     memset(w->keys, 0, (size_t)w->shape.array_length * sizeof *w->keys);
@@ -248,7 +248,7 @@ static int reserve(workspace *w, size_t needed)
  * count is 1 is a coin toss the processor cannot predict. A queue rather
  * than a stack: the next slot to peel does not depend on the peeling just
  * done, so the processor can work on several at once. */
-static AMQ__FUSE_INLINE int peel(workspace *w, size_t n, size_t *peeled, uint32_t arity)
+static AMQ__ALWAYS_INLINE int peel(workspace *w, size_t n, size_t *peeled, uint32_t arity)
 {
     uint8_t *counts = w->counts;
     uint64_t *keys = w->keys;
@@ -290,8 +290,8 @@ static AMQ__FUSE_INLINE int peel(workspace *w, size_t n, size_t *peeled, uint32_
     return AMQ_OK;
 }
 
-static AMQ__FUSE_INLINE void set_fingerprint(uint8_t *fingerprints, uint64_t i, uint32_t value,
-                                             uint32_t fingerprint_bits)
+static AMQ__ALWAYS_INLINE void set_fingerprint(uint8_t *fingerprints, uint64_t i, uint32_t value,
+                                               uint32_t fingerprint_bits)
 {
     if (fingerprint_bits == 8)
         fingerprints[i] = (uint8_t)value;
@@ -300,8 +300,8 @@ static AMQ__FUSE_INLINE void set_fingerprint(uint8_t *fingerprints, uint64_t i, 
 }
 
 /* Step 4, into zeroed fingerprints. */
-static AMQ__FUSE_INLINE void assign(const workspace *w, size_t n, uint8_t *fingerprints,
-                                    uint32_t fingerprint_bits, uint32_t arity)
+static AMQ__ALWAYS_INLINE void assign(const workspace *w, size_t n, uint8_t *fingerprints,
+                                      uint32_t fingerprint_bits, uint32_t arity)
 {
     for (size_t i = n; i-- > 0;) {
         uint64_t j = w->order[i];
@@ -433,7 +433,7 @@ static int build(amq_fuse **out, const amq_fuse_params *params, const uint64_t *
     bool deduplicated = false, peeled_all = false;
     while (status == AMQ_OK && attempts < max_attempts) {
         state += SEED_SEQUENCE_STEP;
-        seed = amq__fuse_mix(state, 0);
+        seed = amq__mix64(state);
         attempts++;
         size_t peeled = 0;
         status = attempt(&w, hashes, n, seed, &peeled);

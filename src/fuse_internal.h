@@ -16,16 +16,6 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#if defined(__GNUC__)
-/* For the functions taking the fingerprint width or the arity as a
- * parameter: every caller passes a constant, and inlining them turns each
- * call into code for that width and arity with the loops over the slots
- * unrolled. */
-#define AMQ__FUSE_INLINE inline __attribute__((always_inline))
-#else
-#define AMQ__FUSE_INLINE inline
-#endif
-
 /* The shortest segment, in slots (tiny sets would get 1 or 2). */
 #define AMQ__FUSE_MIN_SEGMENT_LENGTH 4
 
@@ -68,15 +58,12 @@ bool amq__fuse_shape_make(amq__fuse_shape *out, uint32_t arity, uint64_t segment
 bool amq__fuse_shape_for(amq__fuse_shape *out, uint64_t count, uint32_t arity,
                          uint32_t fingerprint_bits, double size_factor);
 
-/* A key's hash mixed with the filter's seed: the splitmix64 finalizer of
- * hash + seed, a bijection of the hash for a given seed. Everything about a
- * key's place in the filter is taken from this value. */
+/* A key's hash mixed with the filter's seed: amq__mix64(hash + seed), a
+ * bijection of the hash for a given seed. Everything about a key's place in
+ * the filter is taken from this value. */
 static inline uint64_t amq__fuse_mix(uint64_t hash, uint64_t seed)
 {
-    uint64_t z = hash + seed;
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
+    return amq__mix64(hash + seed);
 }
 
 /* Odd multiplier whose product with a mixed hash gives the fourth slot's
@@ -87,8 +74,8 @@ static inline uint64_t amq__fuse_mix(uint64_t hash, uint64_t seed)
  * into [0, segment_count_length); each next one a segment further, at an
  * offset within its segment flipped by bits 18..35 (second slot), 0..17
  * (third) and, for arity 4, the top 18 bits of m times an odd constant. */
-static AMQ__FUSE_INLINE void amq__fuse_slots(const amq__fuse_shape *s, uint64_t m, uint32_t arity,
-                                             uint64_t slots[4])
+static AMQ__ALWAYS_INLINE void amq__fuse_slots(const amq__fuse_shape *s, uint64_t m, uint32_t arity,
+                                               uint64_t slots[4])
 {
     uint64_t first = amq_reduce(m, s->segment_count_length);
     slots[0] = first;
@@ -107,8 +94,8 @@ static inline uint32_t amq__fuse_fingerprint(uint64_t m, uint32_t fingerprint_bi
 }
 
 /* Slot i of a fingerprint array. */
-static AMQ__FUSE_INLINE uint32_t amq__fuse_get(const uint8_t *fingerprints, uint64_t i,
-                                               uint32_t fingerprint_bits)
+static AMQ__ALWAYS_INLINE uint32_t amq__fuse_get(const uint8_t *fingerprints, uint64_t i,
+                                                 uint32_t fingerprint_bits)
 {
     if (fingerprint_bits == 8)
         return fingerprints[i];

@@ -26,12 +26,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#if defined(__GNUC__)
-#define ALWAYS_INLINE inline __attribute__((always_inline))
-#else
-#define ALWAYS_INLINE inline
-#endif
-
 /* A position in the stream: the next code to decode and the value of the
  * code before it. started is false until a code has been decoded since
  * the cursor was placed (so that value 0 before the first code is not
@@ -55,7 +49,7 @@ static void cursor_place(cursor *c, const amq_gcs *f, amq__gcs_entry at)
  * copies, which the compiler keeps in registers; it is inlined into each
  * of cursor_reach's two calls, where rice is a constant (see
  * amq__golomb_cursor_next). */
-static ALWAYS_INLINE bool reach(cursor *c, const amq_gcs *f, uint64_t target, bool rice)
+static AMQ__ALWAYS_INLINE bool reach(cursor *c, const amq_gcs *f, uint64_t target, bool rice)
 {
     amq__golomb_cursor stream = c->stream;
     uint64_t value = c->value, end = f->stream_bits;

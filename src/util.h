@@ -1,7 +1,7 @@
 /*
  * util.h - small helpers shared by every source file of the library:
  * little-endian loads and stores (the on-disk byte order), overflow-checked
- * arithmetic, and filling an amq_diag.
+ * arithmetic, a 64-bit mixer, and filling an amq_diag.
  */
 #ifndef AMQ_UTIL_H
 #define AMQ_UTIL_H
@@ -13,14 +13,18 @@
 #include <stdint.h>
 #include <string.h>
 
+/* AMQ__ALWAYS_INLINE: for a function whose callers pass constants (a
+ * width, an arity, a flag) so that each inlined copy is specialized to them. */
 #if defined(__GNUC__)
 #define AMQ__PRINTF(fmt_index, first_arg) __attribute__((format(printf, fmt_index, first_arg)))
 #define AMQ__LIKELY(x)                    __builtin_expect(!!(x), 1)
 #define AMQ__UNLIKELY(x)                  __builtin_expect(!!(x), 0)
+#define AMQ__ALWAYS_INLINE                inline __attribute__((always_inline))
 #else
 #define AMQ__PRINTF(fmt_index, first_arg)
-#define AMQ__LIKELY(x)   (x)
-#define AMQ__UNLIKELY(x) (x)
+#define AMQ__LIKELY(x)     (x)
+#define AMQ__UNLIKELY(x)   (x)
+#define AMQ__ALWAYS_INLINE inline
 #endif
 
 /* Write a printf-style message into diag (when diag is not NULL) and return
@@ -31,6 +35,16 @@ int amq__fail(amq_diag *diag, int status, const char *format, ...) AMQ__PRINTF(3
 /* As amq__fail, also recording a byte offset. */
 int amq__fail_at(amq_diag *diag, int status, uint64_t offset, const char *format, ...)
     AMQ__PRINTF(4, 5);
+
+/* The splitmix64 finalizer: a bijection of 64-bit values whose every output
+ * bit depends on every input bit. Stepping a state by 0x9E3779B97F4A7C15
+ * and mixing it gives the splitmix64 sequence. */
+static inline uint64_t amq__mix64(uint64_t z)
+{
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+}
 
 static inline uint16_t amq__load_u16le(const uint8_t *p)
 {
