@@ -67,7 +67,7 @@
  * sequence, so the keys' hashes are mixed differently but never
  * recomputed. A set with two equal hashes can never peel (the two keys
  * share every slot, so no slot of theirs ever reaches count 1), so after
- * the first failure the hashes are sorted (an 8-pass radix sort) and
+ * the first failure the hashes are sorted (sort.c) and
  * duplicates dropped: duplicate keys cost one extra attempt and a sort, and
  * never make construction fail. After AMQ_FUSE_MAX_ATTEMPTS = 100 failures
  * (for distinct keys, with independent attempts failing at most 15% of the
@@ -90,6 +90,7 @@
 #include "amq/fuse.h"
 #include "fuse_internal.h"
 #include "hash.h"
+#include "sort.h"
 #include "util.h"
 
 #include <assert.h>
@@ -339,50 +340,6 @@ static void assign_any(const workspace *w, size_t n, uint8_t *fingerprints,
         assign(w, n, fingerprints, 16, 4);
 }
 
-/* ---- duplicates ------------------------------------------------------------ */
-
-/* Sort values[0, n) with an LSD radix sort by bytes, using scratch (n
- * entries); digits every value shares are skipped. */
-static void radix_sort(uint64_t *values, uint64_t *scratch, size_t n)
-{
-    size_t histogram[8][256] = { { 0 } };
-    for (size_t i = 0; i < n; i++)
-        for (unsigned d = 0; d < 8; d++)
-            histogram[d][(values[i] >> (8 * d)) & 0xff]++;
-    uint64_t *from = values, *to = scratch;
-    for (unsigned d = 0; d < 8; d++) {
-        size_t *counts = histogram[d];
-        if (counts[(from[0] >> (8 * d)) & 0xff] == n)
-            continue;
-        size_t start = 0;
-        for (unsigned b = 0; b < 256; b++) {
-            size_t c = counts[b];
-            counts[b] = start;
-            start += c;
-        }
-        for (size_t i = 0; i < n; i++)
-            to[counts[(from[i] >> (8 * d)) & 0xff]++] = from[i];
-        uint64_t *swap = from;
-        from = to;
-        to = swap;
-    }
-    if (from != values)
-        memcpy(values, from, n * sizeof *values);
-}
-
-/* Sort and drop repeated values; returns how many distinct remain. */
-static size_t sort_unique(uint64_t *values, uint64_t *scratch, size_t n)
-{
-    if (n < 2)
-        return n;
-    radix_sort(values, scratch, n);
-    size_t kept = 1;
-    for (size_t i = 1; i < n; i++)
-        if (values[i] != values[kept - 1])
-            values[kept++] = values[i];
-    return kept;
-}
-
 /* ---- the build ------------------------------------------------------------- */
 
 static int check_params(const amq_fuse_params *params, amq_fuse_params *resolved, amq_diag *diag)
@@ -423,7 +380,10 @@ static int build(amq_fuse **out, const amq_fuse_params *params, const uint64_t *
     workspace w = { .queue_capacity = QUEUE_INITIAL };
     uint64_t *copy = NULL;
     status = workspace_shape(&w, &shape);
-    w.order = malloc((n ? n : 1) * sizeof *w.order);
+    /* Also the scratch of the sort that drops duplicates. */
+    w.order = n <= SIZE_MAX / sizeof *w.order - AMQ__SORT_COUNTS
+                  ? malloc((n + AMQ__SORT_COUNTS) * sizeof *w.order)
+                  : NULL;
     w.queue = malloc(w.queue_capacity * sizeof *w.queue);
     if (status == AMQ_OK && (!w.order || !w.queue))
         status = AMQ_ENOMEM;
@@ -454,7 +414,7 @@ static int build(amq_fuse **out, const amq_fuse_params *params, const uint64_t *
             owned = copy;
             hashes = copy;
         }
-        size_t distinct = sort_unique(owned, w.order, n);
+        size_t distinct = amq__sort_unique_u64(owned, n, w.order);
         if (distinct != n) {
             n = distinct;
             if (!amq__fuse_shape_for(&shape, n, p.arity, p.fingerprint_bits, size_factor))

@@ -137,9 +137,8 @@
  *       width the fewest bits for its largest field; the bits after the
  *       last field and the slack are zero.
  *
- * Costs: building hashes the keys, sorts the 64-bit hashes (a radix sort
- * of their top 33 bits, three 11-bit passes, finished by an insertion sort
- * of the rare neighbours that share those bits), codes the gaps and
+ * Costs: building hashes the keys, sorts the 64-bit hashes (sort.c: a
+ * radix sort of their top 33 bits finished by an insertion sort), codes the gaps and
  * decodes the stream once more to check it and make the index: O(N), 16
  * bytes per key while building. Loading decodes the stream once to check
  * every code and every index entry: O(N) time, no memory beyond the
@@ -153,6 +152,7 @@
 #include "bits.h"
 #include "gcs_internal.h"
 #include "hash.h"
+#include "sort.h"
 #include "util.h"
 
 #include <assert.h>
@@ -358,103 +358,15 @@ uint64_t amq__gcs_payload_bytes(const amq_gcs *f)
     return bytes;
 }
 
-/* ---- sorting ------------------------------------------------------------------ */
-
-/* LSD radix passes over the 11-bit digits of bits [low, top) of the keys,
- * lowest digit first; a pass where every key has the same digit is
- * skipped. */
-static void radix_passes(uint64_t *keys, uint64_t *values, size_t n, uint64_t *scratch,
-                         unsigned low, unsigned top)
-{
-    unsigned passes = (top - low + AMQ__GCS_RADIX_BITS - 1) / AMQ__GCS_RADIX_BITS;
-    uint64_t(*counts)[AMQ__GCS_RADIX_SIZE] =
-        (uint64_t(*)[AMQ__GCS_RADIX_SIZE])(scratch + (values ? 2 * n : n));
-    memset(counts, 0, passes * sizeof counts[0]);
-    for (size_t i = 0; i < n; i++)
-        for (unsigned d = 0; d < passes; d++)
-            counts[d][(keys[i] >> (low + AMQ__GCS_RADIX_BITS * d)) & (AMQ__GCS_RADIX_SIZE - 1)]++;
-    uint64_t *from_keys = keys, *to_keys = scratch;
-    uint64_t *from_values = values, *to_values = values ? scratch + n : NULL;
-    for (unsigned d = 0; d < passes; d++) {
-        uint64_t *count = counts[d];
-        unsigned shift = low + AMQ__GCS_RADIX_BITS * d;
-        if (count[(keys[0] >> shift) & (AMQ__GCS_RADIX_SIZE - 1)] == n)
-            continue;
-        uint64_t offset = 0;
-        for (unsigned b = 0; b < AMQ__GCS_RADIX_SIZE; b++) {
-            uint64_t c = count[b];
-            count[b] = offset;
-            offset += c;
-        }
-        for (size_t i = 0; i < n; i++) {
-            uint64_t to = count[(from_keys[i] >> shift) & (AMQ__GCS_RADIX_SIZE - 1)]++;
-            to_keys[to] = from_keys[i];
-            if (values)
-                to_values[to] = from_values[i];
-        }
-        uint64_t *t = from_keys;
-        from_keys = to_keys;
-        to_keys = t;
-        t = from_values;
-        from_values = to_values;
-        to_values = t;
-    }
-    if (from_keys != keys) {
-        memcpy(keys, from_keys, n * sizeof *keys);
-        if (values)
-            memcpy(values, from_values, n * sizeof *values);
-    }
-}
-
-/* Insertion sort of keys already in order but for a few neighbours; false
- * (leaving a permutation) once more than budget keys would move. */
-static bool insertion_finish(uint64_t *keys, uint64_t *values, size_t n, size_t budget)
-{
-    size_t moves = 0;
-    for (size_t i = 1; i < n; i++) {
-        uint64_t key = keys[i], value = values ? values[i] : 0;
-        size_t j = i;
-        for (; j > 0 && keys[j - 1] > key; j--) {
-            if (++moves > budget)
-                return false;
-            keys[j] = keys[j - 1];
-            if (values)
-                values[j] = values[j - 1];
-        }
-        keys[j] = key;
-        if (values)
-            values[j] = value;
-    }
-    return true;
-}
-
-void amq__gcs_radix_sort(uint64_t *keys, uint64_t *values, size_t n, uint64_t *scratch)
-{
-    if (n < 2)
-        return;
-    uint64_t any = 0;
-    for (size_t i = 0; i < n; i++)
-        any |= keys[i];
-    unsigned top = any ? 64u - (unsigned)__builtin_clzll(any) : 0;
-    unsigned low = top > AMQ__GCS_RADIX_TOP_BITS ? top - AMQ__GCS_RADIX_TOP_BITS : 0;
-    radix_passes(keys, values, n, scratch, low, top);
-    if (low > 0 && !insertion_finish(keys, values, n, 2 * n))
-        radix_passes(keys, values, n, scratch, 0, top);
-}
-
 /* ---- building ----------------------------------------------------------------- */
 
 /* Build from count hashes in work (the hashes, then scratch for the sort:
- * count + AMQ__GCS_SORT_COUNTS words), which is freed. */
+ * count + AMQ__SORT_COUNTS words), which is freed. */
 static int build_from_hashes(amq_gcs **out, const gcs_shape *shape, uint64_t *work, size_t count,
                              amq_diag *diag)
 {
-    uint64_t *values = work, *scratch = work + count;
-    amq__gcs_radix_sort(values, NULL, count, scratch);
-    size_t n = 0;
-    for (size_t i = 0; i < count; i++)
-        if (n == 0 || values[i] != values[n - 1])
-            values[n++] = values[i];
+    uint64_t *values = work;
+    size_t n = amq__sort_unique_u64(values, count, work + count);
 
     amq_gcs *f = amq__gcs_new(&shape->hasher, shape->range, shape->divisor);
     int status = f ? AMQ_OK : amq__fail(diag, AMQ_ENOMEM, "out of memory");
@@ -468,7 +380,7 @@ static int build_from_hashes(amq_gcs **out, const gcs_shape *shape, uint64_t *wo
     for (size_t i = 0; i < n; i++)
         values[i] = amq__gcs_value(f, &f->segments[0], values[i]);
     if (f->hasher.kind == AMQ_HASH_MD5)
-        amq__gcs_radix_sort(values, NULL, n, scratch);
+        amq__sort_u64(values, NULL, n, work + count);
 
     amq__bitwriter w;
     amq__bitwriter_init(&w);
@@ -499,11 +411,11 @@ static int build_from_hashes(amq_gcs **out, const gcs_shape *shape, uint64_t *wo
 /* Room for count hashes and the sort's scratch. */
 static uint64_t *alloc_work(size_t count, amq_diag *diag)
 {
-    if (count > SIZE_MAX / (2 * sizeof(uint64_t)) - AMQ__GCS_SORT_COUNTS) {
+    if (count > SIZE_MAX / (2 * sizeof(uint64_t)) - AMQ__SORT_COUNTS) {
         amq__fail(diag, AMQ_ENOMEM, "%zu keys do not fit memory", count);
         return NULL;
     }
-    uint64_t *work = malloc((2 * count + AMQ__GCS_SORT_COUNTS) * sizeof *work);
+    uint64_t *work = malloc((2 * count + AMQ__SORT_COUNTS) * sizeof *work);
     if (!work)
         amq__fail(diag, AMQ_ENOMEM, "out of memory for %zu gcs keys", count);
     return work;

@@ -112,23 +112,6 @@ void amq__gcs_index_frame(amq__gcs_index *index, const amq_gcs *f, uint64_t entr
  * index and its slack (no index, no index slack). */
 uint64_t amq__gcs_payload_bytes(const amq_gcs *f);
 
-/* Sort n keys ascending, carrying values[i] along with keys[i] when values
- * is not NULL. An LSD radix sort on 11-bit digits (a pass's 2048 counters
- * stay in the L1 cache; passes where all keys share the digit are skipped)
- * over the keys' top AMQ__GCS_RADIX_TOP_BITS significant bits only, then
- * an insertion sort for the keys that share those: hashes and values are
- * uniform, so such keys are rare neighbours and three passes do the work
- * of six. Should the keys share their top bits more than 2n times over
- * (crafted hashes), the insertion sort stops and the low digits get their
- * radix passes too, so a sort is never worse than linear by much.
- * scratch holds n words, n more when values is not NULL, then
- * AMQ__GCS_SORT_COUNTS words for the counters. */
-#define AMQ__GCS_RADIX_BITS     11
-#define AMQ__GCS_RADIX_SIZE     (1u << AMQ__GCS_RADIX_BITS)
-#define AMQ__GCS_RADIX_TOP_BITS (3 * AMQ__GCS_RADIX_BITS)
-#define AMQ__GCS_SORT_COUNTS    (6 * AMQ__GCS_RADIX_SIZE)
-void amq__gcs_radix_sort(uint64_t *keys, uint64_t *values, size_t n, uint64_t *scratch);
-
 /* A segment's value for a hash: multiply-high, or for MD5 the low 32 bits
  * modulo the segment's universe; then shifted by the segment's base. */
 static inline uint64_t amq__gcs_value(const amq_gcs *f, const amq__gcs_segment *s, uint64_t hash)

@@ -20,6 +20,7 @@
 #include "bits.h"
 #include "gcs_internal.h"
 #include "hash.h"
+#include "sort.h"
 #include "util.h"
 
 #include <assert.h>
@@ -124,10 +125,10 @@ static int match(const amq_gcs *f, const uint64_t *hashes, size_t count, bool *r
     size_t segments = f->segment_count;
     if (count == 0 || segments == 0)
         return 0;
-    if (count > (SIZE_MAX / sizeof(uint64_t) - AMQ__GCS_SORT_COUNTS) / 4 / segments)
+    if (count > (SIZE_MAX / sizeof(uint64_t) - AMQ__SORT_COUNTS) / 4 / segments)
         return AMQ_ENOMEM;
     size_t targets = count * segments;
-    uint64_t *work = malloc((4 * targets + AMQ__GCS_SORT_COUNTS) * sizeof *work);
+    uint64_t *work = malloc((4 * targets + AMQ__SORT_COUNTS) * sizeof *work);
     if (!work)
         return AMQ_ENOMEM;
     unsigned number_bits = bits_for(count - 1);
@@ -142,7 +143,7 @@ static int match(const amq_gcs *f, const uint64_t *hashes, size_t count, bool *r
                 queries[t] = i;
         }
     }
-    amq__gcs_radix_sort(values, packed ? NULL : queries, targets, packed ? queries : scratch);
+    amq__sort_u64(values, packed ? NULL : queries, targets, packed ? queries : scratch);
 
     int any = 0;
     uint64_t number_mask = number_bits ? UINT64_MAX >> (64 - number_bits) : 0;
