@@ -524,6 +524,15 @@ static uint32_t bucket_count(const amq_cuckoo *f, const cuckoo_table *t, uint64_
 
 static bool bucket_put(const amq_cuckoo *f, cuckoo_table *t, uint64_t bucket, uint32_t fingerprint)
 {
+    if (f->semi_sorted) {
+        /* Empty slots hold 0 and sort first: a bucket with room has it in
+         * slot 0. One decoding, one encoding. */
+        uint64_t word = semi_sorted_word(f, t, bucket);
+        if (word & f->fingerprint_range)
+            return false;
+        semi_sorted_store(f, t, bucket, word | fingerprint);
+        return true;
+    }
     int slot = bucket_find(f, t, bucket, 0);
     if (slot < 0)
         return false;
@@ -550,8 +559,13 @@ static uint64_t next_random(amq_cuckoo *f)
 static bool move_one_aside(const amq_cuckoo *f, cuckoo_table *t, uint64_t bucket,
                            uint32_t fingerprint)
 {
+    /* A bucket that fits a word is read once, not once per slot (a
+     * semi-sorted one would be decoded four times). */
+    uint64_t word = f->bucket_in_word ? bucket_word(f, t, bucket) : 0;
     for (uint32_t slot = 0; slot < f->bucket_size; slot++) {
-        uint32_t resident = slot_get(f, t, bucket, slot);
+        uint32_t resident = f->bucket_in_word ? (uint32_t)(word >> (slot * f->fingerprint_bits)) &
+                                                    f->fingerprint_range
+                                              : slot_get(f, t, bucket, slot);
         if (bucket_put(f, t, alternate(f, t, bucket, resident), resident)) {
             slot_set(f, t, bucket, slot, fingerprint);
             return true;
