@@ -37,7 +37,7 @@ static const char build_usage[] =
     "      --counter-bits 4|8              counting-bloom\n"
     "      --growth S  --tightening R      scalable-bloom (--growth also cuckoo:\n"
     "                                      0 fixed size, 1|2|4|8|16 chain tables)\n"
-    "      --fingerprint-bits F  --bucket-size 2|4|8  --max-kicks K   cuckoo\n"
+    "      --fingerprint-bits F  --bucket-size 2|4|8  --max-kicks K  --semi-sort   cuckoo\n"
     "      --range M  --rice-bits P  --divisor D  --index S  --bip158-key HEX  gcs\n"
     "      --bank-bits LEN                 hfb: banks of 2^LEN bits (default: the\n"
     "                                      smallest stored filter for P); each line\n"
