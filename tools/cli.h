@@ -56,7 +56,7 @@ typedef struct cli_input {
     size_t capacity, start, end, max_line;
     uint8_t *decoded; /* --hex: the decoded key */
     bool hex, at_eof;
-    bool ids; /* each line is an hfb ID: exactly 32 hex digits (set after opening with hex) */
+    bool ids; /* with hex: each line is an hfb ID, exactly 32 hex digits (set after opening) */
     bool progress, progress_shown;
     double started, last_progress;
     uint64_t total_bytes, read_bytes;

@@ -176,16 +176,16 @@ int cli_input_next(cli_input *in, const void **key, size_t *len)
             line_len--;
         in->line = start;
         in->line_len = line_len;
-        if (in->ids && (line_len != 32 || amq_parse_hex(in->decoded, start, 32, NULL) != AMQ_OK)) {
-            cli_error("%s: %s:%llu: an hfb ID is 32 hex digits", in->command, in->name,
-                      (unsigned long long)in->line_number);
-            return -1;
-        }
         if (in->hex) {
             amq_diag diag;
-            if (amq_parse_hex(in->decoded, start, line_len, &diag) != AMQ_OK) {
-                cli_error("%s: %s:%llu: not a hex key: %s", in->command, in->name,
-                          (unsigned long long)in->line_number, diag.message);
+            bool bad_id = in->ids && line_len != 32;
+            if (bad_id || amq_parse_hex(in->decoded, start, line_len, &diag) != AMQ_OK) {
+                if (in->ids)
+                    cli_error("%s: %s:%llu: an hfb ID is 32 hex digits", in->command, in->name,
+                              (unsigned long long)in->line_number);
+                else
+                    cli_error("%s: %s:%llu: not a hex key: %s", in->command, in->name,
+                              (unsigned long long)in->line_number, diag.message);
                 return -1;
             }
             *key = in->decoded;
