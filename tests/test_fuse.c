@@ -82,25 +82,16 @@ static amq_fuse *build_hashes(const amq_fuse_params *params, const uint64_t *has
 /* A filter of keys 0 .. n-1 of set 0, built from the keys. */
 static amq_fuse *build_keys(const amq_fuse_params *params, uint64_t n)
 {
-    amq_test_key *keys = malloc((n ? n : 1) * sizeof *keys);
-    const void **pointers = malloc((n ? n : 1) * sizeof *pointers);
-    size_t *lens = malloc((n ? n : 1) * sizeof *lens);
-    assert_true(keys && pointers && lens);
-    for (uint64_t i = 0; i < n; i++) {
-        keys[i] = amq_test_make_key(seed, 0, i);
-        pointers[i] = &keys[i];
-        lens[i] = sizeof keys[i];
-    }
+    amq_test_keys key_set;
+    amq_test_keys_make(&key_set, seed, 0, n);
     amq_fuse *f = NULL;
     amq_diag diag = { .message = "" };
-    int status = amq_fuse_build(&f, params, pointers, lens, n, &diag);
+    int status = amq_fuse_build(&f, params, key_set.pointers, key_set.lens, n, &diag);
     if (status != AMQ_OK)
         fail_msg("building f = %u, arity %u from %llu keys: %s (%s)", params->fingerprint_bits,
                  params->arity, (unsigned long long)n, amq_strerror(status), diag.message);
     assert_int_equal(amq__fuse_check(f, NULL), AMQ_OK);
-    free(keys);
-    free(pointers);
-    free(lens);
+    amq_test_keys_free(&key_set);
     return f;
 }
 
@@ -563,22 +554,13 @@ static bool same_file(const char *a, const char *b)
 /* A filter of keys 0 .. n-1 of set 0 through amq_build_ex. */
 static amq_filter *generic_build(const char *spec, uint64_t n)
 {
-    amq_test_key *keys = malloc((n ? n : 1) * sizeof *keys);
-    const void **pointers = malloc((n ? n : 1) * sizeof *pointers);
-    size_t *lens = malloc((n ? n : 1) * sizeof *lens);
-    assert_true(keys && pointers && lens);
-    for (uint64_t i = 0; i < n; i++) {
-        keys[i] = amq_test_make_key(seed, 0, i);
-        pointers[i] = &keys[i];
-        lens[i] = sizeof keys[i];
-    }
+    amq_test_keys key_set;
+    amq_test_keys_make(&key_set, seed, 0, n);
     amq_filter *f = NULL;
     amq_diag diag = { .message = "" };
-    if (amq_build_ex(&f, spec, pointers, lens, n, &diag) != AMQ_OK)
+    if (amq_build_ex(&f, spec, key_set.pointers, key_set.lens, n, &diag) != AMQ_OK)
         fail_msg("'%s' refused: %s", spec, diag.message);
-    free(keys);
-    free(pointers);
-    free(lens);
+    amq_test_keys_free(&key_set);
     return f;
 }
 

@@ -1058,17 +1058,12 @@ static void test_generic_merge(void **state)
     char path[AMQ_TEST_PATH_MAX];
     amq_test_scratch_path(path, state, "u.amq");
     enum { N = 3000 };
-    amq_test_key keys[2 * N];
-    const void *pointers[2 * N];
-    size_t lens[2 * N];
-    for (size_t i = 0; i < 2 * N; i++) {
-        keys[i] = amq_test_make_key(seed, 0, i);
-        pointers[i] = &keys[i];
-        lens[i] = sizeof keys[i];
-    }
+    amq_test_keys key_set;
+    amq_test_keys_make(&key_set, seed, 0, 2 * N);
     amq_filter *a = NULL, *b = NULL;
-    assert_int_equal(amq_build(&a, "gcs range=512", pointers, lens, N), AMQ_OK);
-    assert_int_equal(amq_build(&b, "gcs range=512", pointers + N, lens + N, N), AMQ_OK);
+    assert_int_equal(amq_build(&a, "gcs range=512", key_set.pointers, key_set.lens, N), AMQ_OK);
+    assert_int_equal(amq_build(&b, "gcs range=512", key_set.pointers + N, key_set.lens + N, N),
+                     AMQ_OK);
     assert_int_equal(amq_save(b, path), AMQ_OK);
     amq_free(b);
     assert_int_equal(amq_load_ex(&b, path, AMQ_LOAD_MMAP, NULL), AMQ_OK);
@@ -1076,7 +1071,7 @@ static void test_generic_merge(void **state)
     assert_int_equal(amq_merge(a, b, &diag), AMQ_OK);
     amq_free(b);
     for (size_t i = 0; i < 2 * N; i++)
-        assert_int_equal(amq_contains(a, &keys[i], sizeof keys[i]), 1);
+        assert_int_equal(amq_contains(a, &key_set.keys[i], sizeof key_set.keys[i]), 1);
     amq_info info;
     amq_info_get(a, &info);
     assert_int_equal(info.count, 2 * N);
@@ -1087,7 +1082,7 @@ static void test_generic_merge(void **state)
     /* Merging a merged, mapped filter into itself. */
     assert_int_equal(amq_merge(loaded, loaded, &diag), AMQ_OK);
     for (size_t i = 0; i < 2 * N; i++)
-        assert_int_equal(amq_contains(loaded, &keys[i], sizeof keys[i]), 1);
+        assert_int_equal(amq_contains(loaded, &key_set.keys[i], sizeof key_set.keys[i]), 1);
     uint8_t *out = NULL;
     size_t len = 0;
     assert_int_equal(amq_export(loaded, "bip158", &out, &len, &diag), AMQ_EUNSUPPORTED);
@@ -1105,6 +1100,7 @@ static void test_generic_merge(void **state)
     assert_int_equal(amq_export(bloom, "raw", &out, &len, &diag), AMQ_EUNSUPPORTED);
     assert_non_null(strstr(diag.message, "bloom"));
     amq_free(bloom);
+    amq_test_keys_free(&key_set);
 }
 
 /* ---- save and load ------------------------------------------------------------------ */
@@ -1132,18 +1128,12 @@ static void test_save_and_load(void **state)
         "gcs hash=siphash key=000102030405060708090a0b0c0d0e0f",
     };
     enum { N = 20000 };
-    amq_test_key *keys = malloc(N * sizeof *keys);
-    const void **pointers = malloc(N * sizeof *pointers);
-    size_t *lens = malloc(N * sizeof *lens);
-    for (size_t i = 0; i < N; i++) {
-        keys[i] = amq_test_make_key(seed, 0, i);
-        pointers[i] = &keys[i];
-        lens[i] = sizeof keys[i];
-    }
+    amq_test_keys key_set;
+    amq_test_keys_make(&key_set, seed, 0, N);
     for (size_t k = 0; k < sizeof specs / sizeof specs[0]; k++) {
         amq_filter *f = NULL;
         amq_diag diag = { .message = "" };
-        if (amq_build_ex(&f, specs[k], pointers, lens, N, &diag) != AMQ_OK)
+        if (amq_build_ex(&f, specs[k], key_set.pointers, key_set.lens, N, &diag) != AMQ_OK)
             fail_msg("%s: %s", specs[k], diag.message);
         assert_int_equal(amq_save(f, path), AMQ_OK);
         for (unsigned flags = 0; flags <= AMQ_LOAD_MMAP; flags += AMQ_LOAD_MMAP) {
@@ -1161,7 +1151,7 @@ static void test_save_and_load(void **state)
             assert_int_equal(b.detail_count, a.detail_count);
             assert_memory_equal(b.details, a.details, a.detail_count * sizeof a.details[0]);
             for (size_t i = 0; i < N; i++)
-                assert_int_equal(amq_contains(g, &keys[i], sizeof keys[i]), 1);
+                assert_int_equal(amq_contains(g, &key_set.keys[i], sizeof key_set.keys[i]), 1);
             amq_test_expect_same_answers(f, g, seed, 2 * N);
             assert_int_equal(amq_save(g, again), AMQ_OK);
             assert_true(same_file(path, again));
@@ -1188,9 +1178,7 @@ static void test_save_and_load(void **state)
     assert_int_equal(len, 0);
     free(bytes);
     amq_free(f);
-    free(keys);
-    free(pointers);
-    free(lens);
+    amq_test_keys_free(&key_set);
 }
 
 /* ---- damaged files ------------------------------------------------------------------ */
@@ -1204,21 +1192,13 @@ typedef struct saved_file {
 
 static void save_spec(saved_file *s, const char *path, const char *spec, size_t n)
 {
-    amq_test_key *keys = malloc((n ? n : 1) * sizeof *keys);
-    const void **pointers = malloc((n ? n : 1) * sizeof *pointers);
-    size_t *lens = malloc((n ? n : 1) * sizeof *lens);
-    for (size_t i = 0; i < n; i++) {
-        keys[i] = amq_test_make_key(seed, 0, i);
-        pointers[i] = &keys[i];
-        lens[i] = sizeof keys[i];
-    }
+    amq_test_keys key_set;
+    amq_test_keys_make(&key_set, seed, 0, n);
     amq_filter *f = NULL;
-    assert_int_equal(amq_build(&f, spec, pointers, lens, n), AMQ_OK);
+    assert_int_equal(amq_build(&f, spec, key_set.pointers, key_set.lens, n), AMQ_OK);
     assert_int_equal(amq_save(f, path), AMQ_OK);
     amq_free(f);
-    free(keys);
-    free(pointers);
-    free(lens);
+    amq_test_keys_free(&key_set);
     s->bytes = (uint8_t *)amq_test_read_file(path, &s->len);
     assert_non_null(s->bytes);
     assert_int_equal(amq__format_parse(&s->c, s->bytes, s->len, NULL), AMQ_OK);
@@ -1575,30 +1555,22 @@ static void test_million_keys(void **state)
 {
     (void)state;
     enum { N = 1000000 };
-    amq_test_key *keys = malloc(N * sizeof *keys);
-    const void **pointers = malloc(N * sizeof *pointers);
-    size_t *lens = malloc(N * sizeof *lens);
-    for (size_t i = 0; i < N; i++) {
-        keys[i] = amq_test_make_key(seed, 0, i);
-        pointers[i] = &keys[i];
-        lens[i] = sizeof keys[i];
-    }
+    amq_test_keys key_set;
+    amq_test_keys_make(&key_set, seed, 0, N);
     amq_gcs *f = NULL;
-    assert_int_equal(amq_gcs_build(&f, NULL, pointers, lens, N, NULL), AMQ_OK);
+    assert_int_equal(amq_gcs_build(&f, NULL, key_set.pointers, key_set.lens, N, NULL), AMQ_OK);
     assert_int_equal(amq_gcs_count(f), N);
     for (size_t i = 0; i < N; i++)
-        if (!amq_gcs_contains(f, &keys[i], sizeof keys[i]))
+        if (!amq_gcs_contains(f, &key_set.keys[i], sizeof key_set.keys[i]))
             fail_msg("key %zu of a million is absent", i);
     bool *results = malloc(N * sizeof *results);
-    assert_int_equal(amq_gcs_match(f, pointers, lens, N, results), AMQ_OK);
+    assert_int_equal(amq_gcs_match(f, key_set.pointers, key_set.lens, N, results), AMQ_OK);
     for (size_t i = 0; i < N; i++)
         if (!results[i])
             fail_msg("key %zu of a million not matched in a batch", i);
     free(results);
     amq_gcs_free(f);
-    free(keys);
-    free(pointers);
-    free(lens);
+    amq_test_keys_free(&key_set);
 }
 
 /* The FPR of n keys at M, on q absent keys (batches of a million through
@@ -1702,16 +1674,11 @@ static void test_info(void **state)
 {
     (void)state;
     enum { N = 1000 };
-    amq_test_key keys[N];
-    const void *pointers[N];
-    size_t lens[N];
-    for (size_t i = 0; i < N; i++) {
-        keys[i] = amq_test_make_key(seed, 0, i);
-        pointers[i] = &keys[i];
-        lens[i] = sizeof keys[i];
-    }
+    amq_test_keys key_set;
+    amq_test_keys_make(&key_set, seed, 0, N);
     amq_filter *f = NULL;
-    assert_int_equal(amq_build(&f, "gcs range=300 index=10", pointers, lens, N), AMQ_OK);
+    assert_int_equal(amq_build(&f, "gcs range=300 index=10", key_set.pointers, key_set.lens, N),
+                     AMQ_OK);
     amq_info info;
     amq_info_get(f, &info);
     assert_string_equal(info.family, "gcs");
@@ -1730,11 +1697,12 @@ static void test_info(void **state)
     double index_bytes = find_detail(&info, "index_bytes")->value;
     assert_true(info.size_bytes == (uint64_t)ceil(stream_bits / 8) + (uint64_t)index_bytes);
     amq_free(f);
-    assert_int_equal(amq_build(&f, "gcs", pointers, lens, N), AMQ_OK);
+    assert_int_equal(amq_build(&f, "gcs", key_set.pointers, key_set.lens, N), AMQ_OK);
     amq_info_get(f, &info);
     assert_string_equal(find_detail(&info, "code")->text, "rice");
     assert_true(find_detail(&info, "rice_bits")->value == 10);
     amq_free(f);
+    amq_test_keys_free(&key_set);
 }
 
 int main(void)

@@ -166,6 +166,29 @@ amq_test_key amq_test_make_key(uint64_t seed, uint64_t set, uint64_t i)
     return key;
 }
 
+void amq_test_keys_make(amq_test_keys *out, uint64_t seed, uint64_t set, size_t count)
+{
+    size_t room = count ? count : 1;
+    out->keys = malloc(room * sizeof *out->keys);
+    out->pointers = malloc(room * sizeof *out->pointers);
+    out->lens = malloc(room * sizeof *out->lens);
+    out->count = count;
+    if (!out->keys || !out->pointers || !out->lens)
+        fail_msg("out of memory for %zu keys", count);
+    for (size_t i = 0; i < count; i++) {
+        out->keys[i] = amq_test_make_key(seed, set, i);
+        out->pointers[i] = &out->keys[i];
+        out->lens[i] = sizeof out->keys[i];
+    }
+}
+
+void amq_test_keys_free(amq_test_keys *keys)
+{
+    free(keys->keys);
+    free(keys->pointers);
+    free(keys->lens);
+}
+
 void amq_test_batch_keys(amq_test_key *keys, const void **pointers, size_t *lens, size_t count,
                          uint64_t seed, uint64_t stride)
 {

@@ -42,6 +42,20 @@ typedef struct amq_test_key {
 
 amq_test_key amq_test_make_key(uint64_t seed, uint64_t set, uint64_t i);
 
+/* count keys, key i being amq_test_make_key(seed, set, i), with the pointer
+ * and length arrays amq_build and the batch calls take. */
+typedef struct amq_test_keys {
+    amq_test_key *keys;
+    const void **pointers;
+    size_t *lens;
+    size_t count;
+} amq_test_keys;
+
+/* Fill out (the test fails when memory runs out); free with
+ * amq_test_keys_free. */
+void amq_test_keys_make(amq_test_keys *out, uint64_t seed, uint64_t set, size_t count);
+void amq_test_keys_free(amq_test_keys *keys);
+
 /* Keys for a batch query: key i is key i * stride of set 1 (never put in)
  * when i % 3 == 0, else of set 0; pointers[i] and lens[i] describe it. */
 void amq_test_batch_keys(amq_test_key *keys, const void **pointers, size_t *lens, size_t count,
