@@ -1774,15 +1774,10 @@ static void test_damaged_parameters(void **state)
 
     /* The payload: a byte short, a byte long, and a bit set past the first
      * table's last slot (when its slots do not end on a byte boundary). */
-    uint8_t *payload = calloc(1, (size_t)c.payload_len + 1);
+    amq_test_expect_payload_resize_refused(crafted, &c, "", "");
+    uint8_t *payload = malloc((size_t)c.payload_len);
     assert_non_null(payload);
     memcpy(payload, c.payload, (size_t)c.payload_len);
-    amq_test_write_container(crafted, c.family, &c.hasher, c.params, c.params_len, payload,
-                             c.payload_len - 1);
-    amq_test_expect_load(crafted, "", "the payload a byte short");
-    amq_test_write_container(crafted, c.family, &c.hasher, c.params, c.params_len, payload,
-                             c.payload_len + 1);
-    amq_test_expect_load(crafted, "", "the payload a byte long");
     uint64_t bits = good.table[0].buckets * 4 * 7;
     if (bits % 8) {
         payload[bits / 8] |= 0x80;

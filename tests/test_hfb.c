@@ -1126,15 +1126,10 @@ static void test_damaged_parameters(void **state)
 
     /* The coded streams: a byte short or long, a padding bit set, a gap
      * that runs past 2^len, every byte changed. */
-    uint8_t *payload = calloc(1, (size_t)c.payload_len + 1);
+    amq_test_expect_payload_resize_refused(crafted, &c, "", "past its banks");
+    uint8_t *payload = malloc((size_t)c.payload_len);
     assert_non_null(payload);
     memcpy(payload, c.payload, (size_t)c.payload_len);
-    amq_test_write_container(crafted, c.family, &c.hasher, c.params, c.params_len, payload,
-                             c.payload_len - 1);
-    amq_test_expect_load(crafted, "", "the payload a byte short");
-    amq_test_write_container(crafted, c.family, &c.hasher, c.params, c.params_len, payload,
-                             c.payload_len + 1);
-    amq_test_expect_load(crafted, "past its banks", "the payload a byte long");
     uint64_t first_bits = good.bank[0].stored_bits;
     if (first_bits % 8) {
         payload[first_bits / 8] |= 1;

@@ -356,6 +356,21 @@ void amq_test_write_container(const char *path, uint32_t family, const amq_hashe
     free(bytes);
 }
 
+void amq_test_expect_payload_resize_refused(const char *path, const amq__container *c,
+                                            const char *short_refusal, const char *long_refusal)
+{
+    uint8_t *payload = calloc(1, (size_t)c->payload_len + 1);
+    assert_non_null(payload);
+    memcpy(payload, c->payload, (size_t)c->payload_len);
+    amq_test_write_container(path, c->family, &c->hasher, c->params, c->params_len, payload,
+                             c->payload_len - 1);
+    amq_test_expect_load(path, short_refusal, "the payload a byte short");
+    amq_test_write_container(path, c->family, &c->hasher, c->params, c->params_len, payload,
+                             c->payload_len + 1);
+    amq_test_expect_load(path, long_refusal, "the payload a byte long");
+    free(payload);
+}
+
 void amq_test_expect_load(const char *path, const char *refusal, const char *what_format, ...)
 {
     char what[256];

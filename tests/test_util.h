@@ -13,6 +13,7 @@
 #define AMQ_TEST_UTIL_H
 
 #include "amq/amq.h"
+#include "format.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -150,6 +151,12 @@ void amq_test_expect_damage_refused(const char *path, const uint8_t *file, size_
 void amq_test_write_container(const char *path, uint32_t family, const amq_hasher *hasher,
                               const uint8_t *params, uint32_t params_len, const uint8_t *payload,
                               uint64_t payload_len);
+
+/* Write c's container to path again with its payload a byte short, then a
+ * byte long (a zero byte appended): each is refused, with a message holding
+ * short_refusal and long_refusal ("" for any). */
+void amq_test_expect_payload_resize_refused(const char *path, const amq__container *c,
+                                            const char *short_refusal, const char *long_refusal);
 
 /* Load path with amq_load_ex. refusal NULL: it loads, and the filter
  * answers a query. Otherwise it is refused with AMQ_ECORRUPT and a message
