@@ -1311,64 +1311,50 @@ static void test_damaged_files(void **state)
         snprintf(what, sizeof what, "index bit %llu flipped", (unsigned long long)bit);
         expect_crafted_refused(crafted, &s, params, plen, payload, len, "gcs index", what);
     }
-    /* Index fields: the base, the widths (wider is not canonical), S. */
-    RESET();
-    amq__store_u64le(params + P_BASE, amq__load_u64le(params + P_BASE) - 1);
-    expect_crafted_refused(crafted, &s, params, plen, payload, len, "gcs index", "index base");
-    RESET();
-    amq__store_u32le(params + P_POSITION_BITS, 65);
-    expect_crafted_refused(crafted, &s, params, plen, payload, len, "widths", "position bits 65");
-    RESET();
-    amq__store_u64le(params + P_ENTRIES, 2001);
-    expect_crafted_refused(crafted, &s, params, plen, payload, len, "entries", "S > N");
-    RESET();
-    amq__store_u64le(params + P_ENTRIES, 49);
-    expect_crafted_refused(crafted, &s, params, plen, payload, len, "payload", "S - 1");
-    /* N too large for the stream; N larger by one; N = 0 segment. */
-    RESET();
-    amq__store_u64le(params + P_COUNTS, stream_bits + 1);
-    expect_crafted_refused(crafted, &s, params, plen, payload, len, "cannot hold", "N > bits");
-    RESET();
-    amq__store_u64le(params + P_COUNTS, 2001);
-    expect_crafted_refused(crafted, &s, params, plen, payload, len, "gcs", "N + 1");
-    RESET();
-    amq__store_u64le(params + P_COUNTS, 1999);
-    expect_crafted_refused(crafted, &s, params, plen, payload, len, "gcs", "N - 1");
-    RESET();
-    amq__store_u64le(params + P_COUNTS, 0);
-    expect_crafted_refused(crafted, &s, params, plen, payload, len, "no values", "N = 0");
-    /* Segments: more than 64; a count missing; trailing bytes. */
-    RESET();
-    amq__store_u32le(params + P_SEGMENTS, 65);
-    expect_crafted_refused(crafted, &s, params, plen, payload, len, "segments", "65 segments");
-    RESET();
-    amq__store_u32le(params + P_SEGMENTS, 2);
-    expect_crafted_refused(crafted, &s, params, plen, payload, len, "inside segment", "2 segments");
+    /* Parameter fields, each changed alone: the index's base, its widths
+     * (wider is not canonical) and S; N too large for the stream, larger by
+     * one, smaller by one, 0; the segments: more than 64, a count missing;
+     * M and D; the stream bits claimed past the payload. */
+    const struct {
+        const char *what;
+        unsigned offset, width; /* width 4 or 8 bytes */
+        uint64_t value;
+        const char *refusal;
+    } fields[] = {
+        { "index base", P_BASE, 8, amq__load_u64le(s.c.params + P_BASE) - 1, "gcs index" },
+        { "position bits 65", P_POSITION_BITS, 4, 65, "widths" },
+        { "S > N", P_ENTRIES, 8, 2001, "entries" },
+        { "S - 1", P_ENTRIES, 8, 49, "payload" },
+        { "N > bits", P_COUNTS, 8, stream_bits + 1, "cannot hold" },
+        { "N + 1", P_COUNTS, 8, 2001, "gcs" },
+        { "N - 1", P_COUNTS, 8, 1999, "gcs" },
+        { "N = 0", P_COUNTS, 8, 0, "no values" },
+        { "65 segments", P_SEGMENTS, 4, 65, "segments" },
+        { "2 segments", P_SEGMENTS, 4, 2, "inside segment" },
+        { "M = 1", P_RANGE, 8, 1, "range" },
+        { "N·M overflows", P_RANGE, 8, UINT64_MAX / 1000, "2^64" },
+        { "D = 0", P_DIVISOR, 8, 0, "divisor" },
+        { "D = 255", P_DIVISOR, 8, 255, "" },
+        { "huge stream", P_STREAM_BITS, 8, 8 * len + 8, "longer than" },
+    };
+    for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
+        RESET();
+        if (fields[i].width == 4)
+            amq__store_u32le(params + fields[i].offset, (uint32_t)fields[i].value);
+        else
+            amq__store_u64le(params + fields[i].offset, fields[i].value);
+        expect_crafted_refused(crafted, &s, params, plen, payload, len, fields[i].refusal,
+                               fields[i].what);
+    }
+    /* Trailing bytes, a block cut short. */
     RESET();
     params[plen] = 0;
     expect_crafted_refused(crafted, &s, params, plen + 1, payload, len, "trailing", "trailing");
     expect_crafted_refused(crafted, &s, params, P_SEGMENTS, payload, len, "too short", "short");
-    /* M, D. */
-    RESET();
-    amq__store_u64le(params + P_RANGE, 1);
-    expect_crafted_refused(crafted, &s, params, plen, payload, len, "range", "M = 1");
-    RESET();
-    amq__store_u64le(params + P_RANGE, UINT64_MAX / 1000);
-    expect_crafted_refused(crafted, &s, params, plen, payload, len, "2^64", "N·M overflows");
-    RESET();
-    amq__store_u64le(params + P_DIVISOR, 0);
-    expect_crafted_refused(crafted, &s, params, plen, payload, len, "divisor", "D = 0");
-    RESET();
-    amq__store_u64le(params + P_DIVISOR, 255);
-    expect_crafted_refused(crafted, &s, params, plen, payload, len, "", "D = 255");
     /* A payload one byte longer or shorter. */
     RESET();
     expect_crafted_refused(crafted, &s, params, plen, payload, len + 1, "payload", "longer");
     expect_crafted_refused(crafted, &s, params, plen, payload, len - 1, "payload", "shorter");
-    /* The stream bits claimed past the payload. */
-    RESET();
-    amq__store_u64le(params + P_STREAM_BITS, 8 * len + 8);
-    expect_crafted_refused(crafted, &s, params, plen, payload, len, "longer than", "huge stream");
 #undef RESET
     free(payload);
     free(s.bytes);
