@@ -421,10 +421,11 @@ static uint64_t *alloc_work(size_t count, amq_diag *diag)
     return work;
 }
 
-int amq_gcs_build(amq_gcs **out, const amq_gcs_params *params, const void *const *keys,
-                  const size_t *lens, size_t count, amq_diag *diag)
+/* Build from keys[i] (lens[i] bytes), hashed, or when keys is NULL from
+ * hashes[i]. */
+static int build(amq_gcs **out, const amq_gcs_params *params, const void *const *keys,
+                 const size_t *lens, const uint64_t *hashes, size_t count, amq_diag *diag)
 {
-    assert(out && (count == 0 || (keys && lens)));
     *out = NULL;
     gcs_shape shape;
     int status = resolve_params(&shape, params, diag);
@@ -434,25 +435,22 @@ int amq_gcs_build(amq_gcs **out, const amq_gcs_params *params, const void *const
     if (!work)
         return AMQ_ENOMEM;
     for (size_t i = 0; i < count; i++)
-        work[i] = amq__hash64(&shape.hasher, keys[i], lens[i]);
+        work[i] = keys ? amq__hash64(&shape.hasher, keys[i], lens[i]) : hashes[i];
     return build_from_hashes(out, &shape, work, count, diag);
+}
+
+int amq_gcs_build(amq_gcs **out, const amq_gcs_params *params, const void *const *keys,
+                  const size_t *lens, size_t count, amq_diag *diag)
+{
+    assert(out && (count == 0 || (keys && lens)));
+    return build(out, params, keys, lens, NULL, count, diag);
 }
 
 int amq_gcs_build_hashes(amq_gcs **out, const amq_gcs_params *params, const uint64_t *hashes,
                          size_t count, amq_diag *diag)
 {
     assert(out && (count == 0 || hashes));
-    *out = NULL;
-    gcs_shape shape;
-    int status = resolve_params(&shape, params, diag);
-    if (status != AMQ_OK)
-        return status;
-    uint64_t *work = alloc_work(count, diag);
-    if (!work)
-        return AMQ_ENOMEM;
-    if (count)
-        memcpy(work, hashes, count * sizeof *hashes);
-    return build_from_hashes(out, &shape, work, count, diag);
+    return build(out, params, NULL, NULL, hashes, count, diag);
 }
 
 int amq_gcs_from_stream(amq_gcs **out, const amq_gcs_params *params, uint64_t count,
