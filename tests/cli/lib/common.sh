@@ -7,6 +7,8 @@
 #   lines out|err COUNT         that output has exactly COUNT lines
 #   fail MESSAGE                count a failure
 #   finish NAME                 report and exit: 0 if nothing failed
+#   remove_absent_keys FILE OTHERS PRESENT
+#                               amq remove on a filter that removes keys
 set -u
 amq=$1 dir=$2
 rm -rf "$dir"
@@ -51,6 +53,26 @@ empty() {
 lines() {
     got=$(wc -l <"$dir/$1" | tr -d ' ')
     [ "$got" = "$2" ] || fail "$1 of '$last' has $got lines, expected $2"
+}
+
+# remove_absent_keys FILE OTHERS PRESENT: removing keys of OTHERS that FILE
+# certainly lacks reports each, then their number, exits 1, and leaves FILE
+# as it was, not rewritten (same inode, same bytes); then 5 of them with
+# the first 100 lines of PRESENT remove those 100 and report the 5.
+remove_absent_keys() {
+    "$amq" query -v "$1" "$2" >"$dir/absent.txt"
+    absent=$(wc -l <"$dir/absent.txt" | tr -d ' ')
+    cp "$1" "$dir/before.amq"
+    inode=$(ls -i "$1" | cut -d' ' -f1)
+    run 1 remove "$1" "$dir/absent.txt" && expect err "absent.txt:1: not in the filter" &&
+        expect err "$absent of $absent keys were not in the filter; the file is unchanged" &&
+        lines err $((absent + 1))
+    cmp -s "$1" "$dir/before.amq" || fail "removing absent keys changed the file"
+    [ "$(ls -i "$1" | cut -d' ' -f1)" = "$inode" ] || fail "removing absent keys rewrote the file"
+    head -n 5 "$dir/absent.txt" >"$dir/mixed.txt"
+    head -n 100 "$3" >>"$dir/mixed.txt"
+    run 1 remove "$1" "$dir/mixed.txt" && lines err 6 &&
+        expect err "5 of 105 keys were not in the filter"
 }
 
 finish() {
