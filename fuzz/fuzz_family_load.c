@@ -32,14 +32,17 @@
  *   3. what it saves after those changes loads again and saves to the same
  *      bytes.
  *
- * Families with an invariant check (amq__<family>_check, bloom_internal.h,
- * hfb_internal.h) are checked after the load and after the changes.
+ * Families with an invariant check (amq__<family>_check: bloom_internal.h,
+ * gcs_internal.h, hfb_internal.h, fuse_internal.h) are checked after the
+ * load and after the changes.
  *
  * A violation aborts with a message on stderr, so libFuzzer keeps the input.
  */
 #include "bloom_internal.h"
 #include "family.h"
 #include "format.h"
+#include "fuse_internal.h"
+#include "gcs_internal.h"
 #include "hfb_internal.h"
 #include "util.h"
 
@@ -159,8 +162,15 @@ static void check(const amq__family *family, const void *state, const char *when
     case AMQ__FAMILY_SCALABLE_BLOOM:
         status = amq__scalable_bloom_check(state, &diag);
         break;
+    case AMQ__FAMILY_GCS:
+        status = amq__gcs_check(state, &diag);
+        break;
     case AMQ__FAMILY_HFB:
         status = amq__hfb_check(state, &diag);
+        break;
+    case AMQ__FAMILY_FUSE8:
+    case AMQ__FAMILY_FUSE16:
+        status = amq__fuse_check(state, &diag);
         break;
     default:
         break;
