@@ -116,7 +116,9 @@ void *amq__alloc_table(uint64_t bytes)
     return table;
 }
 
-int amq__bitvec_init(amq__bitvec *v, uint64_t bit_count)
+/* A vector of bit_count zero bits: a table (amq__alloc_table), or, sparse,
+ * calloc'd pages the system maps when first touched. */
+static int bitvec_alloc(amq__bitvec *v, uint64_t bit_count, bool sparse)
 {
     v->words = NULL;
     v->bit_count = 0;
@@ -126,12 +128,23 @@ int amq__bitvec_init(amq__bitvec *v, uint64_t bit_count)
     if (word_count > SIZE_MAX / sizeof(uint64_t))
         return AMQ_ERANGE;
     if (word_count > 0) {
-        v->words = amq__alloc_table(word_count * sizeof(uint64_t));
+        v->words = sparse ? calloc((size_t)word_count, sizeof(uint64_t))
+                          : amq__alloc_table(word_count * sizeof(uint64_t));
         if (!v->words)
             return AMQ_ENOMEM;
     }
     v->bit_count = bit_count;
     return AMQ_OK;
+}
+
+int amq__bitvec_init(amq__bitvec *v, uint64_t bit_count)
+{
+    return bitvec_alloc(v, bit_count, false);
+}
+
+int amq__bitvec_init_sparse(amq__bitvec *v, uint64_t bit_count)
+{
+    return bitvec_alloc(v, bit_count, true);
 }
 
 void amq__bitvec_free(amq__bitvec *v)

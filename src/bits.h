@@ -62,6 +62,12 @@ void *amq__alloc_table(uint64_t bytes);
  * a byte size that does not fit size_t) or AMQ_ENOMEM; on error v is empty. */
 int amq__bitvec_init(amq__bitvec *v, uint64_t bit_count);
 
+/* As amq__bitvec_init, for a vector that will have few bits set: its zero
+ * pages are left for the system to map on first touch (calloc) instead of
+ * being written, so filling a sparse vector from a small input - a loader
+ * decoding a coded bank - never writes the whole vector. */
+int amq__bitvec_init_sparse(amq__bitvec *v, uint64_t bit_count);
+
 /* Free the words; v becomes an empty vector. Accepts an empty vector. */
 void amq__bitvec_free(amq__bitvec *v);
 

@@ -145,17 +145,14 @@ static int family_save(const void *state, amq__saved *out)
 }
 
 /* A bank of 2^len zero bits for decoding a Rice code of weight positions.
- * A sparse one (fewer set bits than 4 KiB pages) is calloc'd, so that only
- * the pages its bits touch are ever made: a small file cannot make the
- * loader write gigabytes. A denser one is an ordinary (huge-page) table. */
+ * A sparse one (fewer set bits than 4 KiB pages) is allocated sparse, so
+ * that only the pages its bits touch are ever made: a small file cannot
+ * make the loader write gigabytes. A denser one is an ordinary (huge-page)
+ * table. */
 static int bank_alloc_for_code(amq__bitvec *bits, uint32_t len, uint64_t weight)
 {
     uint64_t m = amq__hfb_bank_size(len);
-    if (weight >= m / (4096 * 8))
-        return amq__bitvec_init(bits, m);
-    bits->words = calloc((size_t)amq__bitvec_words_for(m), sizeof *bits->words);
-    bits->bit_count = bits->words ? m : 0;
-    return bits->words ? AMQ_OK : AMQ_ENOMEM;
+    return weight >= m / (4096 * 8) ? amq__bitvec_init(bits, m) : amq__bitvec_init_sparse(bits, m);
 }
 
 /* Decode bank i's Rice code (its header fields already set) from bytes. */
