@@ -225,12 +225,6 @@ static inline uint64_t low_bits(uint64_t value, unsigned bit_count)
     return bit_count >= 64 ? value : value & (((uint64_t)1 << bit_count) - 1);
 }
 
-/* Bits in a truncated-binary remainder for divisor M >= 1: ceil(log2 M). */
-static inline unsigned golomb_remainder_bits(uint64_t divisor)
-{
-    return divisor <= 1 ? 0 : 64u - (unsigned)__builtin_clzll(divisor - 1);
-}
-
 /* ---- bit writer ---------------------------------------------------------- */
 
 /* Spare zero bytes kept past the last partly written byte, so that a put
@@ -342,7 +336,7 @@ void amq__bitwriter_put_golomb(amq__bitwriter *w, uint64_t value, uint64_t divis
         return;
     }
     uint64_t remainder = value % divisor;
-    unsigned b = golomb_remainder_bits(divisor);
+    unsigned b = amq__ceil_log2(divisor);
     uint64_t u = low_bits(0 - divisor, b); /* 2^b - M, also for b = 64 */
     amq__bitwriter_put_unary(w, value / divisor);
     if (remainder < u)
@@ -537,7 +531,7 @@ int amq__bitreader_get_golomb(amq__bitreader *r, uint64_t divisor, uint64_t *val
     int status = reader_take_unary(r, &pos, &q);
     if (AMQ__UNLIKELY(status != AMQ_OK))
         return status;
-    unsigned b = golomb_remainder_bits(divisor);
+    unsigned b = amq__ceil_log2(divisor);
     if (b > 0) {
         status = reader_take_truncated(r, &pos, b, low_bits(0 - divisor, b), &remainder);
         if (AMQ__UNLIKELY(status != AMQ_OK))
@@ -557,7 +551,7 @@ void amq__golomb_code_init(amq__golomb_code *code, uint64_t divisor)
 {
     assert(divisor >= 1);
     code->divisor = divisor;
-    code->remainder_bits = golomb_remainder_bits(divisor);
+    code->remainder_bits = amq__ceil_log2(divisor);
     code->short_limit = low_bits(0 - divisor, code->remainder_bits);
 }
 

@@ -162,12 +162,6 @@
 
 /* ---- numbers ------------------------------------------------------------------ */
 
-/* ceil(log2 x) for x >= 1. */
-static unsigned ceil_log2(uint64_t x)
-{
-    return x <= 1 ? 0 : 64u - (unsigned)__builtin_clzll(x - 1);
-}
-
 double amq_gcs_expected_code_bits(uint64_t range, uint64_t divisor)
 {
     if (range < 2 || divisor < 1)
@@ -175,7 +169,7 @@ double amq_gcs_expected_code_bits(uint64_t range, uint64_t divisor)
     double log_theta = -1.0 / (double)range;
     double theta_d = exp((double)divisor * log_theta);
     double one_minus_theta_d = -expm1((double)divisor * log_theta);
-    unsigned b = ceil_log2(divisor);
+    unsigned b = amq__ceil_log2(divisor);
     double u = ldexp(1.0, (int)b) - (double)divisor;
     double short_share = -expm1(u * log_theta) / one_minus_theta_d;
     return 1 + theta_d / one_minus_theta_d + b - short_share;

@@ -102,12 +102,6 @@ bool amq_gcs_contains(const amq_gcs *filter, const void *key, size_t len)
 
 /* ---- batch matching ------------------------------------------------------------ */
 
-/* The bits that hold x: 0 for 0, else floor(log2 x) + 1. */
-static unsigned bits_for(uint64_t x)
-{
-    return x ? 64u - (unsigned)__builtin_clzll(x) : 0;
-}
-
 /* Answer count hashes; with stop_at_first, return 1 at the first hit (the
  * results are then incomplete), else fill results. Returns 1/0 (a hit or
  * none) or AMQ_ENOMEM.
@@ -131,8 +125,8 @@ static int match(const amq_gcs *f, const uint64_t *hashes, size_t count, bool *r
     uint64_t *work = malloc((4 * targets + AMQ__SORT_COUNTS) * sizeof *work);
     if (!work)
         return AMQ_ENOMEM;
-    unsigned number_bits = bits_for(count - 1);
-    bool packed = bits_for(f->universe - 1) + number_bits <= 64;
+    unsigned number_bits = amq__bit_width(count - 1);
+    bool packed = amq__bit_width(f->universe - 1) + number_bits <= 64;
     uint64_t *values = work, *queries = work + targets, *scratch = work + 2 * targets;
     for (size_t s = 0, t = 0; s < segments; s++) {
         for (size_t i = 0; i < count; i++, t++) {

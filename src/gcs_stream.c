@@ -22,12 +22,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The bits that hold x: 0 for 0, else floor(log2 x) + 1. */
-static unsigned bits_for(uint64_t x)
-{
-    return x ? 64u - (unsigned)__builtin_clzll(x) : 0;
-}
-
 /* ---- decoding the whole stream ------------------------------------------------ */
 
 /* Called with each index entry as the stream is decoded. */
@@ -129,8 +123,8 @@ static void index_shape(amq__gcs_index *index, const amq__gcs_entry *entries)
         lag_most = lag > lag_most ? lag : lag_most;
     }
     index->position_base = least ^ ((uint64_t)1 << 63);
-    index->position_bits = bits_for(most - least);
-    index->lag_bits = bits_for(lag_most);
+    index->position_bits = amq__bit_width(most - least);
+    index->lag_bits = amq__bit_width(lag_most);
     uint64_t bits = index->entries * (index->position_bits + index->lag_bits);
     index->bytes = bits / 8 + (bits % 8 != 0);
 }
@@ -273,8 +267,8 @@ int amq__gcs_verify(const amq_gcs *f, uint64_t distinct[AMQ_GCS_MAX_SEGMENTS], a
                          "gcs index entry %llu does not point where the stream says",
                          (unsigned long long)check.first_wrong);
     if (index->position_base != (check.least ^ ((uint64_t)1 << 63)) ||
-        index->position_bits != bits_for(check.most - check.least) ||
-        index->lag_bits != bits_for(check.lag_most))
+        index->position_bits != amq__bit_width(check.most - check.least) ||
+        index->lag_bits != amq__bit_width(check.lag_most))
         return amq__fail(diag, AMQ_ECORRUPT, "gcs index is not packed in its fewest bits");
     uint64_t bits = index->entries * (index->position_bits + index->lag_bits);
     if (bits % 8 && index->fields[bits / 8] >> (bits % 8))

@@ -13,6 +13,7 @@
  * passes too, so a sort is never worse than linear by much.
  */
 #include "sort.h"
+#include "util.h"
 
 #include <stdbool.h>
 #include <string.h>
@@ -95,7 +96,7 @@ void amq__sort_u64(uint64_t *keys, uint64_t *values, size_t n, uint64_t *scratch
     uint64_t any = 0;
     for (size_t i = 0; i < n; i++)
         any |= keys[i];
-    unsigned top = any ? 64u - (unsigned)__builtin_clzll(any) : 0;
+    unsigned top = amq__bit_width(any);
     unsigned low = top > RADIX_TOP_BITS ? top - RADIX_TOP_BITS : 0;
     radix_passes(keys, values, n, scratch, low, top);
     if (low > 0 && !insertion_finish(keys, values, n, 2 * n))

@@ -36,6 +36,18 @@ int amq__fail(amq_diag *diag, int status, const char *format, ...) AMQ__PRINTF(3
 int amq__fail_at(amq_diag *diag, int status, uint64_t offset, const char *format, ...)
     AMQ__PRINTF(4, 5);
 
+/* The bits that hold x: 0 for 0, else floor(log2 x) + 1. */
+static inline unsigned amq__bit_width(uint64_t x)
+{
+    return x ? 64u - (unsigned)__builtin_clzll(x) : 0;
+}
+
+/* ceil(log2 x) for x >= 1: the bits that number x things. */
+static inline unsigned amq__ceil_log2(uint64_t x)
+{
+    return x <= 1 ? 0 : amq__bit_width(x - 1);
+}
+
 /* The splitmix64 finalizer: a bijection of 64-bit values whose every output
  * bit depends on every input bit. Stepping a state by 0x9E3779B97F4A7C15
  * and mixing it gives the splitmix64 sequence. */
