@@ -354,6 +354,28 @@ uint64_t amq__gcs_payload_bytes(const amq_gcs *f)
 
 /* ---- building ----------------------------------------------------------------- */
 
+/* Hand f the stream w has written, with an index of index_entries, and
+ * give f to *out; on failure f is freed. */
+static int finish_stream(amq_gcs **out, amq_gcs *f, amq__bitwriter *w, uint64_t index_entries,
+                         amq_diag *diag)
+{
+    uint8_t *bytes;
+    size_t byte_count;
+    uint64_t bits;
+    int status = amq__bitwriter_finish(w, &bytes, &byte_count, &bits);
+    if (status != AMQ_OK)
+        status = amq__fail(diag, status, "cannot code %llu gcs values: %s",
+                           (unsigned long long)f->count, amq_strerror(status));
+    else
+        status = amq__gcs_adopt_stream(f, bytes, bits, index_entries, diag);
+    if (status != AMQ_OK) {
+        amq_gcs_free(f);
+        return status;
+    }
+    *out = f;
+    return AMQ_OK;
+}
+
 /* Build from count hashes in work (the hashes, then scratch for the sort:
  * count + AMQ__SORT_COUNTS words), which is freed. */
 static int build_from_hashes(amq_gcs **out, const gcs_shape *shape, uint64_t *work, size_t count,
@@ -385,21 +407,7 @@ static int build_from_hashes(amq_gcs **out, const gcs_shape *shape, uint64_t *wo
         previous = values[i];
     }
     free(work);
-    uint8_t *bytes;
-    size_t byte_count;
-    uint64_t bits;
-    status = amq__bitwriter_finish(&w, &bytes, &byte_count, &bits);
-    if (status != AMQ_OK) {
-        amq_gcs_free(f);
-        return amq__fail(diag, status, "cannot code %zu gcs values: %s", n, amq_strerror(status));
-    }
-    status = amq__gcs_adopt_stream(f, bytes, bits, index_entries_for(shape->index_asked, n), diag);
-    if (status != AMQ_OK) {
-        amq_gcs_free(f);
-        return status;
-    }
-    *out = f;
-    return AMQ_OK;
+    return finish_stream(out, f, &w, index_entries_for(shape->index_asked, n), diag);
 }
 
 /* Room for count hashes and the sort's scratch. */
@@ -545,22 +553,8 @@ int amq_gcs_union(amq_gcs **out, const amq_gcs *a, const amq_gcs *b, amq_diag *d
     uint64_t previous = 0;
     append_values(&w, a, 0, &previous);
     append_values(&w, b, a->universe, &previous);
-    uint8_t *bytes;
-    size_t byte_count;
-    uint64_t bits;
-    status = amq__bitwriter_finish(&w, &bytes, &byte_count, &bits);
-    if (status != AMQ_OK) {
-        amq_gcs_free(f);
-        return amq__fail(diag, status, "cannot code the gcs union: %s", amq_strerror(status));
-    }
     uint64_t entries = a->index.entries + b->index.entries;
-    status = amq__gcs_adopt_stream(f, bytes, bits, entries < f->count ? entries : f->count, diag);
-    if (status != AMQ_OK) {
-        amq_gcs_free(f);
-        return status;
-    }
-    *out = f;
-    return AMQ_OK;
+    return finish_stream(out, f, &w, entries < f->count ? entries : f->count, diag);
 }
 
 /* ---- statistics --------------------------------------------------------------- */
