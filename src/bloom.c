@@ -391,6 +391,13 @@ static int family_contains(const void *state, const void *key, size_t len)
     return amq_bloom_contains(state, key, len);
 }
 
+static int family_contains_many(const void *state, const void *const *keys, const size_t *lens,
+                                size_t count, uint8_t *results)
+{
+    amq_bloom_contains_many(state, keys, lens, count, results);
+    return AMQ_OK;
+}
+
 static int family_merge(void *state, const void *other, amq_diag *diag)
 {
     return combine(state, other, false, diag);
@@ -458,6 +465,7 @@ const amq__family amq__bloom_family = {
     .create = family_create,
     .add = family_add,
     .contains = family_contains,
+    .contains_many = family_contains_many,
     .merge = family_merge,
     .save = family_save,
     .load = family_load,

@@ -1126,6 +1126,13 @@ static int family_contains(const void *state, const void *key, size_t len)
     return amq_cuckoo_contains(state, key, len);
 }
 
+static int family_contains_many(const void *state, const void *const *keys, const size_t *lens,
+                                size_t count, uint8_t *results)
+{
+    amq_cuckoo_contains_many(state, keys, lens, count, results);
+    return AMQ_OK;
+}
+
 /* Saved: f, b, the layout (0 plain, 1 semi-sorted), max_kicks, growth, capacity, target fpr, the
  * walk's random state and the table count; then per table its buckets, stored count, stash bucket
  * and stash fingerprint. The payload is the tables' packed slots, each rounded up to whole bytes,
@@ -1328,6 +1335,7 @@ const amq__family amq__cuckoo_family = {
     .add = family_add,
     .remove = family_remove,
     .contains = family_contains,
+    .contains_many = family_contains_many,
     .save = family_save,
     .load = family_load,
     .info = family_info,

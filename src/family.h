@@ -42,6 +42,11 @@ typedef struct amq__family {
     int (*add)(void *state, const void *key, size_t len);
     int (*remove)(void *state, const void *key, size_t len);
     int (*contains)(const void *state, const void *key, size_t len);
+    /* The answers of contains for count keys into results (1 maybe, 0 no),
+     * by the family's batch path; AMQ_OK or the first error. NULL: the
+     * generic call asks contains for each key. */
+    int (*contains_many)(const void *state, const void *const *keys, const size_t *lens,
+                         size_t count, uint8_t *results);
     /* Union into state of other (same family); AMQ_EINCOMPATIBLE if the
      * parameters differ. */
     int (*merge)(void *state, const void *other, amq_diag *diag);

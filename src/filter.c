@@ -164,6 +164,23 @@ int amq_contains(const amq_filter *f, const void *key, size_t len)
     return f->family->contains(f->state, key, len);
 }
 
+int amq_contains_many(const amq_filter *f, const void *const *keys, const size_t *lens,
+                      size_t count, uint8_t *results)
+{
+    assert(f && (count == 0 || (keys && lens && results)));
+    if (count == 0)
+        return AMQ_OK;
+    if (f->family->contains_many)
+        return f->family->contains_many(f->state, keys, lens, count, results);
+    for (size_t i = 0; i < count; i++) {
+        int answer = f->family->contains(f->state, keys[i], lens[i]);
+        if (answer < 0)
+            return answer;
+        results[i] = (uint8_t)answer;
+    }
+    return AMQ_OK;
+}
+
 int amq_merge(amq_filter *into, const amq_filter *other, amq_diag *diag)
 {
     assert(into && other);

@@ -392,6 +392,13 @@ static int family_contains(const void *state, const void *key, size_t len)
     return amq_fuse_contains(state, key, len);
 }
 
+static int family_contains_many(const void *state, const void *const *keys, const size_t *lens,
+                                size_t count, uint8_t *results)
+{
+    amq_fuse_contains_many(state, keys, lens, count, results);
+    return AMQ_OK;
+}
+
 static int family_save(const void *state, amq__saved *out)
 {
     const amq_fuse *f = state;
@@ -500,6 +507,7 @@ const amq__family amq__fuse8_family = {
     .options = fuse_options,
     .build = fuse8_build,
     .contains = family_contains,
+    .contains_many = family_contains_many,
     .save = family_save,
     .load = fuse8_load,
     .info = family_info,
@@ -512,6 +520,7 @@ const amq__family amq__fuse16_family = {
     .options = fuse_options,
     .build = fuse16_build,
     .contains = family_contains,
+    .contains_many = family_contains_many,
     .save = family_save,
     .load = fuse16_load,
     .info = family_info,

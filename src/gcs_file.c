@@ -269,6 +269,20 @@ static int family_contains(const void *state, const void *key, size_t len)
     return amq_gcs_contains(state, key, len);
 }
 
+/* One merge of the sorted keys with the stream (amq_gcs_match). */
+static int family_contains_many(const void *state, const void *const *keys, const size_t *lens,
+                                size_t count, uint8_t *results)
+{
+    bool *matched = malloc(count * sizeof *matched);
+    if (!matched)
+        return AMQ_ENOMEM;
+    int status = amq_gcs_match(state, keys, lens, count, matched);
+    for (size_t i = 0; status == AMQ_OK && i < count; i++)
+        results[i] = matched[i];
+    free(matched);
+    return status;
+}
+
 /* The union replaces into's contents; into's old stream, when it was
  * borrowed from a file image, stays valid until the handle is freed. */
 static int family_merge(void *state, const void *other, amq_diag *diag)
@@ -467,6 +481,7 @@ const amq__family amq__gcs_family = {
     .options = gcs_options,
     .build = family_build,
     .contains = family_contains,
+    .contains_many = family_contains_many,
     .merge = family_merge,
     .save = family_save,
     .load = family_load,

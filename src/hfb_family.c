@@ -87,6 +87,30 @@ static int family_contains(const void *state, const void *key, size_t len)
     return amq_hfb_contains_key(state, key, len);
 }
 
+/* The keys' IDs are gathered a chunk at a time into one array (hashed
+ * first for an MD5 filter), which the prefetching batch then asks. */
+static int family_contains_many(const void *state, const void *const *keys, const size_t *lens,
+                                size_t count, uint8_t *results)
+{
+    enum { CHUNK = 256 };
+    const amq_hfb *f = state;
+    uint8_t ids[CHUNK * AMQ_HFB_ID_BYTES];
+    for (size_t done = 0; done < count; done += CHUNK) {
+        size_t n = count - done < CHUNK ? count - done : CHUNK;
+        for (size_t i = 0; i < n; i++) {
+            uint8_t *id = ids + i * AMQ_HFB_ID_BYTES;
+            if (f->ids == AMQ_HFB_IDS_MD5)
+                amq_md5(id, keys[done + i], lens[done + i]);
+            else if (lens[done + i] == AMQ_HFB_ID_BYTES)
+                memcpy(id, keys[done + i], AMQ_HFB_ID_BYTES);
+            else
+                return AMQ_EINVAL;
+        }
+        amq_hfb_contains_many(f, ids, n, results + done);
+    }
+    return AMQ_OK;
+}
+
 static void saved_hasher(const amq_hfb *f, amq_hasher *out)
 {
     if (f->ids == AMQ_HFB_IDS_MD5)
@@ -334,6 +358,7 @@ const amq__family amq__hfb_family = {
     .options = hfb_options,
     .build = family_build,
     .contains = family_contains,
+    .contains_many = family_contains_many,
     .save = family_save,
     .load = family_load,
     .info = family_info,

@@ -332,6 +332,25 @@ AMQ_API int amq_remove(amq_filter *f, const void *key, size_t len);
 AMQ_API int amq_contains(const amq_filter *f, const void *key, size_t len);
 
 /**
+ * Ask for many keys at once: results[i] becomes 1 when keys[i] may be in the
+ * filter, 0 when it is definitely absent - the answers of amq_contains,
+ * through the family's batch path (hashes first, the memory of keys further
+ * ahead prefetched; a gcs filter sorts the keys and decodes its stream once
+ * for all of them).
+ *
+ * @param keys array of count key pointers (each may be NULL if its length is 0).
+ * @param lens array of count key lengths.
+ * @param results count bytes, written.
+ * @return AMQ_OK; the error amq_contains would give for a key (e.g.
+ *   AMQ_EINVAL: a key of a raw-ID hfb filter that is not 16 bytes), with
+ *   results unspecified; AMQ_ENOMEM (gcs: it needs count x 32 bytes).
+ * Allocates: only for a gcs filter, freed before returning.
+ * Thread safety: safe with other readers.
+ */
+AMQ_API int amq_contains_many(const amq_filter *f, const void *const *keys, const size_t *lens,
+                              size_t count, uint8_t *results);
+
+/**
  * Save a filter to a file atomically: a temporary file in the same
  * directory is written, fsynced and renamed over path, so a crash leaves
  * either the old file or the new one, never a mixture.

@@ -1,0 +1,118 @@
+/*
+ * Tests for the generic handle's batch query, amq_contains_many, over every
+ * family this build has: its answers are amq_contains's, key for key, and
+ * its errors are the ones amq_contains gives.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+
+#include <cmocka.h>
+
+#include "amq/amq.h"
+#include "test_util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { KEYS = 20000, ASKED = 9000 };
+
+/* The family's filter from KEYS keys of set 0, at 1%. An hfb filter takes
+ * its keys through MD5: the test keys are not random 128-bit IDs. */
+static amq_filter *build_family(const char *family, const amq_test_keys *keys)
+{
+    char spec[96];
+    snprintf(spec, sizeof spec, "%s p=0.01%s", family,
+             strcmp(family, "hfb") == 0 ? " hash=md5" : "");
+    amq_filter *f = NULL;
+    amq_diag diag = { 0 };
+    int status = amq_build_ex(&f, spec, keys->pointers, keys->lens, keys->count, &diag);
+    if (status != AMQ_OK)
+        fail_msg("%s: %s", spec, diag.message);
+    return f;
+}
+
+static void test_batch_answers_are_single_answers(void **state)
+{
+    (void)state;
+    uint64_t seed = amq_test_seed(0xba7c4);
+    amq_test_keys keys;
+    amq_test_keys_make(&keys, seed, 0, KEYS);
+    amq_test_key *asked = calloc(ASKED, sizeof *asked);
+    const void **pointers = calloc(ASKED, sizeof *pointers);
+    size_t *lens = calloc(ASKED, sizeof *lens);
+    uint8_t *results = calloc(ASKED, 1);
+    assert_non_null(asked);
+    assert_non_null(pointers);
+    assert_non_null(lens);
+    assert_non_null(results);
+    /* Two thirds present, one third absent, in an order unrelated to the
+     * filter's. */
+    amq_test_batch_keys(asked, pointers, lens, ASKED, seed, 2);
+    for (size_t family = 0; amq_family_name(family); family++) {
+        const char *name = amq_family_name(family);
+        amq_filter *f = build_family(name, &keys);
+        memset(results, 0xee, ASKED);
+        assert_int_equal(amq_contains_many(f, pointers, lens, ASKED, results), AMQ_OK);
+        size_t present = 0;
+        for (size_t i = 0; i < ASKED; i++) {
+            int single = amq_contains(f, pointers[i], lens[i]);
+            if (results[i] != single)
+                fail_msg("%s: key %zu: batch answer %u, single answer %d", name, i, results[i],
+                         single);
+            if (i % 3 != 0) {
+                present++;
+                if (results[i] != 1)
+                    fail_msg("%s: key %zu was put in but the batch says absent", name, i);
+            }
+        }
+        assert_true(present > 0);
+        assert_int_equal(amq_contains_many(f, NULL, NULL, 0, NULL), AMQ_OK);
+        amq_free(f);
+    }
+    free(results);
+    free(lens);
+    free(pointers);
+    free(asked);
+    amq_test_keys_free(&keys);
+}
+
+/* A raw-ID hfb filter refuses a key that is not 16 bytes, in a batch as
+ * alone. */
+static void test_batch_error_is_single_error(void **state)
+{
+    (void)state;
+    uint8_t ids[300][16];
+    const void *pointers[300];
+    size_t lens[300];
+    amq_test_rng rng;
+    amq_test_rng_init(&rng, amq_test_seed(0x1d5));
+    for (size_t i = 0; i < 300; i++) {
+        for (size_t b = 0; b < 16; b += 8) {
+            uint64_t word = amq_test_next(&rng);
+            memcpy(ids[i] + b, &word, 8);
+        }
+        pointers[i] = ids[i];
+        lens[i] = 16;
+    }
+    amq_filter *f = NULL;
+    assert_int_equal(amq_build(&f, "hfb p=0.01", pointers, lens, 300), AMQ_OK);
+    uint8_t results[300];
+    assert_int_equal(amq_contains_many(f, pointers, lens, 300, results), AMQ_OK);
+    for (size_t i = 0; i < 300; i++)
+        assert_int_equal(results[i], 1);
+    lens[257] = 15; /* in the second chunk of the batch */
+    assert_int_equal(amq_contains(f, pointers[257], lens[257]), AMQ_EINVAL);
+    assert_int_equal(amq_contains_many(f, pointers, lens, 300, results), AMQ_EINVAL);
+    amq_free(f);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_batch_answers_are_single_answers),
+        cmocka_unit_test(test_batch_error_is_single_error),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
