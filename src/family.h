@@ -71,6 +71,23 @@ typedef struct amq__family {
 void amq__info_number(amq_info *out, const char *name, double value);
 void amq__info_text(amq_info *out, const char *name, const char *text);
 
+/* What saving f writes: fills *c (family id, hasher, parameter block, which
+ * point into the returned description) and returns the description, whose
+ * pieces are the payload; free it with amq__saved_free. NULL on failure,
+ * with *status AMQ_ENOMEM or AMQ_EINVAL (parameters too long; diag says). */
+amq__saved *amq__filter_describe(const amq_filter *f, amq__container *c, amq_diag *diag,
+                                 int *status);
+void amq__saved_free(amq__saved *saved);
+
+/* The filter a validated container describes (c's family decides which
+ * load runs; `where` names the source in messages). *image is the memory
+ * c points into: the filter keeps it when the family borrows from it, else
+ * it is closed - either way the caller no longer owns it. The filter's
+ * file checksum is 0. Returns AMQ_OK, AMQ_EUNSUPPORTED (a family this
+ * build does not have, or a bundle), or the family's load error. */
+int amq__filter_from_container(amq_filter **out, const amq__container *c, amq__file_image *image,
+                               const char *where, amq_diag *diag);
+
 /* Every family this build has, NULL-terminated (for the spec parser's
  * tests and fuzz targets). */
 const amq__family *const *amq__family_table(void);

@@ -250,34 +250,93 @@ int amq_info_get(const amq_filter *f, amq_info *out)
     return AMQ_OK;
 }
 
+amq__saved *amq__filter_describe(const amq_filter *f, amq__container *c, amq_diag *diag,
+                                 int *status)
+{
+    assert(f && c && status);
+    amq__saved *saved = calloc(1, sizeof *saved);
+    if (!saved) {
+        *status = AMQ_ENOMEM;
+        return NULL;
+    }
+    amq__params_init(&saved->params);
+    *status = f->family->save(f->state, saved);
+    if (*status == AMQ_OK && saved->params.overflow)
+        *status = amq__fail(diag, AMQ_EINVAL, "%s parameters do not fit the file header",
+                            f->family->name);
+    if (*status != AMQ_OK) {
+        amq__saved_free(saved);
+        return NULL;
+    }
+    *c = (amq__container){
+        .family = f->family->id,
+        .hasher = saved->hasher,
+        .params = saved->params.bytes,
+        .params_len = saved->params.len,
+    };
+    return saved;
+}
+
+void amq__saved_free(amq__saved *saved)
+{
+    if (!saved)
+        return;
+    free(saved->scratch);
+    free(saved);
+}
+
 int amq_save_ex(const amq_filter *f, const char *path, amq_diag *diag)
 {
     assert(f && path);
-    amq__saved *saved = calloc(1, sizeof *saved);
+    amq__container c;
+    int status;
+    amq__saved *saved = amq__filter_describe(f, &c, diag, &status);
     if (!saved)
-        return AMQ_ENOMEM;
-    amq__params_init(&saved->params);
-    int status = f->family->save(f->state, saved);
-    if (status == AMQ_OK && saved->params.overflow)
-        status = amq__fail(diag, AMQ_EINVAL, "%s parameters do not fit the file header",
-                           f->family->name);
-    if (status == AMQ_OK) {
-        amq__container c = {
-            .family = f->family->id,
-            .hasher = saved->hasher,
-            .params = saved->params.bytes,
-            .params_len = saved->params.len,
-        };
-        status = amq__format_save(path, &c, saved->pieces, saved->piece_count, diag);
-    }
-    free(saved->scratch);
-    free(saved);
+        return status;
+    status = amq__format_save(path, &c, saved->pieces, saved->piece_count, diag);
+    amq__saved_free(saved);
     return status;
 }
 
 int amq_save(const amq_filter *f, const char *path)
 {
     return amq_save_ex(f, path, NULL);
+}
+
+int amq__filter_from_container(amq_filter **out, const amq__container *c, amq__file_image *image,
+                               const char *where, amq_diag *diag)
+{
+    assert(out && c && image && where);
+    *out = NULL;
+    const amq__family *family = family_by_id(c->family);
+    if (!family) {
+        amq__file_image_close(image);
+        if (c->family == AMQ__FAMILY_BUNDLE)
+            return amq__fail(diag, AMQ_EUNSUPPORTED,
+                             "%s is a bundle of filters, not one filter: open it with "
+                             "amq_bundle_open ('amq info' lists its members)",
+                             where);
+        return amq__fail(diag, AMQ_EUNSUPPORTED,
+                         "%s holds a filter of family %u, which this build does not have", where,
+                         c->family);
+    }
+    void *state = NULL;
+    bool borrows = false;
+    int status = family->load(&state, c, &borrows, diag);
+    if (status != AMQ_OK) {
+        amq__file_image_close(image);
+        return status;
+    }
+    if (!borrows)
+        amq__file_image_close(image);
+    status = wrap(out, family, state);
+    if (status != AMQ_OK) {
+        amq__file_image_close(image);
+        return status;
+    }
+    if (borrows)
+        (*out)->image = *image;
+    return AMQ_OK;
 }
 
 int amq_load_ex(amq_filter **out, const char *path, unsigned flags, amq_diag *diag)
@@ -296,33 +355,11 @@ int amq_load_ex(amq_filter **out, const char *path, unsigned flags, amq_diag *di
         amq__file_image_close(&image);
         return status;
     }
-    const amq__family *family = family_by_id(c.family);
-    if (!family) {
-        amq__file_image_close(&image);
-        return amq__fail(diag, AMQ_EUNSUPPORTED,
-                         "%s holds a filter of family %u, which this build does not have", path,
-                         c.family);
-    }
-    void *state = NULL;
-    bool borrows = false;
-    status = family->load(&state, &c, &borrows, diag);
-    if (status != AMQ_OK) {
-        amq__file_image_close(&image);
-        return status;
-    }
     uint64_t checksum = amq__load_u64le(image.data + image.len - AMQ__FORMAT_TRAILER_SIZE);
-    if (!borrows)
-        amq__file_image_close(&image);
-    status = wrap(out, family, state);
-    if (status != AMQ_OK) {
-        if (borrows)
-            amq__file_image_close(&image);
-        return status;
-    }
-    if (borrows)
-        (*out)->image = image;
-    (*out)->file_checksum = checksum;
-    return AMQ_OK;
+    status = amq__filter_from_container(out, &c, &image, path, diag);
+    if (status == AMQ_OK)
+        (*out)->file_checksum = checksum;
+    return status;
 }
 
 int amq_load(amq_filter **out, const char *path)

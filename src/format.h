@@ -30,6 +30,7 @@ enum amq__family_id {
     AMQ__FAMILY_HFB = 7,
     AMQ__FAMILY_FUSE8 = 8,
     AMQ__FAMILY_FUSE16 = 9,
+    AMQ__FAMILY_BUNDLE = 10, /* many named filters in one file (bundle.c), not a filter */
     AMQ__FAMILY_MAX = 63 /* ids above this are refused as corrupt */
 };
 
