@@ -52,8 +52,7 @@
  * data (in memory aligned as in a file), so it owns it and outlives the
  * bundle.
  */
-#include "amq/bundle.h"
-
+#include "bundle_internal.h"
 #include "family.h"
 #include "format.h"
 #include "util.h"
@@ -563,56 +562,52 @@ static int check_records(const amq_bundle *b, const char *path, amq_diag *diag)
     return status;
 }
 
-int amq_bundle_open(amq_bundle **out, const char *path, unsigned flags, amq_diag *diag)
+int amq__bundle_from_container(amq_bundle **out, const amq__container *c, amq__file_image *image,
+                               const char *where, amq_diag *diag)
 {
-    assert(out && path);
+    assert(out && c && image && where);
     *out = NULL;
-    if (flags & ~(unsigned)AMQ_LOAD_MMAP)
-        return amq__fail(diag, AMQ_EINVAL, "unknown open flags 0x%x", flags);
     amq_bundle *b = calloc(1, sizeof *b);
-    if (!b)
+    if (!b) {
+        amq__file_image_close(image);
         return AMQ_ENOMEM;
-    int status = amq__file_image_open(&b->image, path, (flags & AMQ_LOAD_MMAP) != 0, diag);
-    if (status != AMQ_OK) {
-        free(b);
-        return status;
     }
-    amq__container c;
-    status = amq__format_parse(&c, b->image.data, b->image.len, diag);
-    if (status == AMQ_OK && c.family != AMQ__FAMILY_BUNDLE)
-        status = amq__fail(diag, AMQ_EFORMAT, "%s holds one %s filter, not a bundle", path,
-                           family_name_of(c.family));
+    b->image = *image;
+    int status = AMQ_OK;
+    if (c->family != AMQ__FAMILY_BUNDLE)
+        status = amq__fail(diag, AMQ_EFORMAT, "%s holds one %s filter, not a bundle", where,
+                           family_name_of(c->family));
+    uint64_t index_entries = 0;
     if (status == AMQ_OK) {
         amq__params_reader reader;
-        amq__params_reader_init(&reader, c.params, c.params_len);
-        uint64_t index_entries = 0;
+        amq__params_reader_init(&reader, c->params, c->params_len);
         if (amq__params_get_u64(&reader, &b->count) != AMQ_OK ||
             amq__params_get_u32(&reader, &b->block) != AMQ_OK ||
             amq__params_get_u64(&reader, &b->records_len) != AMQ_OK ||
             amq__params_get_u64(&reader, &index_entries) != AMQ_OK ||
             amq__params_end(&reader) != AMQ_OK)
             status = amq__fail(diag, AMQ_ECORRUPT,
-                               "%s: the bundle's parameter block is %u bytes, not %d", path,
-                               c.params_len, BUNDLE_PARAMS_BYTES);
+                               "%s: the bundle's parameter block is %u bytes, not %d", where,
+                               c->params_len, BUNDLE_PARAMS_BYTES);
         else if (b->block == 0 || b->block > 65536)
             status =
                 amq__fail(diag, AMQ_ECORRUPT,
-                          "%s: the bundle's block size %u is not in 1 ... 65536", path, b->block);
+                          "%s: the bundle's block size %u is not in 1 ... 65536", where, b->block);
         else if (index_entries != b->count / b->block + (b->count % b->block != 0) ||
-                 b->records_len > c.payload_len ||
-                 (c.payload_len - b->records_len) / 8 != index_entries ||
-                 (c.payload_len - b->records_len) % 8 != 0 || b->count > b->records_len)
+                 b->records_len > c->payload_len ||
+                 (c->payload_len - b->records_len) / 8 != index_entries ||
+                 (c->payload_len - b->records_len) % 8 != 0 || b->count > b->records_len)
             status =
                 amq__fail(diag, AMQ_ECORRUPT,
                           "%s: the bundle says %llu members, %llu index entries and %llu "
                           "bytes of records, which do not fit its %llu-byte payload",
-                          path, (unsigned long long)b->count, (unsigned long long)index_entries,
-                          (unsigned long long)b->records_len, (unsigned long long)c.payload_len);
+                          where, (unsigned long long)b->count, (unsigned long long)index_entries,
+                          (unsigned long long)b->records_len, (unsigned long long)c->payload_len);
     }
     if (status == AMQ_OK) {
-        b->records = c.payload;
-        b->index = c.payload + b->records_len;
-        status = check_records(b, path, diag);
+        b->records = c->payload;
+        b->index = c->payload + b->records_len;
+        status = check_records(b, where, diag);
     }
     if (status != AMQ_OK) {
         amq_bundle_close(b);
@@ -620,6 +615,25 @@ int amq_bundle_open(amq_bundle **out, const char *path, unsigned flags, amq_diag
     }
     *out = b;
     return AMQ_OK;
+}
+
+int amq_bundle_open(amq_bundle **out, const char *path, unsigned flags, amq_diag *diag)
+{
+    assert(out && path);
+    *out = NULL;
+    if (flags & ~(unsigned)AMQ_LOAD_MMAP)
+        return amq__fail(diag, AMQ_EINVAL, "unknown open flags 0x%x", flags);
+    amq__file_image image;
+    int status = amq__file_image_open(&image, path, (flags & AMQ_LOAD_MMAP) != 0, diag);
+    if (status != AMQ_OK)
+        return status;
+    amq__container c;
+    status = amq__format_parse(&c, image.data, image.len, diag);
+    if (status != AMQ_OK) {
+        amq__file_image_close(&image);
+        return status;
+    }
+    return amq__bundle_from_container(out, &c, &image, path, diag);
 }
 
 void amq_bundle_close(amq_bundle *bundle)
