@@ -298,6 +298,22 @@ int amq_save_ex(const amq_filter *f, const char *path, amq_diag *diag)
     return status;
 }
 
+int amq_saved_size(const amq_filter *f, uint64_t *bytes)
+{
+    assert(f && bytes);
+    amq__container c;
+    int status;
+    amq__saved *saved = amq__filter_describe(f, &c, NULL, &status);
+    if (!saved)
+        return status;
+    uint64_t payload_len = 0;
+    for (size_t i = 0; i < saved->piece_count; i++)
+        payload_len += saved->pieces[i].len;
+    *bytes = amq__format_encoded_size(c.params_len, payload_len);
+    amq__saved_free(saved);
+    return *bytes ? AMQ_OK : AMQ_ERANGE;
+}
+
 int amq_save(const amq_filter *f, const char *path)
 {
     return amq_save_ex(f, path, NULL);

@@ -1,7 +1,7 @@
 /*
- * Tests for the generic handle's batch query, amq_contains_many, over every
- * family this build has: its answers are amq_contains's, key for key, and
- * its errors are the ones amq_contains gives.
+ * Tests for generic calls over every family this build has: the batch
+ * query amq_contains_many answers as amq_contains does, key for key, error
+ * for error; amq_saved_size tells the size amq_save writes.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -108,11 +108,37 @@ static void test_batch_error_is_single_error(void **state)
     amq_free(f);
 }
 
+/* amq_saved_size is the size of the file amq_save writes, for every
+ * family. */
+static void test_saved_size_is_file_size(void **state)
+{
+    uint64_t seed = amq_test_seed(0x5173);
+    amq_test_keys keys;
+    amq_test_keys_make(&keys, seed, 0, 3000);
+    char path[4096];
+    amq_test_scratch_path(path, state, "sized.amq");
+    for (size_t family = 0; amq_family_name(family); family++) {
+        amq_filter *f = build_family(amq_family_name(family), &keys);
+        uint64_t predicted = 0;
+        assert_int_equal(amq_saved_size(f, &predicted), AMQ_OK);
+        assert_int_equal(amq_save(f, path), AMQ_OK);
+        size_t written = 0;
+        free(amq_test_read_file(path, &written));
+        if (predicted != written)
+            fail_msg("%s: amq_saved_size says %llu bytes, amq_save wrote %zu",
+                     amq_family_name(family), (unsigned long long)predicted, written);
+        amq_free(f);
+    }
+    amq_test_keys_free(&keys);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_batch_answers_are_single_answers),
         cmocka_unit_test(test_batch_error_is_single_error),
+        cmocka_unit_test_setup_teardown(test_saved_size_is_file_size, amq_test_scratch_setup,
+                                        amq_test_scratch_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -362,6 +362,16 @@ AMQ_API int amq_save(const amq_filter *f, const char *path);
 AMQ_API int amq_save_ex(const amq_filter *f, const char *path, amq_diag *diag);
 
 /**
+ * The size of the file amq_save would write for f, without writing it (to
+ * compare the stored size of two filters of the same keys).
+ * @param bytes receives the size; not NULL.
+ * @return AMQ_OK; AMQ_ENOMEM; AMQ_ERANGE (too large for a file).
+ * Allocates: what saving allocates (e.g. an hfb filter codes its banks),
+ * freed before returning. Thread safety: safe with other readers.
+ */
+AMQ_API int amq_saved_size(const amq_filter *f, uint64_t *bytes);
+
+/**
  * Load a filter saved by amq_save, checking the whole file first.
  * Untrusted input: every field, length and the checksum are validated
  * before anything is allocated from them.
