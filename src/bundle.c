@@ -10,47 +10,62 @@
  *
  * Layout (docs/FORMAT.md, "The bundle", is the specification). The
  * container's family id is AMQ__FAMILY_BUNDLE; its parameter block gives
- * the member count C, the block size B, the length R of the member records
- * and the number of index entries E = ceil(C / B). The payload is the C
- * records in name order, then E little-endian u64 offsets: entry k is where
- * record k * B starts. A record is
+ * the member count C, the block size B, the lengths of the templates and of
+ * the member records, and the number of index entries E = ceil(C / B). The
+ * payload is the templates, the C records in name order, then E
+ * little-endian u64 offsets: entry k is where record k * B starts, counted
+ * from the first record.
+ *
+ * Templates. Most members of a bundle are filters of one or two families
+ * built with one setting, so their parameter blocks differ in a few count
+ * fields. For each family present the writer stores one template: a hasher
+ * and a parameter block whose every byte is the one most members of that
+ * family have there. A member's parameters are then stored as a bitmap of
+ * the bytes that differ from its family's template, and those bytes - a
+ * 52-byte Golomb-coded-set block becomes a 7-byte bitmap and 3 or 4 bytes.
+ * Templates are read once at opening; a record depends on nothing but its
+ * template, so any member can be decoded alone.
+ *
+ *     varint T; T times: u8 family id, u8 hash kind and its key (8 bytes
+ *     of XXH3 seed, 16 of SipHash key, none for MD5), varint parameter
+ *     length, the parameter bytes; family ids strictly increasing
+ *
+ * A record is
  *
  *     varint name length, name bytes
  *     u8 kind: bits 0..5 the family id (0: plain bytes, not a filter),
- *              bit 6 the parameters are a delta, bit 7 the hasher is the
- *              previous filter's
- *     (a filter, unless bit 7) u8 hash kind and its key: 8 bytes of XXH3
- *              seed, 16 of SipHash key, none for MD5
+ *              bit 6 the parameters are a delta from the family's template,
+ *              bit 7 the hasher is the template's
+ *     (a filter, unless bit 7) u8 hash kind and its key
  *     (a filter) varint parameter length P; then either the P bytes, or
  *              (bit 6) a bitmap of ceil(P / 8) bytes marking the bytes that
- *              differ from the previous filter's parameters, and those bytes
- *     varint data length N, the N bytes (a filter's payload, or the bytes)
+ *              differ from the template's (read as zero past its end), and
+ *              those bytes
+ *     varint data length N; (a filter) varint Z, the zero bytes that end
+ *              the data and are not stored; the N - Z stored bytes
+ *
+ * Payloads often end in zero padding (a Golomb-coded set keeps 8 zero bytes
+ * after its stream so that a reader may load 8 bytes anywhere), which is
+ * the larger part of a small set's payload; Z leaves it out. Plain bytes
+ * are stored whole.
  *
  * Varints are unsigned LEB128: 7 bits a byte, low group first, the high
  * bit set on every byte but the last, and never longer than needed.
- *
- * Deltas. Most members of a bundle are filters of one family built with
- * one setting, so their parameter blocks differ only in a few count fields:
- * a 52-byte Golomb-coded-set block becomes a 7-byte bitmap and 3 or 4
- * changed bytes. "Previous" is the previous filter record of the same
- * block: a block is decoded from its first record on, so a member is found
- * by reading at most B records and never needs anything before its block.
- * Bytes past the end of the previous block count as zero.
  *
  * Finding a member: a binary search over the blocks' first names (read
  * through the index), then the block's records in turn. B = 32 keeps the
  * index at a quarter of a byte per member and the scan short.
  *
- * Trust. amq_bundle_open checks the container (checksum included) and then
- * walks every record once: lengths inside the records, names strictly
- * increasing (bytewise, a prefix before its extensions), kinds and hash
- * kinds valid, deltas only where a previous filter exists, the index
- * pointing at the right records, the records ending exactly at R. After
- * that, finding and listing read without further checks. A filter member's
- * parameters and data are checked by its family when it is opened, as when
- * a filter is loaded from its own file. An opened filter gets a copy of its
- * data (in memory aligned as in a file), so it owns it and outlives the
- * bundle.
+ * Trust. amq_bundle_open checks the container (checksum included), the
+ * templates, and then walks every record once: lengths inside the records,
+ * names strictly increasing (bytewise, a prefix before its extensions),
+ * kinds and hash kinds valid, deltas only against a template that exists,
+ * the index pointing at the right records, the records ending exactly
+ * where the index begins. After that, finding and listing read without
+ * further checks. A filter member's parameters and data are checked by its
+ * family when it is opened, as when a filter is loaded from its own file.
+ * An opened filter gets a copy of its data (in memory aligned as in a
+ * file), so it owns it and outlives the bundle.
  */
 #include "bundle_internal.h"
 #include "family.h"
@@ -62,11 +77,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define KIND_FAMILY_MASK    0x3Fu
-#define KIND_PARAMS_DELTA   0x40u
-#define KIND_SAME_HASHER    0x80u
-#define VARINT_MAX_BYTES    10
-#define BUNDLE_PARAMS_BYTES 28 /* u64 count, u32 block, u64 records, u64 index entries */
+#define KIND_FAMILY_MASK  0x3Fu
+#define KIND_PARAMS_DELTA 0x40u
+#define KIND_SAME_HASHER  0x80u
+#define VARINT_MAX_BYTES  10
+#define FAMILY_IDS        64
+/* u64 count, u32 block, u64 templates, u64 records, u64 index entries */
+#define BUNDLE_PARAMS_BYTES 36
 
 /* ---- varints and names --------------------------------------------------- */
 
@@ -301,36 +318,117 @@ static int compare_sorted(const void *a, const void *b)
     return compare_names(x->name, x->name_len, y->name, y->name_len);
 }
 
-/* Append member m's record; previous is the block's previous filter member
- * (NULL at a block's start or before its first filter). */
+/* A family's template: a hasher and a parameter block (see the opening
+ * comment). In the writer, params points into the template buffer. */
+typedef struct template_block {
+    bool present;
+    amq_hasher hasher;
+    const uint8_t *params;
+    uint32_t params_len;
+} template_block;
+
+/* Each present family's template: its first member's hasher, and per byte
+ * position the value most of its members have (a member's bytes past its
+ * own length count as zero). The parameter bytes go to storage, 4096 bytes
+ * per family. */
+static int make_templates(const amq_bundle_writer *w, template_block templates[FAMILY_IDS],
+                          uint8_t *storage)
+{
+    uint32_t *votes = malloc((size_t)AMQ__FORMAT_PARAMS_MAX * 256 * sizeof *votes);
+    if (!votes)
+        return AMQ_ENOMEM;
+    for (uint32_t family = 1; family < FAMILY_IDS; family++) {
+        template_block *t = &templates[family];
+        uint32_t longest = 0;
+        for (uint64_t i = 0; i < w->count; i++) {
+            const pending *m = &w->members[i];
+            if (m->family != family)
+                continue;
+            if (!t->present)
+                t->hasher = m->hasher;
+            t->present = true;
+            longest = m->params_len > longest ? m->params_len : longest;
+        }
+        if (!t->present)
+            continue;
+        memset(votes, 0, (size_t)longest * 256 * sizeof *votes);
+        for (uint64_t i = 0; i < w->count; i++) {
+            const pending *m = &w->members[i];
+            for (uint32_t at = 0; m->family == family && at < longest; at++)
+                votes[at * 256 + (at < m->params_len ? w->arena.bytes[m->params_at + at] : 0)]++;
+        }
+        uint8_t *params = storage + (size_t)family * AMQ__FORMAT_PARAMS_MAX;
+        for (uint32_t at = 0; at < longest; at++) {
+            unsigned best = 0;
+            for (unsigned value = 1; value < 256; value++)
+                best = votes[at * 256 + value] > votes[at * 256 + best] ? value : best;
+            params[at] = (uint8_t)best;
+        }
+        t->params = params;
+        t->params_len = longest;
+    }
+    free(votes);
+    return AMQ_OK;
+}
+
+static void put_hasher(byte_buffer *out, const amq_hasher *hasher)
+{
+    out->bytes[out->len++] = (uint8_t)hasher->kind;
+    buffer_put(out, hasher->key, hasher_key_bytes(hasher->kind));
+}
+
+static void put_templates(byte_buffer *out, const template_block templates[FAMILY_IDS])
+{
+    uint64_t count = 0;
+    for (uint32_t family = 1; family < FAMILY_IDS; family++)
+        count += templates[family].present;
+    buffer_put_varint(out, count);
+    for (uint32_t family = 1; family < FAMILY_IDS; family++) {
+        const template_block *t = &templates[family];
+        if (!t->present)
+            continue;
+        out->bytes[out->len++] = (uint8_t)family;
+        put_hasher(out, &t->hasher);
+        buffer_put_varint(out, t->params_len);
+        buffer_put(out, t->params, t->params_len);
+    }
+}
+
+/* The template's byte at position at: zero past its end. */
+static uint8_t template_byte(const template_block *t, uint32_t at)
+{
+    return at < t->params_len ? t->params[at] : 0;
+}
+
+/* Append member m's record. */
 static void put_record(byte_buffer *out, const uint8_t *arena, const pending *m,
-                       const pending *previous)
+                       const template_block templates[FAMILY_IDS])
 {
     buffer_put_varint(out, m->name_len);
     buffer_put(out, arena + m->name_at, m->name_len);
+    const uint8_t *data = arena + m->data_at;
+    uint64_t zeros = 0;
     if (m->family == 0) {
         out->bytes[out->len++] = 0;
     } else {
+        const template_block *t = &templates[m->family];
         const uint8_t *params = arena + m->params_at;
-        const uint8_t *before = previous ? arena + previous->params_at : NULL;
         size_t bitmap_len = (m->params_len + 7u) / 8u, changed = 0;
-        for (uint32_t i = 0; before && i < m->params_len; i++)
-            changed += params[i] != (i < previous->params_len ? before[i] : 0);
-        bool delta = before && bitmap_len + changed < m->params_len;
-        bool same_hasher = previous && memcmp(&previous->hasher, &m->hasher, sizeof m->hasher) == 0;
+        for (uint32_t i = 0; i < m->params_len; i++)
+            changed += params[i] != template_byte(t, i);
+        bool delta = bitmap_len + changed < m->params_len;
+        bool same_hasher = memcmp(&t->hasher, &m->hasher, sizeof m->hasher) == 0;
         out->bytes[out->len++] = (uint8_t)(m->family | (delta ? KIND_PARAMS_DELTA : 0) |
                                            (same_hasher ? KIND_SAME_HASHER : 0));
-        if (!same_hasher) {
-            out->bytes[out->len++] = (uint8_t)m->hasher.kind;
-            buffer_put(out, m->hasher.key, hasher_key_bytes(m->hasher.kind));
-        }
+        if (!same_hasher)
+            put_hasher(out, &m->hasher);
         buffer_put_varint(out, m->params_len);
         if (delta) {
             uint8_t *bitmap = out->bytes + out->len;
             memset(bitmap, 0, bitmap_len);
             out->len += bitmap_len;
             for (uint32_t i = 0; i < m->params_len; i++) {
-                if (params[i] != (i < previous->params_len ? before[i] : 0)) {
+                if (params[i] != template_byte(t, i)) {
                     bitmap[i / 8] |= (uint8_t)(1u << (i % 8));
                     out->bytes[out->len++] = params[i];
                 }
@@ -338,9 +436,13 @@ static void put_record(byte_buffer *out, const uint8_t *arena, const pending *m,
         } else {
             buffer_put(out, params, m->params_len);
         }
+        while (zeros < m->data_len && data[m->data_len - 1 - zeros] == 0)
+            zeros++;
     }
     buffer_put_varint(out, m->data_len);
-    buffer_put(out, arena + m->data_at, m->data_len);
+    if (m->family != 0)
+        buffer_put_varint(out, zeros);
+    buffer_put(out, data, m->data_len - zeros);
 }
 
 int amq_bundle_save(const amq_bundle_writer *writer, const char *path, amq_diag *diag)
@@ -350,12 +452,19 @@ int amq_bundle_save(const amq_bundle_writer *writer, const char *path, amq_diag 
     uint64_t index_entries = (count + AMQ_BUNDLE_BLOCK - 1) / AMQ_BUNDLE_BLOCK;
     sorted_member *sorted = calloc(count ? (size_t)count : 1, sizeof *sorted);
     uint8_t *index = calloc(index_entries ? (size_t)index_entries : 1, 8);
-    byte_buffer records = { 0 };
+    template_block *templates = calloc(FAMILY_IDS, sizeof *templates);
+    uint8_t *template_storage = malloc((size_t)FAMILY_IDS * AMQ__FORMAT_PARAMS_MAX);
+    byte_buffer head = { 0 }, records = { 0 };
     int status = AMQ_OK;
-    /* A record is at most its arena bytes plus three varints, a kind byte
-     * and a hasher (parameters are delta-coded only when that is shorter). */
-    uint64_t framing = 3 * VARINT_MAX_BYTES + 1 + 1 + 16;
-    if (!sorted || !index || !buffer_reserve(&records, writer->arena.len + count * framing)) {
+    /* A record is at most its arena bytes plus four varints, a kind byte
+     * and a hasher (parameters are delta-coded only when that is shorter);
+     * the templates at most 63 hashers and parameter blocks. */
+    uint64_t framing = 4 * VARINT_MAX_BYTES + 1 + 1 + 16;
+    if (!sorted || !index || !templates || !template_storage ||
+        !buffer_reserve(&records, writer->arena.len + count * framing) ||
+        !buffer_reserve(&head, VARINT_MAX_BYTES + (FAMILY_IDS - 1) * (2 + 16 + VARINT_MAX_BYTES +
+                                                                      AMQ__FORMAT_PARAMS_MAX)) ||
+        make_templates(writer, templates, template_storage) != AMQ_OK) {
         status = amq__fail(diag, AMQ_ENOMEM, "out of memory for a bundle of %llu members",
                            (unsigned long long)count);
         goto done;
@@ -365,7 +474,7 @@ int amq_bundle_save(const amq_bundle_writer *writer, const char *path, amq_diag 
         sorted[i] = (sorted_member){ writer->arena.bytes + m->name_at, m->name_len, m };
     }
     qsort(sorted, (size_t)count, sizeof *sorted, compare_sorted);
-    const pending *previous = NULL;
+    put_templates(&head, templates);
     for (uint64_t i = 0; i < count; i++) {
         if (i > 0 && compare_sorted(&sorted[i - 1], &sorted[i]) == 0) {
             char name[64];
@@ -373,18 +482,15 @@ int amq_bundle_save(const amq_bundle_writer *writer, const char *path, amq_diag 
             status = amq__fail(diag, AMQ_EINVAL, "two bundle members are named %s", name);
             goto done;
         }
-        if (i % AMQ_BUNDLE_BLOCK == 0) {
+        if (i % AMQ_BUNDLE_BLOCK == 0)
             amq__store_u64le(index + (i / AMQ_BUNDLE_BLOCK) * 8, records.len);
-            previous = NULL;
-        }
-        put_record(&records, writer->arena.bytes, sorted[i].member, previous);
-        if (sorted[i].member->family != 0)
-            previous = sorted[i].member;
+        put_record(&records, writer->arena.bytes, sorted[i].member, templates);
     }
     amq__params_writer params;
     amq__params_init(&params);
     amq__params_put_u64(&params, count);
     amq__params_put_u32(&params, AMQ_BUNDLE_BLOCK);
+    amq__params_put_u64(&params, head.len);
     amq__params_put_u64(&params, records.len);
     amq__params_put_u64(&params, index_entries);
     amq__container c = {
@@ -393,10 +499,15 @@ int amq_bundle_save(const amq_bundle_writer *writer, const char *path, amq_diag 
         .params_len = params.len,
     };
     amq_hasher_xxh3(&c.hasher, 0);
-    amq__piece pieces[2] = { { records.bytes, records.len }, { index, index_entries * 8 } };
-    status = amq__format_save(path, &c, pieces, 2, diag);
+    amq__piece pieces[3] = { { head.bytes, head.len },
+                             { records.bytes, records.len },
+                             { index, index_entries * 8 } };
+    status = amq__format_save(path, &c, pieces, 3, diag);
 done:
+    free(head.bytes);
     free(records.bytes);
+    free(template_storage);
+    free(templates);
     free(index);
     free(sorted);
     return status;
@@ -411,32 +522,42 @@ struct amq_bundle {
     const uint8_t *index;
     uint64_t count;
     uint32_t block;
+    template_block templates[FAMILY_IDS];
 };
 
-/* A record being read, with the state a block carries from record to
- * record: the last filter's hasher and parameters. */
+/* A record as read. params is filled only when asked for. */
 typedef struct record {
     const uint8_t *name;
     uint64_t name_len;
     uint32_t family; /* 0: plain bytes */
     const uint8_t *data;
-    uint64_t data_len;
-    bool have_filter; /* hasher and params hold the block's last filter's */
+    uint64_t data_len;    /* N */
+    uint64_t data_stored; /* N - Z */
     amq_hasher hasher;
     uint32_t params_len;
     uint8_t params[AMQ__FORMAT_PARAMS_MAX];
 } record;
 
-static void record_block_start(record *r)
+/* Read a hash kind and its key at *p into hasher. */
+static const char *read_hasher(amq_hasher *hasher, const uint8_t **p, const uint8_t *end)
 {
-    r->have_filter = false;
-    r->params_len = 0;
-    memset(r->params, 0, sizeof r->params);
+    if (*p == end)
+        return "it is cut off in its hash kind";
+    memset(hasher, 0, sizeof *hasher);
+    hasher->kind = (amq_hash_kind)(*(*p)++);
+    size_t key_bytes = hasher_key_bytes(hasher->kind);
+    if ((uint64_t)(end - *p) < key_bytes)
+        return "it is cut off in its hash key";
+    memcpy(hasher->key, *p, key_bytes);
+    *p += key_bytes;
+    return amq_hasher_check(hasher) == AMQ_OK ? NULL : "its hash kind is unknown";
 }
 
-/* Read the record at *p (inside [.., end)) into r and advance *p. Returns
- * NULL or what is wrong with it. */
-static const char *record_read(record *r, const uint8_t **p, const uint8_t *end)
+/* Read the record at *p (inside [.., end)) into r and advance *p; with
+ * want_params, rebuild its parameter block. Returns NULL or what is wrong
+ * with it. */
+static const char *record_read(const amq_bundle *b, record *r, const uint8_t **p,
+                               const uint8_t *end, bool want_params)
 {
     if (!varint_get(p, end, &r->name_len) || r->name_len > AMQ_BUNDLE_NAME_MAX)
         return "its name length is cut off or too long";
@@ -446,62 +567,62 @@ static const char *record_read(record *r, const uint8_t **p, const uint8_t *end)
     *p += r->name_len;
     uint8_t kind = *(*p)++;
     r->family = kind & KIND_FAMILY_MASK;
+    r->params_len = 0;
     if (r->family == 0 && kind != 0)
         return "a plain-bytes member has filter flags";
     if (r->family == AMQ__FAMILY_BUNDLE)
         return "a member cannot be a bundle";
     if (r->family != 0) {
-        if ((kind & (KIND_PARAMS_DELTA | KIND_SAME_HASHER)) && !r->have_filter)
-            return "it refers to a previous filter its block does not have";
-        if (!(kind & KIND_SAME_HASHER)) {
-            if (*p == end)
-                return "it is cut off in its hash kind";
-            memset(&r->hasher, 0, sizeof r->hasher);
-            r->hasher.kind = (amq_hash_kind)(*(*p)++);
-            size_t key_bytes = hasher_key_bytes(r->hasher.kind);
-            if ((uint64_t)(end - *p) < key_bytes)
-                return "it is cut off in its hash key";
-            memcpy(r->hasher.key, *p, key_bytes);
-            *p += key_bytes;
-            if (amq_hasher_check(&r->hasher) != AMQ_OK)
-                return "its hash kind is unknown";
+        const template_block *t = &b->templates[r->family];
+        if ((kind & (KIND_PARAMS_DELTA | KIND_SAME_HASHER)) && !t->present)
+            return "it refers to a template its family does not have";
+        if (kind & KIND_SAME_HASHER) {
+            r->hasher = t->hasher;
+        } else {
+            const char *wrong = read_hasher(&r->hasher, p, end);
+            if (wrong)
+                return wrong;
         }
         uint64_t params_len;
         if (!varint_get(p, end, &params_len) || params_len > AMQ__FORMAT_PARAMS_MAX)
             return "its parameter length is cut off or above 4096";
+        r->params_len = (uint32_t)params_len;
         if (kind & KIND_PARAMS_DELTA) {
             uint64_t bitmap_len = (params_len + 7) / 8;
             if ((uint64_t)(end - *p) < bitmap_len)
                 return "it is cut off in its parameter bitmap";
             const uint8_t *bitmap = *p;
             *p += bitmap_len;
-            for (uint64_t i = 0; i < params_len; i++) {
+            if (params_len % 8 && bitmap[bitmap_len - 1] >> (params_len % 8))
+                return "its parameter bitmap marks bytes past the parameters";
+            for (uint32_t i = 0; i < r->params_len; i++) {
+                uint8_t value = template_byte(t, i);
                 if (bitmap[i / 8] >> (i % 8) & 1) {
                     if (*p == end)
                         return "it is cut off in its changed parameters";
-                    r->params[i] = *(*p)++;
+                    value = *(*p)++;
                 }
+                if (want_params)
+                    r->params[i] = value;
             }
-            if (params_len % 8 && bitmap[bitmap_len - 1] >> (params_len % 8))
-                return "its parameter bitmap marks bytes past the parameters";
         } else {
             if ((uint64_t)(end - *p) < params_len)
                 return "it is cut off in its parameters";
-            memcpy(r->params, *p, (size_t)params_len);
+            if (want_params)
+                memcpy(r->params, *p, (size_t)params_len);
             *p += params_len;
         }
-        /* Bytes past the parameters read as zero for the next delta. */
-        if (params_len < r->params_len)
-            memset(r->params + params_len, 0, r->params_len - params_len);
-        r->params_len = (uint32_t)params_len;
-        r->have_filter = true;
     }
-    if (!varint_get(p, end, &r->data_len))
+    uint64_t zeros = 0;
+    if (!varint_get(p, end, &r->data_len) || (r->family != 0 && !varint_get(p, end, &zeros)))
         return "its data length is cut off";
-    if ((uint64_t)(end - *p) < r->data_len)
+    if (zeros > r->data_len)
+        return "it leaves out more zero bytes than its data has";
+    r->data_stored = r->data_len - zeros;
+    if ((uint64_t)(end - *p) < r->data_stored)
         return "it is cut off in its data";
     r->data = *p;
-    *p += r->data_len;
+    *p += r->data_stored;
     return NULL;
 }
 
@@ -515,8 +636,46 @@ static const char *family_name_of(uint32_t family)
     return "unknown";
 }
 
+/* Read the templates section [p, end) into b->templates. */
+static int read_templates(amq_bundle *b, const uint8_t *p, const uint8_t *end, const char *where,
+                          amq_diag *diag)
+{
+    uint64_t count;
+    const char *wrong = varint_get(&p, end, &count) ? NULL : "its count is cut off";
+    uint32_t last_family = 0;
+    for (uint64_t i = 0; !wrong && i < count; i++) {
+        if (p == end) {
+            wrong = "it is cut off";
+            break;
+        }
+        uint32_t family = *p++;
+        if (family <= last_family || family >= FAMILY_IDS || family == AMQ__FAMILY_BUNDLE) {
+            wrong = "its family ids are not increasing valid filter families";
+            break;
+        }
+        last_family = family;
+        template_block *t = &b->templates[family];
+        wrong = read_hasher(&t->hasher, &p, end);
+        uint64_t params_len = 0;
+        if (!wrong && (!varint_get(&p, end, &params_len) || params_len > AMQ__FORMAT_PARAMS_MAX ||
+                       (uint64_t)(end - p) < params_len))
+            wrong = "a parameter block is cut off or above 4096 bytes";
+        if (wrong)
+            break;
+        t->present = true;
+        t->params = p;
+        t->params_len = (uint32_t)params_len;
+        p += params_len;
+    }
+    if (!wrong && p != end)
+        wrong = "bytes are left after the last template";
+    if (wrong)
+        return amq__fail(diag, AMQ_ECORRUPT, "%s: the bundle's templates: %s", where, wrong);
+    return AMQ_OK;
+}
+
 /* Check every record once (see the opening comment). */
-static int check_records(const amq_bundle *b, const char *path, amq_diag *diag)
+static int check_records(const amq_bundle *b, const char *where, amq_diag *diag)
 {
     record *r = malloc(sizeof *r);
     if (!r)
@@ -533,22 +692,21 @@ static int check_records(const amq_bundle *b, const char *path, amq_diag *diag)
                     amq__fail(diag, AMQ_ECORRUPT,
                               "%s: index entry %llu says member %llu starts at %llu; it "
                               "starts at %llu",
-                              path, (unsigned long long)(i / b->block), (unsigned long long)i,
+                              where, (unsigned long long)(i / b->block), (unsigned long long)i,
                               (unsigned long long)expected, (unsigned long long)(p - b->records));
                 break;
             }
-            record_block_start(r);
         }
         const uint8_t *start = p;
-        const char *wrong = record_read(r, &p, end);
+        const char *wrong = record_read(b, r, &p, end, false);
         if (!wrong && last_name &&
             compare_names(last_name, last_name_len, r->name, r->name_len) >= 0)
             wrong = "its name does not come after the previous member's";
         if (wrong) {
-            status = amq__fail_at(diag, AMQ_ECORRUPT, (uint64_t)(start - b->image.data),
-                                  "%s: bundle member %llu (at byte %llu): %s", path,
-                                  (unsigned long long)i,
-                                  (unsigned long long)(start - b->image.data), wrong);
+            status = amq__fail_at(diag, AMQ_ECORRUPT, (uint64_t)(start - b->records),
+                                  "%s: bundle member %llu (record byte %llu): %s", where,
+                                  (unsigned long long)i, (unsigned long long)(start - b->records),
+                                  wrong);
             break;
         }
         last_name = r->name;
@@ -556,7 +714,7 @@ static int check_records(const amq_bundle *b, const char *path, amq_diag *diag)
     }
     if (status == AMQ_OK && p != end)
         status = amq__fail(diag, AMQ_ECORRUPT,
-                           "%s: %llu bytes of member records are left after the last member", path,
+                           "%s: %llu bytes of member records are left after the last member", where,
                            (unsigned long long)(end - p));
     free(r);
     return status;
@@ -577,12 +735,13 @@ int amq__bundle_from_container(amq_bundle **out, const amq__container *c, amq__f
     if (c->family != AMQ__FAMILY_BUNDLE)
         status = amq__fail(diag, AMQ_EFORMAT, "%s holds one %s filter, not a bundle", where,
                            family_name_of(c->family));
-    uint64_t index_entries = 0;
+    uint64_t templates_len = 0, index_entries = 0, rest = 0;
     if (status == AMQ_OK) {
         amq__params_reader reader;
         amq__params_reader_init(&reader, c->params, c->params_len);
         if (amq__params_get_u64(&reader, &b->count) != AMQ_OK ||
             amq__params_get_u32(&reader, &b->block) != AMQ_OK ||
+            amq__params_get_u64(&reader, &templates_len) != AMQ_OK ||
             amq__params_get_u64(&reader, &b->records_len) != AMQ_OK ||
             amq__params_get_u64(&reader, &index_entries) != AMQ_OK ||
             amq__params_end(&reader) != AMQ_OK)
@@ -593,20 +752,26 @@ int amq__bundle_from_container(amq_bundle **out, const amq__container *c, amq__f
             status =
                 amq__fail(diag, AMQ_ECORRUPT,
                           "%s: the bundle's block size %u is not in 1 ... 65536", where, b->block);
-        else if (index_entries != b->count / b->block + (b->count % b->block != 0) ||
-                 b->records_len > c->payload_len ||
-                 (c->payload_len - b->records_len) / 8 != index_entries ||
-                 (c->payload_len - b->records_len) % 8 != 0 || b->count > b->records_len)
+        else if (templates_len > c->payload_len ||
+                 b->records_len > c->payload_len - templates_len ||
+                 (rest = c->payload_len - templates_len - b->records_len) % 8 != 0 ||
+                 rest / 8 != index_entries ||
+                 index_entries != b->count / b->block + (b->count % b->block != 0) ||
+                 b->count > b->records_len)
             status =
                 amq__fail(diag, AMQ_ECORRUPT,
-                          "%s: the bundle says %llu members, %llu index entries and %llu "
-                          "bytes of records, which do not fit its %llu-byte payload",
+                          "%s: the bundle says %llu members, %llu index entries, %llu bytes "
+                          "of templates and %llu of records, which do not fit its "
+                          "%llu-byte payload",
                           where, (unsigned long long)b->count, (unsigned long long)index_entries,
-                          (unsigned long long)b->records_len, (unsigned long long)c->payload_len);
+                          (unsigned long long)templates_len, (unsigned long long)b->records_len,
+                          (unsigned long long)c->payload_len);
     }
+    if (status == AMQ_OK)
+        status = read_templates(b, c->payload, c->payload + templates_len, where, diag);
     if (status == AMQ_OK) {
-        b->records = c->payload;
-        b->index = c->payload + b->records_len;
+        b->records = c->payload + templates_len;
+        b->index = b->records + b->records_len;
         status = check_records(b, where, diag);
     }
     if (status != AMQ_OK) {
@@ -659,19 +824,25 @@ static const uint8_t *block_start(const amq_bundle *b, uint64_t block)
     return b->records + amq__load_u64le(b->index + block * 8);
 }
 
-/* Read records of block `block` from its start into r until `stop` says so
- * (the records were checked at open, so reading cannot fail). Returns the
- * number read, the last one in r. */
+/* The member named name (name != NULL) or at wanted_index, in its block,
+ * read into r with its parameters. Returns its index, or b->count when
+ * there is none. The records were checked at opening: reading cannot fail. */
 static uint64_t scan_block(const amq_bundle *b, uint64_t block, record *r, const void *name,
                            size_t name_len, uint64_t wanted_index)
 {
     const uint8_t *p = block_start(b, block), *end = b->records + b->records_len;
-    uint64_t first = block * b->block, i = first;
-    record_block_start(r);
-    for (; i < b->count && i < first + b->block; i++) {
-        (void)record_read(r, &p, end);
-        if (name ? compare_names(r->name, r->name_len, name, name_len) >= 0 : i == wanted_index)
+    uint64_t first = block * b->block;
+    for (uint64_t i = first; i < b->count && i < first + b->block; i++) {
+        const uint8_t *start = p;
+        (void)record_read(b, r, &p, end, false);
+        int order = name ? compare_names(r->name, r->name_len, name, name_len)
+                         : (i > wanted_index) - (i < wanted_index);
+        if (order > 0)
+            break;
+        if (order == 0) {
+            (void)record_read(b, r, &start, end, true);
             return i;
+        }
     }
     return b->count;
 }
@@ -687,16 +858,13 @@ static uint64_t find_record(const amq_bundle *b, const void *name, size_t name_l
         uint64_t middle = low + (high - low + 1) / 2;
         const uint8_t *p = block_start(b, middle);
         uint64_t first_len = 0;
-        varint_get(&p, b->records + b->records_len, &first_len);
+        (void)varint_get(&p, b->records + b->records_len, &first_len);
         if (compare_names(p, first_len, name, name_len) <= 0)
             low = middle;
         else
             high = middle - 1;
     }
-    uint64_t i = scan_block(b, low, r, name, name_len, 0);
-    if (i == b->count || compare_names(r->name, r->name_len, name, name_len) != 0)
-        return b->count;
-    return i;
+    return scan_block(b, low, r, name, name_len, 0);
 }
 
 static void describe_member(const record *r, uint64_t index, amq_bundle_member *out)
@@ -705,7 +873,7 @@ static void describe_member(const record *r, uint64_t index, amq_bundle_member *
     out->name_len = r->name_len;
     out->family = family_name_of(r->family);
     out->data = r->data;
-    out->data_len = r->data_len;
+    out->data_len = r->data_stored;
     out->index = index;
 }
 
@@ -744,14 +912,17 @@ int amq_bundle_open_filter(const amq_bundle *bundle, const void *name, size_t na
         return amq__fail(diag, AMQ_ENOTFOUND, "the bundle has no member named %s", shown);
     if (r.family == 0)
         return amq__fail(diag, AMQ_EINVAL, "bundle member %s is plain bytes, not a filter", shown);
-    /* The filter gets its own copy of the data, aligned as in a file. */
-    size_t rounded =
-        (size_t)((r.data_len + AMQ__FORMAT_ALIGN) & ~(uint64_t)(AMQ__FORMAT_ALIGN - 1));
-    amq__file_image image = { aligned_alloc(AMQ__FORMAT_ALIGN, rounded), (size_t)r.data_len,
+    /* The filter gets its own copy of the data, aligned as in a file, with
+     * the zero bytes the record left out. */
+    uint64_t rounded = (r.data_len + AMQ__FORMAT_ALIGN) & ~(uint64_t)(AMQ__FORMAT_ALIGN - 1);
+    if (rounded > SIZE_MAX)
+        return amq__fail(diag, AMQ_ENOMEM, "bundle member %s is too large", shown);
+    amq__file_image image = { aligned_alloc(AMQ__FORMAT_ALIGN, (size_t)rounded), (size_t)r.data_len,
                               false };
     if (!image.data)
         return amq__fail(diag, AMQ_ENOMEM, "out of memory for bundle member %s", shown);
-    memcpy(image.data, r.data, (size_t)r.data_len);
+    memcpy(image.data, r.data, (size_t)r.data_stored);
+    memset(image.data + r.data_stored, 0, (size_t)(r.data_len - r.data_stored));
     amq__container c = {
         .family = r.family,
         .hasher = r.hasher,

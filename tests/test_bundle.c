@@ -273,30 +273,44 @@ static void test_bundle_and_filter_files_told_apart(void **state)
 /* ---- damaged bundles ------------------------------------------------------- */
 
 /* A bundle container written by hand: params for count members in blocks
- * of block, records, and the index entries given. */
-static void write_bundle(const char *path, uint64_t count, uint32_t block, const uint8_t *records,
-                         uint64_t records_len, const uint64_t *index, uint64_t index_entries)
+ * of block, the templates section, the records, and the index entries. */
+static void write_bundle_with(const char *path, uint64_t count, uint32_t block,
+                              const uint8_t *templates, uint64_t templates_len,
+                              const uint8_t *records, uint64_t records_len, const uint64_t *index,
+                              uint64_t index_entries)
 {
-    uint8_t params[28];
+    uint8_t params[36];
     for (int i = 0; i < 8; i++) {
         params[i] = (uint8_t)(count >> (8 * i));
-        params[12 + i] = (uint8_t)(records_len >> (8 * i));
-        params[20 + i] = (uint8_t)(index_entries >> (8 * i));
+        params[12 + i] = (uint8_t)(templates_len >> (8 * i));
+        params[20 + i] = (uint8_t)(records_len >> (8 * i));
+        params[28 + i] = (uint8_t)(index_entries >> (8 * i));
     }
     for (int i = 0; i < 4; i++)
         params[8 + i] = (uint8_t)(block >> (8 * i));
-    uint64_t payload_len = records_len + 8 * index_entries;
+    uint64_t payload_len = templates_len + records_len + 8 * index_entries;
     uint8_t *payload = calloc((size_t)payload_len + 1, 1);
     assert_non_null(payload);
-    memcpy(payload, records, (size_t)records_len);
+    memcpy(payload, templates, (size_t)templates_len);
+    memcpy(payload + templates_len, records, (size_t)records_len);
     for (uint64_t e = 0; e < index_entries; e++)
         for (int i = 0; i < 8; i++)
-            payload[records_len + 8 * e + (uint64_t)i] = (uint8_t)(index[e] >> (8 * i));
+            payload[templates_len + records_len + 8 * e + (uint64_t)i] =
+                (uint8_t)(index[e] >> (8 * i));
     amq_hasher hasher;
     amq_hasher_xxh3(&hasher, 0);
     amq_test_write_container(path, AMQ__FAMILY_BUNDLE, &hasher, params, sizeof params, payload,
                              payload_len);
     free(payload);
+}
+
+/* The same without templates (a templates section of count 0). */
+static void write_bundle(const char *path, uint64_t count, uint32_t block, const uint8_t *records,
+                         uint64_t records_len, const uint64_t *index, uint64_t index_entries)
+{
+    static const uint8_t no_templates[] = { 0 };
+    write_bundle_with(path, count, block, no_templates, 1, records, records_len, index,
+                      index_entries);
 }
 
 static void expect_refused(const char *path, const char *fragment, const char *what)
@@ -365,28 +379,47 @@ static void test_damaged_bundles_refused(void **state)
     const uint8_t nested[] = { 1, 'a', AMQ__FAMILY_BUNDLE, AMQ_HASH_MD5, 0, 0 };
     write_bundle(path, 1, 32, nested, sizeof nested, index0, 1);
     expect_refused(path, "cannot be a bundle", "nested bundle");
-    const uint8_t orphan_delta[] = { 1, 'a', AMQ__FAMILY_GCS | 0x40, 1, 0, 0 };
+    const uint8_t orphan_delta[] = { 1, 'a', AMQ__FAMILY_GCS | 0x40, 1, 0, 0, 0 };
     write_bundle(path, 1, 32, orphan_delta, sizeof orphan_delta, index0, 1);
-    expect_refused(path, "previous filter", "delta without a previous filter");
-    const uint8_t bad_hash[] = { 1, 'a', AMQ__FAMILY_GCS, 9, 0, 0 };
+    expect_refused(path, "template its family does not have", "delta without a template");
+    const uint8_t bad_hash[] = { 1, 'a', AMQ__FAMILY_GCS, 9, 0, 0, 0 };
     write_bundle(path, 1, 32, bad_hash, sizeof bad_hash, index0, 1);
     expect_refused(path, "hash kind is unknown", "hash kind");
-    const uint8_t long_params[] = { 1, 'a', AMQ__FAMILY_GCS, AMQ_HASH_MD5, 0x81, 0x20, 0 };
+    const uint8_t long_params[] = { 1, 'a', AMQ__FAMILY_GCS, AMQ_HASH_MD5, 0x81, 0x20, 0, 0 };
     write_bundle(path, 1, 32, long_params, sizeof long_params, index0, 1);
     expect_refused(path, "above 4096", "parameters too long");
-    /* Two md5 gcs members, the second's delta bitmap (1 byte for 3 bytes
-     * of parameters) marking byte 5. */
-    const uint8_t stray_bit[] = {
-        1,    'a', AMQ__FAMILY_GCS, AMQ_HASH_MD5, 3, 1, 2, 3, 0, 1, 'b', AMQ__FAMILY_GCS | 0xC0, 3,
-        0x20, 0
-    };
-    write_bundle(path, 2, 32, stray_bit, sizeof stray_bit, index0, 1);
+    const uint8_t too_many_zeros[] = { 1, 'a', AMQ__FAMILY_GCS, AMQ_HASH_MD5, 0, 1, 2 };
+    write_bundle(path, 1, 32, too_many_zeros, sizeof too_many_zeros, index0, 1);
+    expect_refused(path, "more zero bytes than its data has", "zeros past the data");
+
+    /* A gcs template of 3 parameter bytes 1, 2, 3 under MD5; a member whose
+     * delta bitmap (1 byte for 3 bytes of parameters) marks byte 5. */
+    const uint8_t gcs_template[] = { 1, AMQ__FAMILY_GCS, AMQ_HASH_MD5, 3, 1, 2, 3 };
+    const uint8_t stray_bit[] = { 1, 'b', AMQ__FAMILY_GCS | 0xC0, 3, 0x20, 0, 0 };
+    write_bundle_with(path, 1, 32, gcs_template, sizeof gcs_template, stray_bit, sizeof stray_bit,
+                      index0, 1);
     expect_refused(path, "past the parameters", "stray bitmap bit");
+    const uint8_t repeated_template[] = { 2, AMQ__FAMILY_GCS, AMQ_HASH_MD5,
+                                          0, AMQ__FAMILY_GCS, AMQ_HASH_MD5,
+                                          0 };
+    write_bundle_with(path, 3, 32, repeated_template, sizeof repeated_template, three_records,
+                      sizeof three_records, index0, 1);
+    expect_refused(path, "templates: its family ids are not increasing", "repeated template");
+    const uint8_t template_bad_hash[] = { 1, AMQ__FAMILY_GCS, 7, 0 };
+    write_bundle_with(path, 3, 32, template_bad_hash, sizeof template_bad_hash, three_records,
+                      sizeof three_records, index0, 1);
+    expect_refused(path, "templates: its hash kind is unknown", "template hash kind");
+    const uint8_t template_left_over[] = { 0, 0 };
+    write_bundle_with(path, 3, 32, template_left_over, sizeof template_left_over, three_records,
+                      sizeof three_records, index0, 1);
+    expect_refused(path, "left after the last template", "bytes after the templates");
 
     /* Framing that holds but a member whose data its family refuses: the
-     * bundle opens, that member does not. */
-    const uint8_t bad_member[] = { 1, 'a', AMQ__FAMILY_GCS, AMQ_HASH_MD5, 3, 1, 2, 3, 0 };
-    write_bundle(path, 1, 32, bad_member, sizeof bad_member, index0, 1);
+     * bundle opens, that member does not. Its parameters are the template's
+     * but its second byte. */
+    const uint8_t bad_member[] = { 1, 'a', AMQ__FAMILY_GCS | 0xC0, 3, 0x02, 9, 0, 0 };
+    write_bundle_with(path, 1, 32, gcs_template, sizeof gcs_template, bad_member, sizeof bad_member,
+                      index0, 1);
     assert_int_equal(amq_bundle_open(&b, path, 0, NULL), AMQ_OK);
     amq_filter *f = NULL;
     amq_diag diag = { 0 };

@@ -14,8 +14,8 @@
  * the same magic, checksum and atomic save as a filter file. It is built for
  * very many small members: a member costs its name, a few bytes of framing
  * and its payload - the parameters of a member are stored as the bytes that
- * differ from the previous member's, so a hundred thousand small Golomb-
- * coded sets do not each pay for a full header.
+ * differ from a template its family shares, so a hundred thousand small
+ * Golomb-coded sets do not each pay for a full header.
  *
  * Thread safety: a writer needs exclusive access. An open bundle is never
  * modified; any number of threads may find members and open filters from
@@ -101,9 +101,10 @@ typedef struct amq_bundle_member {
      *  a plain-bytes member, or "unknown" for a family this build does not
      *  have. A static string. */
     const char *family;
-    /** A bytes member: its bytes. A filter: its payload (the family's data
-     *  without its parameters), for size accounting. Valid while the bundle
-     *  is open. */
+    /** A bytes member: its bytes. A filter: its payload as stored (the
+     *  family's data without its parameters and without the zero bytes
+     *  that end it, which the bundle restores when opening the filter),
+     *  for size accounting. Valid while the bundle is open. */
     const uint8_t *data;
     uint64_t data_len;
     uint64_t index; /**< the member's position in name order, 0 first */
