@@ -1,0 +1,473 @@
+/*
+ * index.c - `codesearch index [-o INDEX] [-p FPR] PATH...`: build the
+ * trigram index of the files under each PATH (codesearch.h describes it).
+ *
+ * 1. Walk. Directories are read recursively in the order readdir gives,
+ *    as `grep -r` does: symbolic links met inside a directory are not
+ *    followed, devices, FIFOs and sockets are skipped, a PATH named on the
+ *    command line is followed. A file that cannot be read is reported and
+ *    left out.
+ *
+ * 2. Postings. Each file is read in 1 MiB chunks (two bytes carried over,
+ *    so no trigram is lost at a chunk's edge) and each trigram at each
+ *    offset is looked up in an open-addressing table keyed by the trigram.
+ *    A table slot remembers the last document that added to its list, so a
+ *    trigram that repeats in a file costs a comparison, and each list gets
+ *    each document once, in increasing order.
+ *
+ * 3. Filters. For each trigram, the IDs of its documents make an hfb filter
+ *    (the IDs are MD5 digests: random, as the banks want) and a gcs filter
+ *    at the same target rate; the one whose saved file would be smaller
+ *    goes into the bundle (-f hfb or -f gcs forces one family). Saved as
+ *    files, tiny lists favour hfb (one short bank against a Golomb stream
+ *    and its padding); in the bundle, where a member's parameters are coded
+ *    against its family's template and its zero padding is left out, gcs
+ *    members cost less, and `-f gcs` gives the smallest index
+ *    (docs/CODESEARCH.md has the figures).
+ *
+ * 4. Save. The bundle is written atomically. An existing file at the output
+ *    path is replaced only when it is itself a bundle (an older index), so a
+ *    slip of the -o argument cannot overwrite a source file.
+ */
+#include "amq/amq.h"
+#include "amq/bundle.h"
+#include "codesearch.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define READ_CHUNK (1u << 20)
+
+/* One trigram's documents, in increasing order. */
+typedef struct posting_list {
+    uint32_t *documents;
+    uint32_t count, capacity;
+} posting_list;
+
+/* A slot of the trigram table: key 0 is empty, else trigram + 1. */
+typedef struct trigram_slot {
+    uint32_t key;
+    uint32_t list;
+    uint32_t last_document; /* UINT32_MAX: none yet */
+} trigram_slot;
+
+typedef struct index_builder {
+    trigram_slot *slots;
+    uint32_t slot_mask, used;
+    posting_list *lists;
+    char *paths; /* NUL-ended paths, back to back */
+    size_t paths_len, paths_capacity;
+    uint32_t documents;
+    uint64_t bytes_read, postings;
+    uint8_t *chunk;
+    bool failed; /* out of memory, or too many documents */
+} index_builder;
+
+static bool table_init(index_builder *b, uint32_t slots)
+{
+    b->slots = malloc(slots * sizeof *b->slots);
+    b->lists = malloc((slots / 2) * sizeof *b->lists);
+    if (!b->slots || !b->lists)
+        return false;
+    memset(b->slots, 0, slots * sizeof *b->slots);
+    b->slot_mask = slots - 1;
+    return true;
+}
+
+static uint32_t slot_of(const index_builder *b, uint32_t key)
+{
+    uint32_t at = (key * 0x9E3779B1u) >> 8 & b->slot_mask;
+    while (b->slots[at].key != 0 && b->slots[at].key != key)
+        at = (at + 1) & b->slot_mask;
+    return at;
+}
+
+/* Double the table when it is half full. */
+static bool table_grow(index_builder *b)
+{
+    index_builder bigger = *b;
+    uint32_t slots = (b->slot_mask + 1) * 2;
+    bigger.slots = calloc(slots, sizeof *bigger.slots);
+    posting_list *lists = realloc(b->lists, (slots / 2) * sizeof *lists);
+    if (!bigger.slots || !lists) {
+        free(bigger.slots);
+        if (lists)
+            b->lists = lists;
+        return false;
+    }
+    bigger.slot_mask = slots - 1;
+    for (uint32_t i = 0; i <= b->slot_mask; i++)
+        if (b->slots[i].key)
+            bigger.slots[slot_of(&bigger, b->slots[i].key)] = b->slots[i];
+    free(b->slots);
+    b->slots = bigger.slots;
+    b->slot_mask = bigger.slot_mask;
+    b->lists = lists;
+    return true;
+}
+
+static void add_posting(index_builder *b, uint32_t trigram, uint32_t document)
+{
+    uint32_t key = trigram + 1;
+    trigram_slot *slot = &b->slots[slot_of(b, key)];
+    if (slot->key == 0) {
+        if (b->used + 1 > (b->slot_mask + 1) / 2) {
+            if (!table_grow(b)) {
+                b->failed = true;
+                return;
+            }
+            slot = &b->slots[slot_of(b, key)];
+        }
+        *slot = (trigram_slot){ key, b->used, UINT32_MAX };
+        b->lists[b->used++] = (posting_list){ NULL, 0, 0 };
+    }
+    if (slot->last_document == document)
+        return;
+    slot->last_document = document;
+    posting_list *list = &b->lists[slot->list];
+    if (list->count == list->capacity) {
+        uint32_t capacity = list->capacity ? list->capacity * 2 : 4;
+        uint32_t *grown = realloc(list->documents, capacity * sizeof *grown);
+        if (!grown) {
+            b->failed = true;
+            return;
+        }
+        list->documents = grown;
+        list->capacity = capacity;
+    }
+    list->documents[list->count++] = document;
+    b->postings++;
+}
+
+static bool remember_path(index_builder *b, const char *path)
+{
+    size_t len = strlen(path) + 1;
+    if (b->paths_len + len > b->paths_capacity) {
+        size_t capacity = b->paths_capacity ? b->paths_capacity * 2 : 65536;
+        while (capacity < b->paths_len + len)
+            capacity *= 2;
+        char *grown = realloc(b->paths, capacity);
+        if (!grown)
+            return false;
+        b->paths = grown;
+        b->paths_capacity = capacity;
+    }
+    memcpy(b->paths + b->paths_len, path, len);
+    b->paths_len += len;
+    return true;
+}
+
+/* Read one file's trigrams into the postings as the next document. */
+static void index_file(index_builder *b, const char *path)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        codesearch_error("%s: %s (left out)", path, strerror(errno));
+        return;
+    }
+    if (b->documents == UINT32_MAX - 1 || !remember_path(b, path)) {
+        b->failed = true;
+        close(fd);
+        return;
+    }
+    uint32_t document = b->documents++;
+    size_t carried = 0; /* bytes kept from the previous chunk */
+    for (;;) {
+        ssize_t got = read(fd, b->chunk + carried, READ_CHUNK);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got < 0) {
+            codesearch_error("%s: %s (indexed up to the error)", path, strerror(errno));
+            break;
+        }
+        if (got == 0)
+            break;
+        b->bytes_read += (uint64_t)got;
+        size_t have = carried + (size_t)got;
+        for (size_t i = 0; i + 2 < have && !b->failed; i++)
+            add_posting(b, codesearch_trigram(b->chunk + i), document);
+        carried = have < 2 ? have : 2;
+        memmove(b->chunk, b->chunk + have - carried, carried);
+    }
+    close(fd);
+}
+
+/* Index path: a directory's entries recursively, a regular file as itself.
+ * top: named on the command line (followed when a link). */
+static void walk(index_builder *b, const char *path, bool top)
+{
+    struct stat st;
+    if ((top ? stat(path, &st) : lstat(path, &st)) != 0) {
+        codesearch_error("%s: %s", path, strerror(errno));
+        return;
+    }
+    if (S_ISREG(st.st_mode)) {
+        index_file(b, path);
+        return;
+    }
+    if (!S_ISDIR(st.st_mode))
+        return;
+    DIR *dir = opendir(path);
+    if (!dir) {
+        codesearch_error("%s: %s (left out)", path, strerror(errno));
+        return;
+    }
+    size_t base = strlen(path);
+    bool slash = base > 0 && path[base - 1] == '/';
+    struct dirent *entry;
+    while (!b->failed && (entry = readdir(dir)) != NULL) {
+        if (strcmp(entry->d_name, ".") == 0 || strcmp(entry->d_name, "..") == 0)
+            continue;
+        size_t len = base + 1 + strlen(entry->d_name) + 1;
+        char *child = malloc(len);
+        if (!child) {
+            b->failed = true;
+            break;
+        }
+        snprintf(child, len, "%s%s%s", path, slash ? "" : "/", entry->d_name);
+        walk(b, child, false);
+        free(child);
+    }
+    closedir(dir);
+}
+
+/* What went into the index, for the summary. */
+typedef struct index_totals {
+    uint64_t members[2]; /* hfb, gcs */
+    uint64_t bytes[2];   /* their saved sizes */
+} index_totals;
+
+/* Which families a trigram's filter may be: both (the smaller saved size
+ * wins), or only one of them. */
+typedef enum filter_choice { CHOOSE_SMALLER, CHOOSE_HFB, CHOOSE_GCS } filter_choice;
+
+/* The smaller of an hfb and a gcs filter of the list's IDs (or the one
+ * family chosen). */
+static int best_filter(const posting_list *list, const uint8_t *ids, double fpr,
+                       filter_choice choice, const void **keys, size_t *lens, amq_filter **out,
+                       int *which, uint64_t *bytes)
+{
+    for (uint32_t i = 0; i < list->count; i++) {
+        keys[i] = ids + (size_t)list->documents[i] * CODESEARCH_ID_BYTES;
+        lens[i] = CODESEARCH_ID_BYTES;
+    }
+    static const char *const families[2] = { "hfb", "gcs" };
+    *out = NULL;
+    int first = choice == CHOOSE_GCS ? 1 : 0, last = choice == CHOOSE_HFB ? 0 : 1;
+    for (int f = first; f <= last; f++) {
+        char spec[64];
+        snprintf(spec, sizeof spec, "%s p=%.17g", families[f], fpr);
+        amq_filter *filter = NULL;
+        amq_diag diag = { 0 };
+        int status = amq_build_ex(&filter, spec, keys, lens, list->count, &diag);
+        if (status != AMQ_OK) {
+            if (f == 0 && status == AMQ_ERANGE && last == 1)
+                continue; /* no hfb reaches the rate: gcs always does */
+            codesearch_error("%s filter of %u documents: %s", families[f], list->count,
+                             diag.message);
+            amq_free(*out);
+            return status;
+        }
+        uint64_t size = 0;
+        status = amq_saved_size(filter, &size);
+        if (status != AMQ_OK) {
+            amq_free(filter);
+            amq_free(*out);
+            return status;
+        }
+        if (!*out || size < *bytes) {
+            amq_free(*out);
+            *out = filter;
+            *which = f;
+            *bytes = size;
+        } else {
+            amq_free(filter);
+        }
+    }
+    return AMQ_OK;
+}
+
+/* Build every trigram's filter and the document table into path. */
+static int write_index(index_builder *b, const char *path, double fpr, filter_choice choice)
+{
+    uint8_t *ids = malloc((size_t)b->documents * CODESEARCH_ID_BYTES + 1);
+    uint32_t longest = 0;
+    for (uint32_t t = 0; t < b->used; t++)
+        longest = b->lists[t].count > longest ? b->lists[t].count : longest;
+    const void **keys = malloc(((size_t)longest + 1) * sizeof *keys);
+    size_t *lens = malloc(((size_t)longest + 1) * sizeof *lens);
+    amq_bundle_writer *writer = NULL;
+    if (!ids || !keys || !lens || amq_bundle_writer_new(&writer) != AMQ_OK) {
+        codesearch_error("out of memory");
+        free(ids);
+        free(keys);
+        free(lens);
+        return 2;
+    }
+    const char *p = b->paths;
+    for (uint32_t d = 0; d < b->documents; d++) {
+        size_t len = strlen(p);
+        amq_md5(ids + (size_t)d * CODESEARCH_ID_BYTES, p, len);
+        p += len + 1;
+    }
+    amq_diag diag = { 0 };
+    int status = amq_bundle_add_bytes(writer, CODESEARCH_DOCUMENTS, strlen(CODESEARCH_DOCUMENTS),
+                                      b->paths, b->paths_len, &diag);
+    index_totals totals = { { 0, 0 }, { 0, 0 } };
+    for (uint32_t i = 0; i <= b->slot_mask && status == AMQ_OK; i++) {
+        if (b->slots[i].key == 0)
+            continue;
+        amq_filter *filter = NULL;
+        int which = 0;
+        uint64_t bytes = 0;
+        status = best_filter(&b->lists[b->slots[i].list], ids, fpr, choice, keys, lens, &filter,
+                             &which, &bytes);
+        if (status != AMQ_OK)
+            break;
+        uint8_t name[3];
+        codesearch_trigram_name(name, b->slots[i].key - 1);
+        status = amq_bundle_add(writer, name, 3, filter, &diag);
+        amq_free(filter);
+        totals.members[which]++;
+        totals.bytes[which] += bytes;
+    }
+    if (status == AMQ_OK)
+        status = amq_bundle_save(writer, path, &diag);
+    if (status != AMQ_OK && diag.message[0])
+        codesearch_error("%s: %s", path, diag.message);
+    amq_bundle_writer_free(writer);
+    free(ids);
+    free(keys);
+    free(lens);
+    if (status != AMQ_OK)
+        return 2;
+    struct stat st;
+    uint64_t index_bytes = stat(path, &st) == 0 ? (uint64_t)st.st_size : 0;
+    fprintf(stderr,
+            "indexed %u files, %llu bytes: %u trigrams, %llu postings\n"
+            "%s: %llu bytes, %.2f bits per posting (target rate %g)\n"
+            "  hfb filters: %llu (%llu bytes as files)  gcs filters: %llu (%llu bytes as files)\n",
+            b->documents, (unsigned long long)b->bytes_read, b->used,
+            (unsigned long long)b->postings, path, (unsigned long long)index_bytes,
+            b->postings ? 8.0 * (double)index_bytes / (double)b->postings : 0.0, fpr,
+            (unsigned long long)totals.members[0], (unsigned long long)totals.bytes[0],
+            (unsigned long long)totals.members[1], (unsigned long long)totals.bytes[1]);
+    return 0;
+}
+
+static void free_builder(index_builder *b)
+{
+    for (uint32_t t = 0; b->lists && t < b->used; t++)
+        free(b->lists[t].documents);
+    free(b->lists);
+    free(b->slots);
+    free(b->paths);
+    free(b->chunk);
+}
+
+static const char index_usage[] =
+    "Usage: codesearch index [-o INDEX] [-p FPR] [-f KIND] PATH...\n"
+    "Index the files under each PATH (directories recursively, as grep -r reads them).\n"
+    "\n"
+    "  -o, --output INDEX  the index file (default codesearch.idx); an existing file is\n"
+    "                      replaced only when it is an index\n"
+    "  -p, --fpr FPR       each trigram filter's false-positive rate (default 0.01)\n"
+    "  -f, --filters KIND  smaller (default: of an hfb and a gcs filter, the smaller\n"
+    "                      saved file), hfb, or gcs\n";
+
+/* An existing file at path that is not a bundle must not be replaced. */
+static bool may_write(const char *path)
+{
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return errno == ENOENT;
+    amq_bundle *old = NULL;
+    amq_diag diag = { 0 };
+    if (amq_bundle_open(&old, path, AMQ_LOAD_MMAP, &diag) != AMQ_OK) {
+        codesearch_error("%s exists and is not an index (%s): not replaced", path, diag.message);
+        return false;
+    }
+    amq_bundle_close(old);
+    return true;
+}
+
+int codesearch_index(int argc, char **argv)
+{
+    static const struct option options[] = {
+        { "output", required_argument, NULL, 'o' },
+        { "fpr", required_argument, NULL, 'p' },
+        { "filters", required_argument, NULL, 'f' },
+        { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
+    };
+    const char *output = "codesearch.idx";
+    double fpr = 0.01;
+    filter_choice choice = CHOOSE_SMALLER;
+    int c;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":o:p:f:h", options, NULL)) != -1) {
+        amq_diag diag = { 0 };
+        switch (c) {
+        case 'o':
+            output = optarg;
+            break;
+        case 'p':
+            if (amq_parse_probability(&fpr, optarg, &diag) != AMQ_OK) {
+                codesearch_error("-p %s: %s", optarg, diag.message);
+                return 2;
+            }
+            break;
+        case 'f':
+            if (strcmp(optarg, "smaller") == 0)
+                choice = CHOOSE_SMALLER;
+            else if (strcmp(optarg, "hfb") == 0)
+                choice = CHOOSE_HFB;
+            else if (strcmp(optarg, "gcs") == 0)
+                choice = CHOOSE_GCS;
+            else {
+                codesearch_error("-f %s: the filters are smaller, hfb or gcs", optarg);
+                return 2;
+            }
+            break;
+        case 'h':
+            fputs(index_usage, stdout);
+            return 0;
+        default:
+            codesearch_error("index: %s '%s'\n%s",
+                             c == ':' ? "missing value for" : "unknown option", argv[optind - 1],
+                             index_usage);
+            return 2;
+        }
+    }
+    if (optind == argc) {
+        codesearch_error("index: no PATH given\n%s", index_usage);
+        return 2;
+    }
+    if (!may_write(output))
+        return 2;
+    index_builder b = { 0 };
+    b.chunk = malloc(READ_CHUNK + 2);
+    if (!b.chunk || !table_init(&b, 1u << 16)) {
+        codesearch_error("out of memory");
+        free_builder(&b);
+        return 2;
+    }
+    for (int i = optind; i < argc && !b.failed; i++)
+        walk(&b, argv[i], true);
+    int status = 2;
+    if (b.failed)
+        codesearch_error("out of memory after %u files", b.documents);
+    else
+        status = write_index(&b, output, fpr, choice);
+    free_builder(&b);
+    return status;
+}
