@@ -350,7 +350,7 @@ static void test_damaged_bundles_refused(void **state)
     write_bundle(path, 3, 2, three_records, sizeof three_records, index_wrong, 2);
     expect_refused(path, "index entry 1 says member 2 starts at 5", "index entry");
 
-    write_bundle(path, 3, 32, three_records, sizeof three_records, index0, 2);
+    write_bundle(path, 3, 32, three_records, sizeof three_records, index2, 2);
     expect_refused(path, "do not fit", "index entries");
     write_bundle(path, 3, 0, three_records, sizeof three_records, index0, 1);
     expect_refused(path, "block size 0", "block size");
