@@ -595,16 +595,18 @@ static const char *record_read(const amq_bundle *b, record *r, const uint8_t **p
             *p += bitmap_len;
             if (params_len % 8 && bitmap[bitmap_len - 1] >> (params_len % 8))
                 return "its parameter bitmap marks bytes past the parameters";
-            for (uint32_t i = 0; i < r->params_len; i++) {
-                uint8_t value = template_byte(t, i);
-                if (bitmap[i / 8] >> (i % 8) & 1) {
-                    if (*p == end)
-                        return "it is cut off in its changed parameters";
-                    value = *(*p)++;
-                }
-                if (want_params)
-                    r->params[i] = value;
+            uint64_t changed = 0;
+            for (uint64_t i = 0; i < bitmap_len; i += 8) {
+                uint64_t word = 0;
+                memcpy(&word, bitmap + i, (size_t)(bitmap_len - i < 8 ? bitmap_len - i : 8));
+                changed += (uint64_t)__builtin_popcountll(word);
             }
+            if ((uint64_t)(end - *p) < changed)
+                return "it is cut off in its changed parameters";
+            for (uint32_t i = 0; want_params && i < r->params_len; i++)
+                r->params[i] = bitmap[i / 8] >> (i % 8) & 1 ? *(*p)++ : template_byte(t, i);
+            if (!want_params)
+                *p += changed;
         } else {
             if ((uint64_t)(end - *p) < params_len)
                 return "it is cut off in its parameters";
