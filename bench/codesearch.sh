@@ -22,7 +22,8 @@ for kind in smaller gcs hfb; do
     sed -n '2p' "$work/log"
     [ "$kind" != smaller ] || sed -n '1p;3p' "$work/log"
 done
-printf '\n%-28s %9s %9s %8s %8s %10s %10s\n' query candidates matches false "rate" "search ms" "grep ms"
+printf '\n%-28s %10s %8s %9s %10s %10s %10s\n' query candidates matches "all tri" "filter fp" \
+    "search ms" "grep ms"
 for query in "$@"; do
     start=$(now)
     "$cs" search -i "$work/smaller.idx" --stats -- "$query" >/dev/null 2>"$work/stats" || true
@@ -31,7 +32,10 @@ for query in "$@"; do
     end=$(now)
     candidates=$(sed -n 's/^candidates after filtering: //p' "$work/stats")
     matches=$(sed -n 's/^true matches: //p' "$work/stats")
-    rate=$(sed -n 's/^false candidates: .*(\(.*\))$/\1/p' "$work/stats")
-    printf '%-28s %9s %9s %8s %8s %10s %10s\n' "$query" "$candidates" "$matches" \
-        "$((candidates - matches))" "$rate" "$(elapsed "$start" "$mid" 1000)" "$(elapsed "$mid" "$end" 1000)"
+    all_trigrams=$(sed -n 's/^  holding every trigram of the string: //p' "$work/stats")
+    let_through=$(sed -n 's/^  let through by the filters: \([0-9]*\) of \([0-9]*\).*/\1\/\2/p' \
+        "$work/stats")
+    printf '%-28s %10s %8s %9s %10s %10s %10s\n' "$query" "$candidates" "$matches" \
+        "$all_trigrams" "$let_through" "$(elapsed "$start" "$mid" 1000)" \
+        "$(elapsed "$mid" "$end" 1000)"
 done
