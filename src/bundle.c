@@ -270,9 +270,7 @@ int amq_bundle_add(amq_bundle_writer *writer, const void *name, size_t name_len,
     amq__saved *saved = amq__filter_describe(filter, &c, diag, &status);
     if (!saved)
         return status;
-    uint64_t payload_len = 0;
-    for (size_t i = 0; i < saved->piece_count; i++)
-        payload_len += saved->pieces[i].len;
+    uint64_t payload_len = amq__saved_payload_len(saved);
     pending *m = NULL;
     status = start_member(writer, name, name_len, c.params_len + payload_len, &m, diag);
     if (status == AMQ_OK) {
@@ -788,18 +786,11 @@ int amq_bundle_open(amq_bundle **out, const char *path, unsigned flags, amq_diag
 {
     assert(out && path);
     *out = NULL;
-    if (flags & ~(unsigned)AMQ_LOAD_MMAP)
-        return amq__fail(diag, AMQ_EINVAL, "unknown open flags 0x%x", flags);
     amq__file_image image;
-    int status = amq__file_image_open(&image, path, (flags & AMQ_LOAD_MMAP) != 0, diag);
+    amq__container c;
+    int status = amq__format_open(&image, &c, path, flags, diag);
     if (status != AMQ_OK)
         return status;
-    amq__container c;
-    status = amq__format_parse(&c, image.data, image.len, diag);
-    if (status != AMQ_OK) {
-        amq__file_image_close(&image);
-        return status;
-    }
     return amq__bundle_from_container(out, &c, &image, path, diag);
 }
 

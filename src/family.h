@@ -78,6 +78,8 @@ void amq__info_text(amq_info *out, const char *name, const char *text);
 amq__saved *amq__filter_describe(const amq_filter *f, amq__container *c, amq_diag *diag,
                                  int *status);
 void amq__saved_free(amq__saved *saved);
+/* The payload's length: the sum of the pieces'. */
+uint64_t amq__saved_payload_len(const amq__saved *saved);
 
 /* The filter a validated container describes (c's family decides which
  * load runs; `where` names the source in messages). *image is the memory

@@ -285,6 +285,14 @@ void amq__saved_free(amq__saved *saved)
     free(saved);
 }
 
+uint64_t amq__saved_payload_len(const amq__saved *saved)
+{
+    uint64_t len = 0;
+    for (size_t i = 0; i < saved->piece_count; i++)
+        len += saved->pieces[i].len;
+    return len;
+}
+
 int amq_save_ex(const amq_filter *f, const char *path, amq_diag *diag)
 {
     assert(f && path);
@@ -306,10 +314,7 @@ int amq_saved_size(const amq_filter *f, uint64_t *bytes)
     amq__saved *saved = amq__filter_describe(f, &c, NULL, &status);
     if (!saved)
         return status;
-    uint64_t payload_len = 0;
-    for (size_t i = 0; i < saved->piece_count; i++)
-        payload_len += saved->pieces[i].len;
-    *bytes = amq__format_encoded_size(c.params_len, payload_len);
+    *bytes = amq__format_encoded_size(c.params_len, amq__saved_payload_len(saved));
     amq__saved_free(saved);
     return *bytes ? AMQ_OK : AMQ_ERANGE;
 }
@@ -359,18 +364,11 @@ int amq_load_ex(amq_filter **out, const char *path, unsigned flags, amq_diag *di
 {
     assert(out && path);
     *out = NULL;
-    if (flags & ~(unsigned)AMQ_LOAD_MMAP)
-        return amq__fail(diag, AMQ_EINVAL, "unknown load flags 0x%x", flags);
     amq__file_image image;
-    int status = amq__file_image_open(&image, path, (flags & AMQ_LOAD_MMAP) != 0, diag);
+    amq__container c;
+    int status = amq__format_open(&image, &c, path, flags, diag);
     if (status != AMQ_OK)
         return status;
-    amq__container c;
-    status = amq__format_parse(&c, image.data, image.len, diag);
-    if (status != AMQ_OK) {
-        amq__file_image_close(&image);
-        return status;
-    }
     uint64_t checksum = amq__load_u64le(image.data + image.len - AMQ__FORMAT_TRAILER_SIZE);
     status = amq__filter_from_container(out, &c, &image, path, diag);
     if (status == AMQ_OK)

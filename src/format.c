@@ -741,6 +741,20 @@ void amq__file_image_close(amq__file_image *img)
     img->mapped = false;
 }
 
+int amq__format_open(amq__file_image *img, amq__container *c, const char *path, unsigned flags,
+                     amq_diag *diag)
+{
+    if (flags & ~(unsigned)AMQ_LOAD_MMAP)
+        return amq__fail(diag, AMQ_EINVAL, "unknown open flags 0x%x", flags);
+    int status = amq__file_image_open(img, path, (flags & AMQ_LOAD_MMAP) != 0, diag);
+    if (status != AMQ_OK)
+        return status;
+    status = amq__format_parse(c, img->data, img->len, diag);
+    if (status != AMQ_OK)
+        amq__file_image_close(img);
+    return status;
+}
+
 /* ---- parameter blocks ------------------------------------------------------ */
 
 void amq__params_init(amq__params_writer *w)

@@ -31,7 +31,7 @@ enum amq__family_id {
     AMQ__FAMILY_FUSE8 = 8,
     AMQ__FAMILY_FUSE16 = 9,
     AMQ__FAMILY_BUNDLE = 10, /* many named filters in one file (bundle.c), not a filter */
-    AMQ__FAMILY_MAX = 63 /* ids above this are refused as corrupt */
+    AMQ__FAMILY_MAX = 63     /* ids above this are refused as corrupt */
 };
 
 /* The format version this build writes and the newest it reads. */
@@ -111,6 +111,13 @@ int amq__file_image_open(amq__file_image *img, const char *path, bool use_mmap, 
 
 /* Release an image (free or munmap). Accepts an empty image. */
 void amq__file_image_close(amq__file_image *img);
+
+/* Open a container file: check flags (0 or AMQ_LOAD_MMAP; else AMQ_EINVAL),
+ * read or map it into *img, and parse it into *c (pointing into *img). On
+ * failure the image is closed; on success the caller owns it. Returns as
+ * amq__file_image_open and amq__format_parse. */
+int amq__format_open(amq__file_image *img, amq__container *c, const char *path, unsigned flags,
+                     amq_diag *diag);
 
 /* ---- parameter blocks ---------------------------------------------------- */
 
