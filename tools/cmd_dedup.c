@@ -59,6 +59,13 @@ int cli_dedup(int argc, char **argv)
             return cli_usage_error("dedup", "unknown option '%s'", argv[optind - 1]);
         }
     }
+    if (amq_family_is_static(type) == 1) {
+        char dynamic[256];
+        cli_list_families(dynamic, sizeof dynamic, cli_family_is_dynamic, " or ");
+        cli_error("dedup: %s is static: dedup adds lines as it reads them: use -t %s", type,
+                  dynamic);
+        return CLI_EXIT_ERROR;
+    }
     cli_spec spec;
     cli_spec_init(&spec, type);
     if (cli_spec_add(&spec, "dedup", "capacity", capacity) < 0 ||
