@@ -172,5 +172,6 @@ int cli_info(int argc, char **argv);
 int cli_merge(int argc, char **argv);
 int cli_export(int argc, char **argv);
 int cli_dedup(int argc, char **argv);
+int cli_bench(int argc, char **argv);
 
 #endif /* AMQ_CLI_H */
