@@ -1,9 +1,11 @@
 /*
  * cli.h - what the amq tool's subcommands share: the command table entry,
- * error reporting (to stderr, naming file and line), exit codes, and the
- * line reader over INPUT arguments.
+ * error reporting (to stderr, naming file and line), exit codes, the
+ * progress bar, the line reader over INPUT arguments, and what each filter
+ * type can do.
  *
- * The tool uses only the public headers.
+ * The tool's own code uses only the public headers, and bench/bench.h for
+ * `amq bench`.
  */
 #ifndef AMQ_CLI_H
 #define AMQ_CLI_H
