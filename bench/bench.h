@@ -1,6 +1,6 @@
 /*
- * bench.h - what the benchmark program amq_bench shares between its runner
- * and its workloads.
+ * bench.h - what the benchmark runner (amq_bench, and `amq bench` in the
+ * amq tool) shares with its workloads.
  *
  * A workload is one thing worth timing - a hash function, a filter family, a
  * peer library - described by a bench_workload: a name ("hash/xxh3-64",
@@ -18,8 +18,8 @@
  *   teardown  free the state.
  *
  * Adding a workload is one file defining a `const bench_workload`, its
- * declaration below and one line in the table in bench_main.c (see
- * bench/README.md).
+ * declaration below and one line in the table in bench_run.c (a peer: in
+ * bench_main.c instead; see bench/README.md).
  *
  * Keys come from bench_keys.c: n distinct keys, stored back to back in one
  * buffer with an offset array, and an "absent" set of the same shape that is
@@ -127,9 +127,13 @@ typedef struct bench_workload {
     /* Extra figures, after every phase has run; may be NULL. */
     void (*report)(void *state, bench_figures *out);
     void (*teardown)(void *state);
+    /* The amq filter type it exercises, as `amq --help` names it
+     * ("counting-bloom", "fuse8"), or NULL (hashes, peers). */
+    const char *family;
 } bench_workload;
 
-/* The workloads, defined one per file and listed in bench_main.c. */
+/* The workloads, defined one per file and listed in bench_run.c (the peers
+ * in bench_main.c). */
 extern const bench_workload bench_hash_xxh3_64;
 extern const bench_workload bench_hash_xxh3_128;
 extern const bench_workload bench_hash_siphash;
@@ -184,6 +188,7 @@ typedef struct bench_result {
 
 /* What the reports print about the run. */
 typedef struct bench_run_info {
+    const char *program; /* "amq_bench", "amq bench" */
     size_t keys, runs;
     uint64_t seed;
     const char *filter; /* NULL when every workload ran */
@@ -194,5 +199,17 @@ typedef struct bench_run_info {
 void bench_table_begin(const bench_run_info *info);
 void bench_table_row(const bench_result *result);
 void bench_json_print(const bench_run_info *info, const bench_result *results, size_t count);
+
+/* ---- the runner (bench_run.c) --------------------------------------------------- */
+
+/* Run the benchmark command line: parse argv (argv[0] is the command's own
+ * name and is skipped; see bench_run.c and bench/README.md for the
+ * options), run the selected workloads - peers[0..peer_count), then amq's
+ * own - and print the table or the JSON document. program names the
+ * command in its usage and messages ("amq_bench", "amq bench").
+ * Returns the exit status: 0 every selected workload ran, 1 one could not be
+ * set up, 2 a bad command line. */
+int bench_main(int argc, char **argv, const char *program, const bench_workload *const *peers,
+               size_t peer_count);
 
 #endif /* AMQ_BENCH_H */

@@ -84,6 +84,7 @@ const bench_workload bench_bloom_split_block = {
     .phases = bench_filter_phases,
     .report = bench_filter_report,
     .teardown = bench_filter_teardown,
+    .family = "blocked-bloom",
 };
 
 const bench_workload bench_bloom_blocked = {
@@ -96,4 +97,5 @@ const bench_workload bench_bloom_blocked = {
     .phases = bench_filter_phases,
     .report = bench_filter_report,
     .teardown = bench_filter_teardown,
+    .family = "blocked-bloom",
 };

@@ -79,4 +79,5 @@ const bench_workload bench_bloom_classic = {
     .phases = bench_filter_phases,
     .report = bench_filter_report,
     .teardown = bench_filter_teardown,
+    .family = "bloom",
 };

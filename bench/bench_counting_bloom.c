@@ -149,4 +149,5 @@ const bench_workload bench_bloom_counting = {
     .phases = bench_filter_phases,
     .report = bench_filter_report,
     .teardown = bench_filter_teardown,
+    .family = "counting-bloom",
 };

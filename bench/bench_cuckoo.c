@@ -168,6 +168,7 @@ const bench_workload bench_cuckoo_f8 = {
     .phases = bench_filter_phases_delete,
     .report = cuckoo_workload_report,
     .teardown = bench_filter_teardown,
+    .family = "cuckoo",
 };
 
 const bench_workload bench_cuckoo_f12 = {
@@ -181,6 +182,7 @@ const bench_workload bench_cuckoo_f12 = {
     .phases = bench_filter_phases_delete,
     .report = cuckoo_workload_report,
     .teardown = bench_filter_teardown,
+    .family = "cuckoo",
 };
 
 const bench_workload bench_cuckoo_f16 = {
@@ -194,6 +196,7 @@ const bench_workload bench_cuckoo_f16 = {
     .phases = bench_filter_phases_delete,
     .report = cuckoo_workload_report,
     .teardown = bench_filter_teardown,
+    .family = "cuckoo",
 };
 
 const bench_workload bench_cuckoo_f12_semi = {
@@ -207,4 +210,5 @@ const bench_workload bench_cuckoo_f12_semi = {
     .phases = bench_filter_phases_delete,
     .report = cuckoo_workload_report,
     .teardown = bench_filter_teardown,
+    .family = "cuckoo",
 };

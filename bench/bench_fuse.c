@@ -107,6 +107,7 @@ const bench_workload bench_fuse8 = {
     .phases = bench_static_phases_hashed,
     .report = bench_static_report,
     .teardown = bench_static_teardown,
+    .family = "fuse8",
 };
 
 const bench_workload bench_fuse16 = {
@@ -120,6 +121,7 @@ const bench_workload bench_fuse16 = {
     .phases = bench_static_phases_hashed,
     .report = bench_static_report,
     .teardown = bench_static_teardown,
+    .family = "fuse16",
 };
 
 const bench_workload bench_fuse8_4wise = {
@@ -133,4 +135,5 @@ const bench_workload bench_fuse8_4wise = {
     .phases = bench_static_phases_hashed,
     .report = bench_static_report,
     .teardown = bench_static_teardown,
+    .family = "fuse8",
 };

@@ -154,6 +154,7 @@ const bench_workload bench_hfb_p1 = {
     .phases = hfb_phases,
     .report = hfb_report,
     .teardown = bench_static_teardown,
+    .family = "hfb",
 };
 
 const bench_workload bench_hfb_p01 = {
@@ -167,6 +168,7 @@ const bench_workload bench_hfb_p01 = {
     .phases = hfb_phases,
     .report = hfb_report,
     .teardown = bench_static_teardown,
+    .family = "hfb",
 };
 
 const bench_workload bench_hfb_p1_bank22 = {
@@ -180,4 +182,5 @@ const bench_workload bench_hfb_p1_bank22 = {
     .phases = hfb_phases,
     .report = hfb_report,
     .teardown = bench_static_teardown,
+    .family = "hfb",
 };

@@ -25,7 +25,7 @@
  *   { "machine": { "cpu", "cpus", "kernel", "compiler", "optimized",
  *                  "sanitized", "amq_version", "date" },
  *     "config": { "keys", "runs", "seed", "filter" },
- *     "workloads": [ { "name", "group", "peer", "n", "runs", "status",
+ *     "workloads": [ { "name", "group", "family", "peer", "n", "runs", "status",
  *                      "error" (when status is not "ok"),
  *                      "phases": [ { "name", "ops", "median_ns_per_op",
  *                                    "min_ns_per_op", "max_ns_per_op",
@@ -33,7 +33,9 @@
  *                      "figures": { name: value },
  *                      "figure_ratios_to_peer": { name: ratio } } ] }
  *
- * Ratios without a peer result are null (phases) or left out (figures).
+ * "family" is the amq type a workload exercises ("cuckoo", "fuse8"), null
+ * for the hashes and the peers. Ratios without a peer result are null
+ * (phases) or left out (figures).
  */
 #include "bench.h"
 
@@ -122,8 +124,8 @@ void bench_table_begin(const bench_run_info *info)
 {
     machine_info m;
     read_machine_info(&m);
-    printf("amq_bench %s: n = %zu keys, %zu runs per phase after a warm-up, seed %llu%s%s\n",
-           amq_version(), info->keys, info->runs, (unsigned long long)info->seed,
+    printf("%s %s: n = %zu keys, %zu runs per phase after a warm-up, seed %llu%s%s\n",
+           info->program, amq_version(), info->keys, info->runs, (unsigned long long)info->seed,
            info->filter ? ", filter " : "", info->filter ? info->filter : "");
     printf("%s (%ld CPUs), %s, %s, %s\n", m.cpu, m.cpus, m.kernel, COMPILER, m.date);
     if (!OPTIMIZED || SANITIZED)
@@ -196,6 +198,11 @@ static void json_workload(const bench_result *r)
     json_string(r->workload->name);
     printf(", \"group\": ");
     json_string(r->workload->group);
+    printf(", \"family\": ");
+    if (r->workload->family)
+        json_string(r->workload->family);
+    else
+        printf("null");
     printf(", \"peer\": ");
     if (r->workload->peer)
         json_string(r->workload->peer);

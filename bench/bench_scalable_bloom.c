@@ -101,4 +101,5 @@ const bench_workload bench_bloom_scalable = {
     .phases = bench_filter_phases,
     .report = bench_filter_report,
     .teardown = bench_filter_teardown,
+    .family = "scalable-bloom",
 };

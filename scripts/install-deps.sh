@@ -4,12 +4,16 @@
 # available); does nothing when everything is already present.
 #
 #   scripts/install-deps.sh            build + test dependencies
-#   scripts/install-deps.sh --bench    also the benchmark peers
+#   scripts/install-deps.sh --bench    also the benchmark peers and tools
+#
+# groff-base renders the man page for its test (tests/cli/manpage.sh);
+# time is GNU time, whose /usr/bin/time reports the peak memory that
+# bench/dedup.sh compares.
 set -eu
 
-packages="gcc clang make cmake pkg-config libxxhash-dev libssl-dev libcmocka-dev libclang-rt-14-dev clang-format"
+packages="gcc clang make cmake pkg-config libxxhash-dev libssl-dev libcmocka-dev libclang-rt-14-dev clang-format groff-base"
 if [ "${1:-}" = "--bench" ]; then
-    packages="$packages libbloom-dev"
+    packages="$packages libbloom-dev time"
 fi
 
 missing=""

@@ -19,6 +19,7 @@ static const cli_command commands[] = {
     { "export", "write a filter's bare data in another program's format", cli_export },
     { "dedup", "print each line the first time it is seen", cli_dedup },
     { "calc", "Bloom filter parameters: any three of n, m, k, p give the rest", cli_calc },
+    { "bench", "time the standard workloads of every filter type", cli_bench },
 };
 
 static const size_t command_count = sizeof commands / sizeof commands[0];

@@ -1,9 +1,11 @@
 /*
  * cli.h - what the amq tool's subcommands share: the command table entry,
- * error reporting (to stderr, naming file and line), exit codes, and the
- * line reader over INPUT arguments.
+ * error reporting (to stderr, naming file and line), exit codes, the
+ * progress bar, the line reader over INPUT arguments, and what each filter
+ * type can do.
  *
- * The tool uses only the public headers.
+ * The tool's own code uses only the public headers, and bench/bench.h for
+ * `amq bench`.
  */
 #ifndef AMQ_CLI_H
 #define AMQ_CLI_H
@@ -37,6 +39,39 @@ int cli_usage_error(const char *command, const char *format, ...)
 /* True when stderr is a terminal (progress bars go there only then). */
 bool cli_stderr_is_tty(void);
 
+/* ---- the progress bar (cli_progress.c) ------------------------------------------ */
+
+/* Progress of one command over its input: keys, bytes, and the phase after
+ * reading. Drawn on stderr only when it is a terminal and the work has
+ * lasted a second; see cli_progress.c. */
+typedef struct cli_progress {
+    const char *command;
+    const char *phase; /* what follows the reading, e.g. "building the filter"; or NULL */
+    bool enabled;      /* stderr is a terminal, and the bar has not ended */
+    double started, drawn_at;
+    uint64_t keys, bytes;
+    uint64_t total_bytes; /* the size of the whole input; 0: unknown */
+} cli_progress;
+
+void cli_progress_start(cli_progress *p, const char *command, uint64_t total_bytes);
+/* Redraw if the bar is due. */
+void cli_progress_update(cli_progress *p);
+/* Count bytes read from the input, then redraw if due. */
+void cli_progress_bytes(cli_progress *p, uint64_t bytes);
+/* Count one key; the clock is looked at once per 1024 keys. */
+static inline void cli_progress_key(cli_progress *p)
+{
+    if ((++p->keys & 1023) == 0)
+        cli_progress_update(p);
+}
+/* Name the phase the work is in now, and show it at once if the work has
+ * lasted a second. phase: a static string. */
+void cli_progress_phase(cli_progress *p, const char *phase);
+/* Erase the bar and stop drawing it. */
+void cli_progress_end(cli_progress *p);
+/* Erase the bar if one is on screen, before another message on stderr. */
+void cli_progress_clear(void);
+
 /* Longest input line (key) accepted, in bytes. */
 #define CLI_MAX_LINE ((size_t)1 << 20)
 
@@ -57,14 +92,13 @@ typedef struct cli_input {
     uint8_t *decoded; /* --hex: the decoded key */
     bool hex, at_eof;
     bool ids; /* with hex: each line is an hfb ID, exactly 32 hex digits (set after opening) */
-    bool progress, progress_shown;
-    double started, last_progress;
-    uint64_t total_bytes, read_bytes;
+    cli_progress progress; /* over all the inputs */
 } cli_input;
 
 /* Prepare to read the keys of paths[0..path_count) ('-' = stdin; none =
- * stdin). hex: decode each line from hexadecimal. Returns 0, or -1 after
- * printing an error. */
+ * stdin). hex: decode each line from hexadecimal. Starts in->progress, over
+ * the sum of the inputs' sizes when all are regular files. Returns 0, or -1
+ * after printing an error. */
 int cli_input_open(cli_input *in, char **paths, int path_count, const char *command, bool hex);
 
 /* The next key: returns 1 and sets key and len (valid until the next call;
@@ -72,6 +106,7 @@ int cli_input_open(cli_input *in, char **paths, int path_count, const char *comm
  * an error that names the file and line. */
 int cli_input_next(cli_input *in, const void **key, size_t *len);
 
+/* Close the input and end its progress bar. */
 void cli_input_close(cli_input *in);
 
 /* Whether the keys of a filter are hfb IDs, read as 32 hex digits a line:
@@ -111,6 +146,22 @@ void cli_format_bits(char *out, size_t cap, double bits);
 
 /* A hasher as text: "xxh3 seed=42", "siphash key=0011..", "md5". */
 void cli_format_hasher(char *out, size_t cap, const amq_hasher *hasher);
+/* Its parts: the kind ("xxh3", "md5", "siphash"), the xxh3 seed, the
+ * SipHash key as 32 hex digits. */
+const char *cli_hasher_kind(const amq_hasher *hasher);
+uint64_t cli_hasher_seed(const amq_hasher *hasher);
+void cli_hasher_key_hex(char out[33], const amq_hasher *hasher);
+
+/* What the filter types of this build can do, for messages that say what to
+ * use instead. A dynamic type takes keys one by one (amq_family_is_static
+ * is 0). Whether a type removes keys is asked of an empty filter of it: a
+ * family that cannot answers AMQ_EUNSUPPORTED. */
+bool cli_family_is_dynamic(const char *family);
+bool cli_family_removes(const char *family);
+
+/* The type names this build has for which keep holds (NULL: all) into out,
+ * as "a, b<last>c": last is ", " or " or ". Cut short if cap is too small. */
+void cli_list_families(char *out, size_t cap, bool (*keep)(const char *family), const char *last);
 
 /* ---- the subcommands -------------------------------------------------------- */
 
@@ -123,5 +174,6 @@ int cli_info(int argc, char **argv);
 int cli_merge(int argc, char **argv);
 int cli_export(int argc, char **argv);
 int cli_dedup(int argc, char **argv);
+int cli_bench(int argc, char **argv);
 
 #endif /* AMQ_CLI_H */

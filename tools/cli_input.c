@@ -7,8 +7,9 @@
  * is an error naming the file and line, found without buffering the line:
  * a 10 GB line costs 1 MiB of memory. With --hex, each line is decoded from
  * hexadecimal first; the keys of an hfb filter of raw IDs must each be
- * exactly 32 hex digits (16 bytes). On a terminal, reading that lasts more than a second
- * shows progress on stderr.
+ * exactly 32 hex digits (16 bytes). Every key and every read is counted
+ * for the progress bar (cli_progress.c), which knows the size of the whole
+ * input when every INPUT is a regular file.
  */
 #include "cli.h"
 
@@ -17,16 +18,27 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #define CLI_READ_CHUNK (1 << 20)
 
-static double now_seconds(void)
+/* The bytes left to read in all the inputs, or 0 when one of them is not a
+ * regular file (a pipe, a terminal) and the total cannot be known. Inputs
+ * that cannot be opened are left to open_next to report. */
+static uint64_t input_size(char **paths, int path_count)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+    uint64_t total = 0;
+    for (int i = 0; i < (path_count > 0 ? path_count : 1); i++) {
+        const char *path = path_count > 0 ? paths[i] : "-";
+        struct stat st;
+        bool is_stdin = strcmp(path, "-") == 0;
+        if ((is_stdin ? fstat(STDIN_FILENO, &st) : stat(path, &st)) != 0 || !S_ISREG(st.st_mode))
+            return 0;
+        off_t offset = is_stdin ? lseek(STDIN_FILENO, 0, SEEK_CUR) : 0;
+        if (offset >= 0 && offset < st.st_size)
+            total += (uint64_t)(st.st_size - offset);
+    }
+    return total;
 }
 
 int cli_input_open(cli_input *in, char **paths, int path_count, const char *command, bool hex)
@@ -50,8 +62,7 @@ int cli_input_open(cli_input *in, char **paths, int path_count, const char *comm
         cli_error("%s: out of memory", command);
         return -1;
     }
-    in->progress = cli_stderr_is_tty();
-    in->started = now_seconds();
+    cli_progress_start(&in->progress, command, input_size(paths, path_count));
     return 0;
 }
 
@@ -69,8 +80,6 @@ static int open_next(cli_input *in)
     in->line_number = 0;
     in->start = in->end = 0;
     in->at_eof = false;
-    in->total_bytes = 0;
-    in->read_bytes = 0;
     if (strcmp(path, "-") == 0) {
         in->name = "(standard input)";
         in->fd = STDIN_FILENO;
@@ -83,29 +92,11 @@ static int open_next(cli_input *in)
         return -1;
     }
     struct stat st;
-    if (fstat(in->fd, &st) == 0 && S_ISREG(st.st_mode))
-        in->total_bytes = (uint64_t)st.st_size;
     if (fstat(in->fd, &st) == 0 && S_ISDIR(st.st_mode)) {
         cli_error("%s: %s: is a directory", in->command, path);
         return -1;
     }
     return 1;
-}
-
-static void show_progress(cli_input *in)
-{
-    double now = now_seconds();
-    if (now - in->started < 1.0 || now - in->last_progress < 0.25)
-        return;
-    in->last_progress = now;
-    in->progress_shown = true;
-    if (in->total_bytes > 0)
-        fprintf(stderr, "\ramq %s: %s %3.0f%% (%llu lines)  ", in->command, in->name,
-                100.0 * (double)in->read_bytes / (double)in->total_bytes,
-                (unsigned long long)in->line_number);
-    else
-        fprintf(stderr, "\ramq %s: %s %llu lines  ", in->command, in->name,
-                (unsigned long long)in->line_number);
 }
 
 /* Refill the buffer, keeping the unread tail. Returns bytes added, 0 at EOF,
@@ -129,9 +120,7 @@ static long refill(cli_input *in)
         return -1;
     }
     in->end += (size_t)got;
-    in->read_bytes += (uint64_t)got;
-    if (in->progress)
-        show_progress(in);
+    cli_progress_bytes(&in->progress, (uint64_t)got);
     return (long)got;
 }
 
@@ -194,6 +183,7 @@ int cli_input_next(cli_input *in, const void **key, size_t *len)
             *key = start;
             *len = line_len;
         }
+        cli_progress_key(&in->progress);
         return 1;
     }
 }
@@ -203,8 +193,7 @@ void cli_input_close(cli_input *in)
     if (in->fd > STDIN_FILENO)
         close(in->fd);
     in->fd = -1;
-    if (in->progress_shown)
-        fputs("\r\033[K", stderr);
+    cli_progress_end(&in->progress);
     free(in->buffer);
     free(in->decoded);
     in->buffer = NULL;

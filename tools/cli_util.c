@@ -14,6 +14,7 @@
 void cli_error(const char *format, ...)
 {
     va_list args;
+    cli_progress_clear();
     fputs("amq: ", stderr);
     va_start(args, format);
     vfprintf(stderr, format, args);
@@ -24,6 +25,7 @@ void cli_error(const char *format, ...)
 int cli_usage_error(const char *command, const char *format, ...)
 {
     va_list args;
+    cli_progress_clear();
     fprintf(stderr, "amq %s: ", command);
     va_start(args, format);
     vfprintf(stderr, format, args);
@@ -125,26 +127,85 @@ void cli_format_bits(char *out, size_t cap, double bits)
     format_scaled(out, cap, bits, 1000.0, units, sizeof units / sizeof units[0]);
 }
 
-void cli_format_hasher(char *out, size_t cap, const amq_hasher *hasher)
+uint64_t cli_hasher_seed(const amq_hasher *hasher)
+{
+    uint64_t seed = 0;
+    for (int i = 7; i >= 0; i--)
+        seed = seed << 8 | hasher->key[i];
+    return seed;
+}
+
+void cli_hasher_key_hex(char out[33], const amq_hasher *hasher)
+{
+    for (int i = 0; i < 16; i++)
+        snprintf(out + 2 * i, 3, "%02x", hasher->key[i]);
+}
+
+const char *cli_hasher_kind(const amq_hasher *hasher)
 {
     switch (hasher->kind) {
-    case AMQ_HASH_SIPHASH: {
-        char hex[33];
-        for (int i = 0; i < 16; i++)
-            snprintf(hex + 2 * i, 3, "%02x", hasher->key[i]);
-        snprintf(out, cap, "siphash key=%s", hex);
-        break;
+    case AMQ_HASH_SIPHASH:
+        return "siphash";
+    case AMQ_HASH_MD5:
+        return "md5";
+    case AMQ_HASH_XXH3:
+    default:
+        return "xxh3";
     }
+}
+
+void cli_format_hasher(char *out, size_t cap, const amq_hasher *hasher)
+{
+    char key[33];
+    switch (hasher->kind) {
+    case AMQ_HASH_SIPHASH:
+        cli_hasher_key_hex(key, hasher);
+        snprintf(out, cap, "siphash key=%s", key);
+        break;
     case AMQ_HASH_MD5:
         snprintf(out, cap, "md5");
         break;
     case AMQ_HASH_XXH3:
-    default: {
-        uint64_t seed = 0;
-        for (int i = 7; i >= 0; i--)
-            seed = seed << 8 | hasher->key[i];
-        snprintf(out, cap, "xxh3 seed=%llu", (unsigned long long)seed);
+    default:
+        snprintf(out, cap, "xxh3 seed=%llu", (unsigned long long)cli_hasher_seed(hasher));
         break;
     }
+}
+
+bool cli_family_is_dynamic(const char *family)
+{
+    return amq_family_is_static(family) == 0;
+}
+
+bool cli_family_removes(const char *family)
+{
+    if (!cli_family_is_dynamic(family))
+        return false;
+    char spec[64];
+    snprintf(spec, sizeof spec, "%s n=64", family);
+    amq_filter *probe = NULL;
+    if (amq_new(&probe, spec) != AMQ_OK)
+        return false;
+    bool removes = amq_remove(probe, "", 0) != AMQ_EUNSUPPORTED;
+    amq_free(probe);
+    return removes;
+}
+
+void cli_list_families(char *out, size_t cap, bool (*keep)(const char *family), const char *last)
+{
+    size_t count = 0, used = 0;
+    out[0] = '\0';
+    for (size_t i = 0; amq_family_name(i); i++)
+        count += !keep || keep(amq_family_name(i));
+    for (size_t i = 0, listed = 0; amq_family_name(i) && used < cap; i++) {
+        const char *name = amq_family_name(i);
+        if (keep && !keep(name))
+            continue;
+        const char *separator = listed == 0 ? "" : listed + 1 == count ? last : ", ";
+        int n = snprintf(out + used, cap - used, "%s%s", separator, name);
+        if (n < 0)
+            break;
+        used += (size_t)n;
+        listed++;
     }
 }

@@ -232,17 +232,10 @@ int cli_build(int argc, char **argv)
 
     int is_static = amq_family_is_static(type);
     if (is_static < 0) {
-        char known[512] = "";
-        size_t used = 0;
-        for (size_t i = 0; amq_family_name(i); i++) {
-            int n = snprintf(known + used, sizeof known - used, "%s%s", i ? ", " : "",
-                             amq_family_name(i));
-            if (n < 0 || (size_t)n >= sizeof known - used)
-                break;
-            used += (size_t)n;
-        }
+        char known[512];
+        cli_list_families(known, sizeof known, NULL, ", ");
         return cli_usage_error("build", "unknown filter type '%s' (this build has: %s)", type,
-                               used ? known : "none");
+                               known[0] ? known : "none");
     }
     cli_spec spec;
     cli_spec_init(&spec, type);
@@ -289,17 +282,22 @@ int cli_build(int argc, char **argv)
                 break;
             }
         }
-        if (got == 0)
+        if (got == 0) {
+            cli_progress_phase(&in.progress, "building the filter");
             status = build_from_store(&filter, spec.text, &store);
+        }
         free(store.bytes);
         free(store.offsets);
     }
-    cli_input_close(&in);
     int exit_code = CLI_EXIT_ERROR;
-    if (got == 0 && status == AMQ_OK && cli_save(filter, "build", output) == AMQ_OK) {
-        exit_code = CLI_EXIT_OK;
-        print_warning(filter, output);
+    if (got == 0 && status == AMQ_OK) {
+        cli_progress_phase(&in.progress, "saving");
+        if (cli_save(filter, "build", output) == AMQ_OK)
+            exit_code = CLI_EXIT_OK;
     }
+    cli_input_close(&in);
+    if (exit_code == CLI_EXIT_OK)
+        print_warning(filter, output);
     amq_free(filter);
     return exit_code;
 }

@@ -2,10 +2,21 @@
  * cmd_dedup.c - `amq dedup [-n N] [-p P] [INPUT...]`: print each line the
  * first time it is seen, in bounded memory.
  *
- * The lines seen so far are kept in a filter (a scalable Bloom filter by
- * default, so that more lines than -n only cost memory, not accuracy). A
- * false positive makes a line that was never seen look seen: it is dropped.
- * The chance of that, per distinct line, is at most P.
+ * The lines seen so far are kept in a filter: a line the filter says is
+ * certainly absent is printed and added; a line it may hold is dropped.
+ * Filters have no false negatives, so a line is never printed twice; a
+ * false positive makes a line never seen look seen, and it is dropped
+ * wrongly. The chance of that, per distinct line, is at most P.
+ *
+ * The default filter is a scalable Bloom filter sized for N lines at first
+ * (-n, default 10^6): past N it adds larger stages with tighter rates, so
+ * the bound P holds however many lines come, and memory grows with the
+ * distinct lines (about 40 MB for 5 * 10^6 at P = 10^-6) instead of with
+ * their bytes, as `awk '!seen[$0]++'` or `sort -u` do. Another dynamic type
+ * can be chosen with -t; a fixed-size one (bloom, blocked-bloom,
+ * counting-bloom) keeps its memory at N and lets its rate rise past N, and
+ * cuckoo refuses lines past its capacity (an error, exit 2). Static types
+ * are refused: they cannot take lines one by one.
  */
 #include "cli.h"
 
@@ -15,12 +26,15 @@
 static const char dedup_usage[] =
     "Usage: amq dedup [-n N] [-p P] [-t TYPE] [--hex] [INPUT...]\n"
     "Print each line of the INPUT files ('-' or none: standard input) the first\n"
-    "time it is seen. Memory stays bounded: a line is dropped wrongly (as if seen)\n"
-    "with probability at most P.\n"
+    "time it is seen, remembering lines in a filter, not in full: a new line is\n"
+    "dropped wrongly (as if seen) with probability at most P.\n"
     "\n"
-    "  -n, --capacity N   distinct lines expected (default 1000000)\n"
+    "  -n, --capacity N   distinct lines expected (default 1000000); the default\n"
+    "                     type grows past N as needed, keeping P\n"
     "  -p, --fpr P        chance of wrongly dropping a new line (default 1e-6)\n"
-    "  -t, --type TYPE    the filter to remember lines in (default scalable-bloom)\n"
+    "  -t, --type TYPE    the filter to remember lines in (default scalable-bloom;\n"
+    "                     bloom, blocked-bloom, counting-bloom stay at the size\n"
+    "                     for N and their rate rises past it; cuckoo fails past N)\n"
     "      --hex          compare lines by their hex-decoded bytes\n"
     "Exit status: 0 at least one line printed, 1 none, 2 an error.\n";
 
@@ -59,6 +73,13 @@ int cli_dedup(int argc, char **argv)
             return cli_usage_error("dedup", "unknown option '%s'", argv[optind - 1]);
         }
     }
+    if (amq_family_is_static(type) == 1) {
+        char dynamic[256];
+        cli_list_families(dynamic, sizeof dynamic, cli_family_is_dynamic, " or ");
+        cli_error("dedup: %s is static: dedup adds lines as it reads them: use -t %s", type,
+                  dynamic);
+        return CLI_EXIT_ERROR;
+    }
     cli_spec spec;
     cli_spec_init(&spec, type);
     if (cli_spec_add(&spec, "dedup", "capacity", capacity) < 0 ||
@@ -87,8 +108,9 @@ int cli_dedup(int argc, char **argv)
             continue;
         status = answer < 0 ? answer : amq_add(seen, key, len);
         if (status != AMQ_OK) {
-            cli_error("dedup: %s:%llu: %s", in.name, (unsigned long long)in.line_number,
-                      amq_strerror(status));
+            cli_error("dedup: %s:%llu: %s%s", in.name, (unsigned long long)in.line_number,
+                      amq_strerror(status),
+                      status == AMQ_EFULL ? " (give a larger -n, or a type that grows)" : "");
             failed = true;
             break;
         }

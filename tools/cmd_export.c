@@ -3,7 +3,8 @@
  * standard output, for programs that read another format than amq's file
  * (gcs: "raw", the padded Golomb-coded stream; "bip158", Bitcoin's
  * serialization of a compact block filter). The family decides which
- * formats it has (amq_export).
+ * formats it has (amq_export); one with none is told that the .amq file is
+ * what to share instead.
  */
 #include "cli.h"
 
@@ -85,8 +86,11 @@ int cli_export(int argc, char **argv)
     int status = amq_export(f, format, &data, &len, &diag);
     amq_free(f);
     if (status != AMQ_OK) {
-        cli_error("export: %s: %s", argv[optind],
-                  diag.message[0] ? diag.message : amq_strerror(status));
+        cli_error("export: %s: %s%s", argv[optind],
+                  diag.message[0] ? diag.message : amq_strerror(status),
+                  status == AMQ_EUNSUPPORTED
+                      ? " (the .amq file itself is the portable form of any filter)"
+                      : "");
         return CLI_EXIT_ERROR;
     }
     bool written = write_all(data, len, hex) && fflush(stdout) == 0;

@@ -1,5 +1,20 @@
 /*
  * cmd_info.c - `amq info FILE [--json]`: what a filter file holds.
+ *
+ * Everything amq_info_get reports, as an aligned table or as one flat JSON
+ * object:
+ *
+ *   file, family, capacity, count, estimated_count, size_bytes,
+ *   bits_per_key, target_fpr, expected_fpr,
+ *   the family's details (numbers or words, under their own snake_case
+ *   names: "hashes", "layout", "fingerprint_bits", ...),
+ *   hash ("xxh3 seed=0", as in the table), hash_kind (xxh3, md5, siphash),
+ *   hash_seed (xxh3) or hash_key (siphash, 32 hex digits),
+ *   checksum (the file's xxh3-64 trailer, 16 hex digits).
+ *
+ * Numbers that are not finite are null. The details share one object with
+ * the common fields, so a script reads d["hashes"] as it reads
+ * d["capacity"]; tests/cli/matrix.sh checks that no family repeats a name.
  */
 #include "cli.h"
 
@@ -13,16 +28,89 @@ static const char info_usage[] =
     "the false-positive rate asked for and the one to expect at its fill, the\n"
     "estimated number of keys, the key hash and the file's checksum.\n"
     "\n"
-    "      --json   one JSON object instead of the table\n"
+    "      --json   one JSON object instead of the table: the same figures under\n"
+    "               snake_case names (file, family, capacity, count,\n"
+    "               estimated_count, size_bytes, bits_per_key, target_fpr,\n"
+    "               expected_fpr, the type's own details, hash, hash_kind,\n"
+    "               hash_seed or hash_key, checksum); null for a number that\n"
+    "               is not finite\n"
     "Exit status: 0 described, 2 an error.\n";
 
-/* JSON has no NaN or infinity: write null for them. */
-static void json_number(const char *name, double value, bool last)
+/* A JSON string: quotes and backslashes escaped, control characters as
+ * \u00XX; other bytes as they are (paths and words are UTF-8 or ASCII). */
+static void json_string(const char *text)
 {
+    putchar('"');
+    for (const char *p = text; *p; p++) {
+        if (*p == '"' || *p == '\\')
+            printf("\\%c", *p);
+        else if ((unsigned char)*p < 0x20)
+            printf("\\u%04x", (unsigned char)*p);
+        else
+            putchar(*p);
+    }
+    putchar('"');
+}
+
+/* "name": value, a number; JSON has no NaN or infinity: null for them. */
+static void json_number(const char *name, double value)
+{
+    printf(",\n  ");
+    json_string(name);
     if (isfinite(value))
-        printf("  \"%s\": %.17g%s\n", name, value, last ? "" : ",");
+        printf(": %.17g", value);
     else
-        printf("  \"%s\": null%s\n", name, last ? "" : ",");
+        printf(": null");
+}
+
+static void json_text(const char *name, const char *text)
+{
+    printf(",\n  ");
+    json_string(name);
+    printf(": ");
+    json_string(text);
+}
+
+static void json_count(const char *name, uint64_t value)
+{
+    printf(",\n  ");
+    json_string(name);
+    printf(": %llu", (unsigned long long)value);
+}
+
+/* The whole amq_info as one flat JSON object (the order of the table). */
+static void print_json(const char *path, const amq_info *info, const char *hasher)
+{
+    printf("{\n  \"file\": ");
+    json_string(path);
+    json_text("family", info->family);
+    json_count("capacity", info->capacity);
+    json_count("count", info->count);
+    json_number("estimated_count", info->estimated_count);
+    json_count("size_bytes", info->size_bytes);
+    json_number("bits_per_key", info->bits_per_key);
+    json_number("target_fpr", info->target_fpr);
+    json_number("expected_fpr", info->expected_fpr);
+    for (size_t i = 0; i < info->detail_count; i++) {
+        const amq_info_detail *detail = &info->details[i];
+        if (detail->text[0])
+            json_text(detail->name, detail->text);
+        else
+            json_number(detail->name, detail->value);
+    }
+    json_text("hash", hasher);
+    json_text("hash_kind", cli_hasher_kind(&info->hasher));
+    if (info->hasher.kind == AMQ_HASH_XXH3)
+        json_count("hash_seed", cli_hasher_seed(&info->hasher));
+    if (info->hasher.kind == AMQ_HASH_SIPHASH) {
+        char key[33];
+        cli_hasher_key_hex(key, &info->hasher);
+        json_text("hash_key", key);
+    }
+    char checksum[17];
+    snprintf(checksum, sizeof checksum, "%016llx", (unsigned long long)info->file_checksum);
+    json_text("checksum", checksum);
+    printf("\n}\n");
 }
 
 int cli_info(int argc, char **argv)
@@ -58,32 +146,7 @@ int cli_info(int argc, char **argv)
     cli_format_bytes(size, sizeof size, (double)info.size_bytes);
 
     if (json) {
-        printf("{\n  \"file\": \"");
-        for (const char *p = path; *p; p++) {
-            if (*p == '"' || *p == '\\')
-                printf("\\%c", *p);
-            else if ((unsigned char)*p < 0x20)
-                printf("\\u%04x", (unsigned char)*p);
-            else
-                putchar(*p);
-        }
-        printf("\",\n  \"family\": \"%s\",\n", info.family);
-        printf("  \"capacity\": %llu,\n", (unsigned long long)info.capacity);
-        printf("  \"count\": %llu,\n", (unsigned long long)info.count);
-        json_number("estimated_count", info.estimated_count, false);
-        printf("  \"size_bytes\": %llu,\n", (unsigned long long)info.size_bytes);
-        json_number("bits_per_key", info.bits_per_key, false);
-        json_number("target_fpr", info.target_fpr, false);
-        json_number("expected_fpr", info.expected_fpr, false);
-        for (size_t i = 0; i < info.detail_count; i++) {
-            const amq_info_detail *detail = &info.details[i];
-            if (detail->text[0])
-                printf("  \"%s\": \"%s\",\n", detail->name, detail->text);
-            else
-                json_number(detail->name, detail->value, false);
-        }
-        printf("  \"hash\": \"%s\",\n", hasher);
-        printf("  \"checksum\": \"%016llx\"\n}\n", (unsigned long long)info.file_checksum);
+        print_json(path, &info, hasher);
     } else {
         printf("file             %s\n", path);
         printf("type             %s\n", info.family);

@@ -1,5 +1,10 @@
 /*
  * cmd_merge.c - `amq merge -o OUT A B ...`: the union of compatible filters.
+ *
+ * The first file is loaded for changing, the others mapped and merged into
+ * it one by one (amq_merge); OUT is written once, at the end. A family that
+ * cannot merge is told what to do instead: add the other keys (a dynamic
+ * filter) or build one filter from all of them (a static one).
  */
 #include "cli.h"
 
@@ -65,6 +70,16 @@ int cli_merge(int argc, char **argv)
         amq_diag diag = { .message = "" };
         int status = amq_merge(result, other, &diag);
         amq_free(other);
+        if (status == AMQ_EUNSUPPORTED) {
+            const char *family = amq_family(result);
+            cli_error("merge: %s: %s; %s", argv[optind],
+                      diag.message[0] ? diag.message : amq_strerror(status),
+                      cli_family_is_dynamic(family)
+                          ? "add the other filters' keys to it with `amq add`"
+                          : "build one filter from all the keys with `amq build`");
+            amq_free(result);
+            return CLI_EXIT_ERROR;
+        }
         if (status != AMQ_OK) {
             cli_error("merge: %s and %s: %s", argv[optind], argv[i],
                       diag.message[0] ? diag.message : amq_strerror(status));

@@ -6,6 +6,11 @@
  * file is left exactly as it was. Remove goes on past keys that are
  * certainly absent, reporting each and then how many there were, and exits
  * 1 if there were any. A file that no key changed is not rewritten.
+ *
+ * A filter that cannot take the change is refused before any input is read,
+ * with what to do instead: a static filter (gcs, hfb, fuse) is built again
+ * with `amq build`; a dynamic one that cannot remove names the types that
+ * can.
  */
 #include "cli.h"
 
@@ -31,6 +36,31 @@ static const char remove_usage[] =
     "      --hex    each line is hexadecimal, decoded to bytes\n"
     "Exit status: 0 all removed, 1 some keys were not in the filter, 2 an error\n"
     "(FILE unchanged).\n";
+
+/* Whether the filter in path cannot take the change, after saying so and
+ * what to do instead. */
+static bool refuse_change(const amq_filter *filter, const char *path, bool removing)
+{
+    const char *family = amq_family(filter);
+    if (!cli_family_is_dynamic(family)) {
+        if (removing)
+            cli_error("remove: %s: %s is static and cannot remove keys: build it again from the "
+                      "remaining keys with `amq build`",
+                      path, family);
+        else
+            cli_error("add: %s: %s is static and cannot add keys: build it from the whole set "
+                      "with `amq build`",
+                      path, family);
+        return true;
+    }
+    if (removing && !cli_family_removes(family)) {
+        char removable[256];
+        cli_list_families(removable, sizeof removable, cli_family_removes, " or ");
+        cli_error("remove: %s: %s filters cannot remove keys: use %s", path, family, removable);
+        return true;
+    }
+    return false;
+}
 
 static int update(int argc, char **argv, bool removing)
 {
@@ -60,6 +90,10 @@ static int update(int argc, char **argv, bool removing)
     amq_filter *filter = NULL;
     if (cli_load(&filter, command, path, 0) != AMQ_OK)
         return CLI_EXIT_ERROR;
+    if (refuse_change(filter, path, removing)) {
+        amq_free(filter);
+        return CLI_EXIT_ERROR;
+    }
 
     cli_input in;
     if (cli_input_open(&in, argv + optind, argc - optind, command, hex) < 0) {
@@ -78,25 +112,24 @@ static int update(int argc, char **argv, bool removing)
             continue;
         }
         if (removing && status == AMQ_ENOTFOUND) {
+            cli_progress_clear();
             fprintf(stderr, "amq remove: %s:%llu: not in the filter\n", in.name,
                     (unsigned long long)in.line_number);
             absent++;
             continue;
         }
-        if (status == AMQ_EUNSUPPORTED)
-            cli_error("%s: %s is a %s filter, which cannot %s keys", command, path,
-                      amq_family(filter), command);
-        else
-            cli_error("%s: %s:%llu: %s; %s is unchanged", command, in.name,
-                      (unsigned long long)in.line_number, amq_strerror(status), path);
+        cli_error("%s: %s:%llu: %s; %s is unchanged", command, in.name,
+                  (unsigned long long)in.line_number, amq_strerror(status), path);
         failed = true;
         break;
     }
-    cli_input_close(&in);
     if (got < 0)
         failed = true;
-    if (!failed && changed > 0 && cli_save(filter, command, path) != AMQ_OK)
-        failed = true;
+    if (!failed && changed > 0) {
+        cli_progress_phase(&in.progress, "saving");
+        failed = cli_save(filter, command, path) != AMQ_OK;
+    }
+    cli_input_close(&in);
     amq_free(filter);
     if (failed)
         return CLI_EXIT_ERROR;

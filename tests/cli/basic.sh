@@ -8,7 +8,7 @@ run 0 --help && expect out "Usage: amq COMMAND" && expect out "build" && expect 
 run 2 && expect err "Usage: amq COMMAND"
 run 2 frobnicate && expect err "'frobnicate' is not a command"
 
-for command in build add remove query info merge dedup calc; do
+for command in build add remove query info merge export dedup calc bench; do
     run 0 "$command" --help && expect out "Usage: amq $command" && empty err
     run 2 "$command" --no-such-option && expect err "amq $command: unknown option '--no-such-option'" &&
         expect err "Try 'amq $command --help'"

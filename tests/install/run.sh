@@ -1,7 +1,8 @@
 #!/bin/sh
 # Install the built library into a scratch prefix and build two consumers of
 # it: one with `cc ... $(pkg-config --cflags --libs amq)`, one with CMake's
-# find_package(amq). Both must run.
+# find_package(amq). Both must run. The tool comes with its man page and
+# its bash completion.
 #   run.sh BUILD_DIR SCRATCH_DIR SOURCE_DIR CC
 set -eu
 build=$1 scratch=$2 source=$3 cc=$4
@@ -10,9 +11,15 @@ mkdir -p "$scratch"
 prefix="$scratch/prefix"
 
 cmake --install "$build" --prefix "$prefix" >"$scratch/install.log"
-for f in include/amq/amq.h include/amq/calc.h; do
+for f in include/amq/amq.h include/amq/calc.h bin/amq share/man/man1/amq.1 \
+    share/bash-completion/completions/amq; do
     [ -f "$prefix/$f" ] || { echo "not installed: $f"; exit 1; }
 done
+"$prefix/bin/amq" --version >"$scratch/version" || { echo "the installed amq does not run"; exit 1; }
+grep -q "^\.TH AMQ 1 .*$(sed 's/^amq //' "$scratch/version")" "$prefix/share/man/man1/amq.1" ||
+    { echo "the installed man page is not amq $(cat "$scratch/version")'s"; exit 1; }
+bash -c '. "$1" && complete -p amq' completion "$prefix/share/bash-completion/completions/amq" \
+    >/dev/null || { echo "the installed completion does not register for amq"; exit 1; }
 libdir=$(ls -d "$prefix"/lib*/pkgconfig | head -n 1 | xargs dirname)
 [ -f "$libdir/libamq.a" ] || { echo "not installed: libamq.a"; exit 1; }
 soname=$(objdump -p "$libdir/libamq.so" | awk '/SONAME/ {print $2}')

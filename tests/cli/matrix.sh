@@ -1,0 +1,163 @@
+#!/bin/sh
+# Every subcommand with every filter type: build add remove query info merge
+# export dedup. Each either works (checked by its result) or refuses with
+# one line that names the type and says what to do instead, exit 2, leaving
+# the file as it was. The table below is what each type is expected to do;
+# its types must be exactly those `amq --help` lists, so a new type cannot
+# arrive without its row.
+#   matrix.sh PATH_TO_AMQ SCRATCH_DIR
+. "$(dirname "$0")/lib/common.sh"
+
+# type            add remove merge export
+table='
+bloom             yes no     yes   no
+blocked-bloom     yes no     yes   no
+counting-bloom    yes yes    yes   no
+scalable-bloom    yes no     yes   no
+cuckoo            yes yes    no    no
+gcs               no  no     yes   yes
+hfb               no  no     no    no
+fuse8             no  no     no    no
+fuse16            no  no     no    no
+'
+# Dedup works exactly for the types that add keys one by one.
+
+listed=$("$amq" --help | sed -n 's/^ *types: *//p')
+expected=$(echo "$table" | awk 'NF { printf "%s%s", sep, $1; sep = " " }')
+[ "$listed" = "$expected" ] || fail "amq --help lists types '$listed'; the table has '$expected'"
+
+# The types that remove keys, as the refusal lists them.
+removers=$(echo "$table" | awk 'NF && $3 == "yes" { print $1 }' | sed -e ':a' -e 'N;$!ba' \
+    -e 's/\n\([^\n]*\)$/ or \1/' -e 's/\n/, /g')
+
+# Keys: lines for most types, 16-byte IDs in hex for hfb (MD5 digests,
+# deterministic and random-looking).
+seq 1 4000 | sed 's/^/key-/' >"$dir/keys.txt"
+seq 1 4000 | sed 's/^/other-/' >"$dir/others.txt"
+/usr/bin/python3 -c '
+import hashlib, sys
+for prefix, path in (("key", sys.argv[1]), ("other", sys.argv[2])):
+    with open(path, "w") as out:
+        for i in range(4000):
+            out.write(hashlib.md5(("%s-%d" % (prefix, i)).encode()).hexdigest() + "\n")
+' "$dir/ids.txt" "$dir/other-ids.txt"
+
+# info --json: one object, no name twice, every common field of the right
+# kind, the family's details numbers, words or null.
+check_json() { # FILE TYPE
+    /usr/bin/python3 -c '
+import json, math, sys
+def unique(pairs):
+    names = [name for name, _ in pairs]
+    repeated = sorted(set(n for n in names if names.count(n) > 1))
+    assert not repeated, "names given twice: %s" % repeated
+    return dict(pairs)
+d = json.load(open(sys.argv[1]), object_pairs_hook=unique)
+assert d["file"] == sys.argv[2] and d["family"] == sys.argv[3], d
+for name in ("capacity", "count", "size_bytes"):
+    assert isinstance(d[name], int) and d[name] >= 0, (name, d)
+for name in ("estimated_count", "bits_per_key", "target_fpr", "expected_fpr"):
+    assert d[name] is None or isinstance(d[name], (int, float)), (name, d)
+assert 0 < d["target_fpr"] < 1, d
+assert d["hash"].startswith(d["hash_kind"]) and d["hash_kind"] == "xxh3", d
+assert d["hash_seed"] == 0, d
+assert len(d["checksum"]) == 16 and int(d["checksum"], 16) >= 0, d
+for name, value in d.items():
+    assert value is None or isinstance(value, (int, float, str)), (name, d)
+    assert not isinstance(value, float) or math.isfinite(value), (name, d)
+' "$dir/out" "$1" "$2" || fail "info --json of $2"
+}
+
+echo "$table" >"$dir/table"
+while read -r type add remove merge export; do
+    [ -n "$type" ] || continue
+    keys=$dir/keys.txt others=$dir/others.txt
+    if [ "$type" = hfb ]; then
+        keys=$dir/ids.txt others=$dir/other-ids.txt
+    fi
+    head -n 2000 "$keys" >"$dir/first.txt"
+    tail -n 2000 "$keys" >"$dir/second.txt"
+    f=$dir/$type.amq
+
+    # build, query, info: every type.
+    run 0 build -t "$type" -o "$f" "$keys" && empty err
+    run 0 query -c "$f" "$keys" && expect out 4000
+    run 0 query "$f" "$dir/first.txt" && lines out 2000
+    "$amq" query -c "$f" "$others" >"$dir/out" </dev/null
+    [ "$(cat "$dir/out")" -lt 400 ] || fail "$type: $(cat "$dir/out") of 4000 absent keys found"
+    run 0 info "$f" && expect out "type             $type"
+    run 0 info --json "$f" && check_json "$f" "$type"
+    cp "$f" "$dir/before.amq"
+
+    # add
+    if [ "$add" = yes ]; then
+        run 0 build -t "$type" -n 4000 -o "$dir/$type-half.amq" "$dir/first.txt"
+        run 0 add "$dir/$type-half.amq" "$dir/second.txt" && empty err
+        run 0 query -c "$dir/$type-half.amq" "$keys" && expect out 4000
+    else
+        run 2 add "$f" "$others" && lines err 1 &&
+            expect err "$type is static and cannot add keys: build it from the whole set with \`amq build\`"
+        # refused before reading a line: no input is needed to be told
+        run 2 add "$f" && expect err "$type is static"
+    fi
+
+    # remove
+    if [ "$remove" = yes ]; then
+        run 0 remove "$f" "$dir/first.txt" && empty err
+        "$amq" query -c "$f" "$dir/first.txt" >"$dir/out" </dev/null
+        [ "$(cat "$dir/out")" -lt 100 ] || fail "$type: $(cat "$dir/out") of 2000 removed keys remain"
+        run 0 query -c "$f" "$dir/second.txt" && expect out 2000
+        cp "$dir/before.amq" "$f"
+    elif [ "$add" = yes ]; then
+        run 2 remove "$f" "$dir/first.txt" && lines err 1 &&
+            expect err "$type filters cannot remove keys: use $removers"
+    else
+        run 2 remove "$f" "$dir/first.txt" && lines err 1 &&
+            expect err "$type is static and cannot remove keys: build it again from the remaining keys with \`amq build\`"
+    fi
+    cmp -s "$f" "$dir/before.amq" || fail "$type: a refused change altered the file"
+
+    # merge: two filters of the same shape; their union holds every key.
+    if [ "$type" = hfb ]; then
+        shape=
+    else
+        shape="-n 4000"
+    fi
+    # shellcheck disable=SC2086
+    "$amq" build -t "$type" $shape -o "$dir/$type-a.amq" "$dir/first.txt" </dev/null &&
+        "$amq" build -t "$type" $shape -o "$dir/$type-b.amq" "$dir/second.txt" </dev/null ||
+        fail "$type: building the halves"
+    if [ "$merge" = yes ]; then
+        run 0 merge -o "$dir/$type-union.amq" "$dir/$type-a.amq" "$dir/$type-b.amq" && empty err
+        run 0 query -c "$dir/$type-union.amq" "$keys" && expect out 4000
+    else
+        if [ "$add" = yes ]; then
+            instead="add the other filters' keys to it with \`amq add\`"
+        else
+            instead="build one filter from all the keys with \`amq build\`"
+        fi
+        run 2 merge -o "$dir/$type-union.amq" "$dir/$type-a.amq" "$dir/$type-b.amq" && lines err 1 &&
+            expect err "$type filters cannot be merged; $instead"
+        [ -e "$dir/$type-union.amq" ] && fail "$type: a refused merge wrote a file"
+    fi
+
+    # export
+    if [ "$export" = yes ]; then
+        run 0 export --format raw --hex "$f" && lines out 1 && empty err
+    else
+        run 2 export --format raw --hex "$f" && lines err 1 && empty out &&
+            expect err "$type filters have no export format (the .amq file itself is"
+    fi
+
+    # dedup: each line once, in the order first seen, for the types that
+    # add keys one by one.
+    cat "$keys" "$dir/first.txt" "$keys" >"$dir/repeated.txt"
+    if [ "$add" = yes ]; then
+        run 0 dedup -t "$type" "$dir/repeated.txt" && empty err
+        cmp -s "$dir/out" "$keys" || fail "dedup -t $type: not each line once, in order"
+    else
+        run 2 dedup -t "$type" "$dir/repeated.txt" && lines err 1 && empty out &&
+            expect err "$type is static: dedup adds lines as it reads them: use -t bloom,"
+    fi
+done <"$dir/table"
+finish "cli matrix"
