@@ -15,8 +15,15 @@
  * Numbers that are not finite are null. The details share one object with
  * the common fields, so a script reads d["hashes"] as it reads
  * d["capacity"]; tests/cli/matrix.sh checks that no family repeats a name.
+ *
+ * A bundle (many named filters in one file, amq/bundle.h) is described by
+ * its members: how many, and per type how many and their stored data bytes
+ * (JSON: family "bundle", members, size_bytes, and "types": {TYPE:
+ * {"members": N, "data_bytes": B}}).
  */
 #include "cli.h"
+
+#include "amq/bundle.h"
 
 #include <getopt.h>
 #include <math.h>
@@ -26,7 +33,8 @@ static const char info_usage[] =
     "Usage: amq info FILE [--json]\n"
     "Describe the filter saved in FILE: its type, parameters, size, bits per key,\n"
     "the false-positive rate asked for and the one to expect at its fill, the\n"
-    "estimated number of keys, the key hash and the file's checksum.\n"
+    "estimated number of keys, the key hash and the file's checksum. For a bundle\n"
+    "of filters: its members, counted by type, with their data bytes.\n"
     "\n"
     "      --json   one JSON object instead of the table: the same figures under\n"
     "               snake_case names (file, family, capacity, count,\n"
@@ -113,6 +121,58 @@ static void print_json(const char *path, const amq_info *info, const char *hashe
     printf("\n}\n");
 }
 
+/* Members of each type in a bundle, in order of first appearance. */
+typedef struct type_tally {
+    const char *family;
+    uint64_t members, data_bytes;
+} type_tally;
+
+static void print_bundle(const char *path, const amq_bundle *bundle, bool json)
+{
+    type_tally tallies[AMQ_INFO_MAX_DETAILS];
+    size_t types = 0;
+    for (uint64_t i = 0; i < amq_bundle_count(bundle); i++) {
+        amq_bundle_member member;
+        amq_bundle_member_at(bundle, i, &member);
+        size_t t = 0;
+        while (t < types && strcmp(tallies[t].family, member.family) != 0)
+            t++;
+        if (t == types && types < AMQ_INFO_MAX_DETAILS)
+            tallies[types++] = (type_tally){ member.family, 0, 0 };
+        if (t < types) {
+            tallies[t].members++;
+            tallies[t].data_bytes += member.data_len;
+        }
+    }
+    uint64_t size = amq_bundle_file_bytes(bundle);
+    if (json) {
+        printf("{\n  \"file\": ");
+        json_string(path);
+        json_text("family", "bundle");
+        json_count("members", amq_bundle_count(bundle));
+        json_count("size_bytes", size);
+        printf(",\n  \"types\": {");
+        for (size_t t = 0; t < types; t++) {
+            printf("%s\n    ", t ? "," : "");
+            json_string(tallies[t].family);
+            printf(": { \"members\": %llu, \"data_bytes\": %llu }",
+                   (unsigned long long)tallies[t].members,
+                   (unsigned long long)tallies[t].data_bytes);
+        }
+        printf("\n  }\n}\n");
+        return;
+    }
+    char human[48];
+    cli_format_bytes(human, sizeof human, (double)size);
+    printf("file             %s\n", path);
+    printf("type             bundle (many named filters)\n");
+    printf("members          %llu\n", (unsigned long long)amq_bundle_count(bundle));
+    printf("size             %llu bytes (%s)\n", (unsigned long long)size, human);
+    for (size_t t = 0; t < types; t++)
+        printf("  %-14s %llu members, %llu data bytes\n", tallies[t].family,
+               (unsigned long long)tallies[t].members, (unsigned long long)tallies[t].data_bytes);
+}
+
 int cli_info(int argc, char **argv)
 {
     static const struct option options[] = {
@@ -136,6 +196,12 @@ int cli_info(int argc, char **argv)
     if (optind != argc - 1)
         return cli_usage_error("info", "give exactly one filter FILE");
     const char *path = argv[optind];
+    amq_bundle *bundle = NULL;
+    if (amq_bundle_open(&bundle, path, AMQ_LOAD_MMAP, NULL) == AMQ_OK) {
+        print_bundle(path, bundle, json);
+        amq_bundle_close(bundle);
+        return CLI_EXIT_OK;
+    }
     amq_filter *filter = NULL;
     if (cli_load(&filter, "info", path, AMQ_LOAD_MMAP) != AMQ_OK)
         return CLI_EXIT_ERROR;

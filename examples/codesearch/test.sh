@@ -2,8 +2,9 @@
 # The codesearch example against grep: index real trees (the project's own
 # sources, and a small tree of awkward files), then check that every search
 # prints exactly the files `grep -rlF` prints, with its exit status.
-#   test.sh PATH_TO_CODESEARCH PROJECT_ROOT SCRATCH_DIR
-cs=$1 root=$2
+# `amq info` describes the index, a bundle of filters.
+#   test.sh PATH_TO_CODESEARCH PROJECT_ROOT SCRATCH_DIR PATH_TO_AMQ
+cs=$1 root=$2 amq_tool=$4
 case $cs in /*) ;; *) cs=$PWD/$cs ;; esac
 set -- "$cs" "$3"
 . "$root/tests/cli/lib/common.sh"
@@ -73,7 +74,19 @@ for string in needle "needle two" ab b "ary" "deep needle" "in a spaced" missing
     same_as_grep "$dir/tree.idx" "$string" tree
 done
 
-# 3. Errors say what is wrong and keep what exists.
+# 3. amq info lists the bundle's members by type; other commands say that a
+# bundle is not one filter.
+"$amq_tool" info "$dir/tree.idx" >"$dir/info" 2>&1 || fail "amq info on an index failed"
+grep -q "bundle" "$dir/info" || fail "amq info does not call the index a bundle"
+grep -q "^  bytes  *1 members" "$dir/info" || fail "amq info lacks the document table"
+"$amq_tool" info --json "$dir/tree.idx" | python3 -m json.tool >"$dir/info.json" ||
+    fail "amq info --json on an index is not JSON"
+grep -q '"members": ' "$dir/info.json" || fail "amq info --json lacks members"
+echo x | "$amq_tool" query "$dir/tree.idx" >/dev/null 2>"$dir/err"
+[ $? -eq 2 ] || fail "amq query on a bundle did not exit 2"
+grep -q "is a bundle of filters" "$dir/err" || fail "amq query on a bundle: $(cat "$dir/err")"
+
+# 4. Errors say what is wrong and keep what exists.
 run 2 search -i "$dir/none.idx" x
 expect err "none.idx"
 printf 'not an index\n' >"$dir/precious.c"
