@@ -14,6 +14,7 @@
 #define AMQ_FORMAT_H
 
 #include "amq/amq.h"
+#include "util.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -110,6 +111,11 @@ int amq__file_image_open(amq__file_image *img, const char *path, bool use_mmap, 
 
 /* Release an image (free or munmap). Accepts an empty image. */
 void amq__file_image_close(amq__file_image *img);
+
+/* Fill diag with the printf-style message, ": ", and strerror(saved_errno);
+ * leave errno at saved_errno; return AMQ_EIO. For every file operation that
+ * fails with errno set. */
+int amq__io_fail(amq_diag *diag, int saved_errno, const char *format, ...) AMQ__PRINTF(3, 4);
 
 /* ---- parameter blocks ---------------------------------------------------- */
 
