@@ -31,7 +31,8 @@ enum amq__family_id {
     AMQ__FAMILY_HFB = 7,
     AMQ__FAMILY_FUSE8 = 8,
     AMQ__FAMILY_FUSE16 = 9,
-    AMQ__FAMILY_MAX = 63 /* ids above this are refused as corrupt */
+    AMQ__FAMILY_FRONTIER = 10, /* a crawl frontier's manifest (frontier.c), not a filter */
+    AMQ__FAMILY_MAX = 63       /* ids above this are refused as corrupt */
 };
 
 /* The format version this build writes and the newest it reads. */
