@@ -76,8 +76,8 @@
  * after it are gone together with their filter bits (nothing is "seen"
  * that is not queued or popped), and URLs popped after it are queued
  * again. Why checkpoints rather than a write-ahead log making every push
- * durable: a log costs a system call per push (several times the push
- * itself) or, buffered, loses its last buffer anyway; replaying it means a
+ * durable: a log costs a system call per push (about as costly as the
+ * push itself) or, buffered, loses its last buffer anyway; replaying it means a
  * second code path through the filter; and a crawler has a natural moment
  * to save, after it has handled what it popped, which gives it
  * at-least-once visits with no per-URL cost. docs/FRONTIER.md compares the

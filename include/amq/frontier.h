@@ -14,7 +14,7 @@
  * (and, optionally, URLs) in memory and spills the rest to append-only
  * segment files in the frontier's directory, read back in order. The
  * filter's memory is separate and grows with the URLs enqueued (about 15 to
- * 25 bits per URL at fpr 1%; amq_frontier_stats reports it).
+ * 30 bits per URL at fpr 1%; amq_frontier_stats_get reports it).
  *
  * Persistence is by checkpoint: amq_frontier_save makes the whole state
  * durable at once, and amq_frontier_open on the same directory resumes from
