@@ -488,6 +488,10 @@ static int parse_manifest(manifest *m, const amq__container *c, amq_diag *diag)
                          m->pushed, m->enqueued, m->popped);
     if (m->next_segment < 1)
         return amq__fail(diag, AMQ_ECORRUPT, "its next segment id is 0");
+    if (m->filter.capacity < 1 || !(m->filter.fpr > 0 && m->filter.fpr < 1))
+        return amq__fail(diag, AMQ_ECORRUPT,
+                         "its filter's first-stage capacity %" PRIu64 " or fpr %g is out of range",
+                         m->filter.capacity, m->filter.fpr);
     if (m->generation == 0 && (m->pushed || m->segments || m->filter_checksum))
         return amq__fail(diag, AMQ_ECORRUPT, "generation 0 is not the empty frontier");
     if (c->payload_len / AMQ__SPILL_ENTRY_SIZE != m->segments ||

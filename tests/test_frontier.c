@@ -793,6 +793,127 @@ static void test_damaged_manifest_and_filter(void **state)
     model_free(&m);
 }
 
+/* Write the manifest with the given parameter block and segment table
+ * (a correct container: damage only the frontier can find), then expect
+ * opening to fail with status and a message holding fragment. */
+static void expect_manifest_refused(const char *dir, const char *path, const amq__container *c,
+                                    uint32_t family, const uint8_t *params, uint32_t params_len,
+                                    const uint8_t *table, uint64_t table_len, int status,
+                                    const char *fragment)
+{
+    amq_test_write_container(path, family, &c->hasher, params, params_len, table, table_len);
+    expect_open_error(dir, NULL, status, fragment);
+}
+
+static void test_crafted_manifests(void **state)
+{
+    char dir[AMQ_TEST_PATH_MAX], path[AMQ_TEST_PATH_MAX];
+    amq_test_scratch_path(dir, state, "frontier");
+    amq_test_scratch_path(path, state, "frontier/frontier.amq");
+    amq_frontier_options opt;
+    options_for_test(&opt, AMQ_FRONTIER_MIN_MEMORY, AMQ_FRONTIER_MIN_SEGMENT);
+    model m;
+    make_saved(dir, &opt, &m);
+    size_t len;
+    char *file = amq_test_read_file(path, &len);
+    assert_non_null(file);
+    amq__container c;
+    assert_int_equal(amq__format_parse(&c, (const uint8_t *)file, len, NULL), AMQ_OK);
+    assert_int_equal(c.params_len, 108);
+    assert_true(c.payload_len >= 2 * AMQ__SPILL_ENTRY_SIZE);
+
+    /* Fields of the parameter block: offsets of u64s (the version is the
+     * u32 at 0), each set to a value the loader must refuse. */
+    enum {
+        GENERATION = 4,
+        FPR = 20,
+        PUSHED = 44,
+        ENQUEUED = 52,
+        POPPED = 60,
+        CHECKSUM = 68,
+        NEXT_SEGMENT = 76,
+        READ_OFFSET = 84,
+        READ_RECORDS = 92
+    };
+    const uint8_t *p = c.params;
+    double bad_fpr = 1.5;
+    uint64_t bad_fpr_bits;
+    memcpy(&bad_fpr_bits, &bad_fpr, sizeof bad_fpr_bits);
+    const uint64_t first_length = amq__load_u64le(c.payload + 8);
+    struct {
+        size_t offset;
+        uint64_t value;
+        int status;
+        const char *fragment;
+    } fields[] = {
+        { FPR, bad_fpr_bits, AMQ_ECORRUPT, "out of range" },
+        { ENQUEUED, amq__load_u64le(p + PUSHED) + 1, AMQ_ECORRUPT, "inconsistent" },
+        { POPPED, amq__load_u64le(p + ENQUEUED) + 1, AMQ_ECORRUPT, "inconsistent" },
+        { POPPED, amq__load_u64le(p + POPPED) + 1, AMQ_ECORRUPT, "unread URLs" },
+        { PUSHED, amq__load_u64le(p + PUSHED) + 1, AMQ_OK, "" }, /* harmless */
+        { NEXT_SEGMENT, 0, AMQ_ECORRUPT, "next segment id is 0" },
+        { NEXT_SEGMENT, 2, AMQ_ECORRUPT, "has id" },
+        { GENERATION, 0, AMQ_ECORRUPT, "generation 0" },
+        { GENERATION, 2, AMQ_ECORRUPT, "is missing" }, /* no filter-...2.amq */
+        { CHECKSUM, amq__load_u64le(p + CHECKSUM) ^ 1, AMQ_ECORRUPT, "another checkpoint" },
+        { READ_OFFSET, first_length + 1, AMQ_ECORRUPT, "read position" },
+        { READ_OFFSET, AMQ__SEGMENT_HEADER, AMQ_ECORRUPT, "read position" },
+        { READ_RECORDS, 0, AMQ_ECORRUPT, "read position" },
+    };
+    uint8_t params[108];
+    for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
+        memcpy(params, c.params, sizeof params);
+        amq__store_u64le(params + fields[i].offset, fields[i].value);
+        if (fields[i].status == AMQ_OK) {
+            amq_test_write_container(path, AMQ__FAMILY_FRONTIER, &c.hasher, params, 108, c.payload,
+                                     c.payload_len);
+            amq_frontier *f;
+            open_ok(&f, dir, &opt);
+            amq_frontier_close(f);
+            continue;
+        }
+        expect_manifest_refused(dir, path, &c, AMQ__FAMILY_FRONTIER, params, 108, c.payload,
+                                c.payload_len, fields[i].status, fields[i].fragment);
+    }
+    memcpy(params, c.params, sizeof params);
+    amq__store_u32le(params, 2);
+    expect_manifest_refused(dir, path, &c, AMQ__FAMILY_FRONTIER, params, 108, c.payload,
+                            c.payload_len, AMQ_EVERSION, "newer");
+    amq__store_u32le(params, 0);
+    expect_manifest_refused(dir, path, &c, AMQ__FAMILY_FRONTIER, params, 108, c.payload,
+                            c.payload_len, AMQ_ECORRUPT, "parameter block");
+    expect_manifest_refused(dir, path, &c, AMQ__FAMILY_FRONTIER, c.params, 100, c.payload,
+                            c.payload_len, AMQ_ECORRUPT, "parameter block");
+    expect_manifest_refused(dir, path, &c, AMQ__FAMILY_SCALABLE_BLOOM, c.params, 108, c.payload,
+                            c.payload_len, AMQ_ECORRUPT, "not a frontier manifest");
+
+    /* The segment table: an entry short, ids out of order, a segment
+     * listed with more records than its bytes can hold. */
+    expect_manifest_refused(dir, path, &c, AMQ__FAMILY_FRONTIER, c.params, 108, c.payload,
+                            c.payload_len - AMQ__SPILL_ENTRY_SIZE, AMQ_ECORRUPT, "segment table");
+    uint8_t *table = malloc(c.payload_len);
+    assert_non_null(table);
+    memcpy(table, c.payload, c.payload_len);
+    memcpy(table, c.payload + AMQ__SPILL_ENTRY_SIZE, 8);
+    memcpy(table + AMQ__SPILL_ENTRY_SIZE, c.payload, 8);
+    expect_manifest_refused(dir, path, &c, AMQ__FAMILY_FRONTIER, c.params, 108, table,
+                            c.payload_len, AMQ_ECORRUPT, "has id");
+    memcpy(table, c.payload, c.payload_len);
+    amq__store_u64le(table + AMQ__SPILL_ENTRY_SIZE + 16, first_length);
+    expect_manifest_refused(dir, path, &c, AMQ__FAMILY_FRONTIER, c.params, 108, table,
+                            c.payload_len, AMQ_ECORRUPT, "cannot hold");
+    free(table);
+
+    /* Restored, it opens, and every segment file survived the refusals. */
+    amq_test_write_file(path, file, len);
+    amq_frontier *f;
+    open_ok(&f, dir, &opt);
+    drain_and_check_seen(f, &m);
+    amq_frontier_close(f);
+    free(file);
+    model_free(&m);
+}
+
 /* Leftovers of work after a checkpoint are removed when it is reopened;
  * files the frontier did not write are kept. */
 static void test_leftovers_swept(void **state)
@@ -1042,6 +1163,7 @@ int main(void)
         AMQ_TEST_WITH_SCRATCH(test_kill_minus_nine),
         AMQ_TEST_WITH_SCRATCH(test_damaged_segments),
         AMQ_TEST_WITH_SCRATCH(test_damaged_manifest_and_filter),
+        AMQ_TEST_WITH_SCRATCH(test_crafted_manifests),
         AMQ_TEST_WITH_SCRATCH(test_leftovers_swept),
         AMQ_TEST_WITH_SCRATCH(test_option_and_directory_errors),
         AMQ_TEST_WITH_SCRATCH(test_url_limits),
