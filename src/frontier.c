@@ -83,7 +83,7 @@
  * at-least-once visits with no per-URL cost. docs/FRONTIER.md compares the
  * two.
  *
- * The manifest is an amq container (docs/FORMAT.md) of family 10, whose
+ * The manifest is an amq container (docs/FORMAT.md) of family 11, whose
  * hasher is the filter's. Its parameter block, little-endian:
  *
  *   u32 version (1) | u64 generation
