@@ -288,11 +288,7 @@ int amq__format_encode(uint8_t **out, size_t *out_len, const amq__container *c,
 
 /* ---- saving ---------------------------------------------------------------- */
 
-/* Fill diag with the printf-style message, ": ", and strerror(saved_errno);
- * leave errno at saved_errno; return AMQ_EIO. */
-static int io_fail(amq_diag *diag, int saved_errno, const char *format, ...) AMQ__PRINTF(3, 4);
-
-static int io_fail(amq_diag *diag, int saved_errno, const char *format, ...)
+int amq__io_fail(amq_diag *diag, int saved_errno, const char *format, ...)
 {
     char what[sizeof diag->message];
     va_list args;
@@ -416,34 +412,35 @@ int amq__format_save(const char *path, const amq__container *c, const amq__piece
 
     int fd = create_temporary(&paths);
     if (fd < 0) {
-        status = io_fail(diag, errno, "saving '%s': cannot create a temporary file in '%s'", path,
-                         paths.directory);
+        status = amq__io_fail(diag, errno, "saving '%s': cannot create a temporary file in '%s'",
+                              path, paths.directory);
         save_paths_free(&paths);
         return status;
     }
 
     sink s = { .memory = NULL, .fd = fd, .written = 0 };
     if (write_container(&s, c, pieces, piece_count, payload_len) != 0)
-        status = io_fail(diag, errno, "saving '%s': writing '%s'", path, paths.temporary);
+        status = amq__io_fail(diag, errno, "saving '%s': writing '%s'", path, paths.temporary);
     else if (fsync(fd) != 0)
-        status = io_fail(diag, errno, "saving '%s': syncing '%s'", path, paths.temporary);
+        status = amq__io_fail(diag, errno, "saving '%s': syncing '%s'", path, paths.temporary);
     int saved_errno = errno;
     if (close(fd) != 0 && status == AMQ_OK) {
         saved_errno = errno;
-        status = io_fail(diag, errno, "saving '%s': closing '%s'", path, paths.temporary);
+        status = amq__io_fail(diag, errno, "saving '%s': closing '%s'", path, paths.temporary);
     }
     if (status == AMQ_OK && rename(paths.temporary, path) != 0) {
         saved_errno = errno;
-        status = io_fail(diag, errno, "saving '%s': renaming '%s' over it", path, paths.temporary);
+        status =
+            amq__io_fail(diag, errno, "saving '%s': renaming '%s' over it", path, paths.temporary);
     }
     if (status != AMQ_OK) {
         unlink(paths.temporary);
     } else if (sync_directory(paths.directory) != 0) {
         saved_errno = errno;
-        status = io_fail(diag, errno,
-                         "'%s' was replaced, but syncing its directory '%s' failed, so the "
-                         "replacement may not survive a crash",
-                         path, paths.directory);
+        status = amq__io_fail(diag, errno,
+                              "'%s' was replaced, but syncing its directory '%s' failed, so the "
+                              "replacement may not survive a crash",
+                              path, paths.directory);
     }
     save_paths_free(&paths);
     if (status != AMQ_OK)
@@ -648,7 +645,7 @@ static int read_regular(amq__file_image *img, int fd, size_t size, const char *p
     if (got < 0 || beyond < 0) {
         int saved_errno = errno;
         free(data);
-        return io_fail(diag, saved_errno, "reading '%s'", path);
+        return amq__io_fail(diag, saved_errno, "reading '%s'", path);
     }
     if (got != (int64_t)size || beyond != 0) {
         free(data);
@@ -678,7 +675,7 @@ static int read_stream(amq__file_image *img, int fd, const char *path, amq_diag 
         if (got < 0) {
             int saved_errno = errno;
             free(data);
-            return io_fail(diag, saved_errno, "reading '%s'", path);
+            return amq__io_fail(diag, saved_errno, "reading '%s'", path);
         }
         used += (size_t)got;
         if (used < capacity)
@@ -701,11 +698,11 @@ int amq__file_image_open(amq__file_image *img, const char *path, bool use_mmap, 
     img->mapped = false;
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
-        return io_fail(diag, errno, "cannot open '%s'", path);
+        return amq__io_fail(diag, errno, "cannot open '%s'", path);
     struct stat st;
     int status = AMQ_OK;
     if (fstat(fd, &st) != 0) {
-        status = io_fail(diag, errno, "cannot stat '%s'", path);
+        status = amq__io_fail(diag, errno, "cannot stat '%s'", path);
     } else if (!S_ISREG(st.st_mode)) {
         status = read_stream(img, fd, path, diag);
     } else if ((uint64_t)st.st_size > SIZE_MAX) {
@@ -715,7 +712,7 @@ int amq__file_image_open(amq__file_image *img, const char *path, bool use_mmap, 
     } else if (use_mmap) {
         void *map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
         if (map == MAP_FAILED) {
-            status = io_fail(diag, errno, "cannot map '%s'", path);
+            status = amq__io_fail(diag, errno, "cannot map '%s'", path);
         } else {
             img->data = map;
             img->len = (size_t)st.st_size;

@@ -14,6 +14,7 @@
 #define AMQ_FORMAT_H
 
 #include "amq/amq.h"
+#include "util.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -30,8 +31,9 @@ enum amq__family_id {
     AMQ__FAMILY_HFB = 7,
     AMQ__FAMILY_FUSE8 = 8,
     AMQ__FAMILY_FUSE16 = 9,
-    AMQ__FAMILY_BUNDLE = 10, /* many named filters in one file (bundle.c), not a filter */
-    AMQ__FAMILY_MAX = 63     /* ids above this are refused as corrupt */
+    AMQ__FAMILY_BUNDLE = 10,   /* many named filters in one file (bundle.c), not a filter */
+    AMQ__FAMILY_FRONTIER = 11, /* a crawl frontier's manifest (frontier.c), not a filter */
+    AMQ__FAMILY_MAX = 63       /* ids above this are refused as corrupt */
 };
 
 /* The format version this build writes and the newest it reads. */
@@ -83,6 +85,11 @@ int amq__format_encode(uint8_t **out, size_t *out_len, const amq__container *c,
  * path ending in '/'), AMQ_ERANGE, AMQ_ENOMEM. */
 int amq__format_save(const char *path, const amq__container *c, const amq__piece *pieces,
                      size_t piece_count, amq_diag *diag);
+
+/* Fill diag with the printf-style message, ": ", and strerror(saved_errno);
+ * leave errno at saved_errno; return AMQ_EIO. For every file operation that
+ * fails with errno set. */
+int amq__io_fail(amq_diag *diag, int saved_errno, const char *format, ...) AMQ__PRINTF(3, 4);
 
 /* Validate a whole file image and describe it; the pointers in *out point
  * into buf, and *out is written only on success. Checks, in order: length

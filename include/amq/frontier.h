@@ -1,0 +1,278 @@
+/*
+ * amq/frontier.h - a crawl frontier: the to-visit queue of a web crawler,
+ * which enqueues a URL only the first time it is pushed.
+ *
+ * push(url) asks a scalable Bloom filter whether the URL was pushed before;
+ * if not, the URL is added to the filter and appended to a FIFO queue, and
+ * pop() returns the oldest queued URL. A URL that was enqueued is never
+ * enqueued again (a Bloom filter has no false negatives). A URL never seen
+ * is skipped with probability at most the configured fpr, however many URLs
+ * arrive: the scalable filter adds stages as it fills, each tighter than
+ * the last, so there is no "expected size" past which the rate degrades.
+ *
+ * Memory is bounded: the queue holds at most a configured number of bytes
+ * (and, optionally, URLs) in memory and spills the rest to append-only
+ * segment files in the frontier's directory, read back in order. The
+ * filter's memory is separate and grows with the URLs enqueued (about 15 to
+ * 30 bits per URL at fpr 1%; amq_frontier_stats_get reports it).
+ *
+ * Persistence is by checkpoint: amq_frontier_save makes the whole state
+ * durable at once, and amq_frontier_open on the same directory resumes from
+ * the last completed save, whatever happened after it (a crash, kill -9, a
+ * close without saving). Relative to that checkpoint no queued URL is lost
+ * and no enqueued one is enqueued again. Pushes after it are lost together
+ * with their filter bits (pushing them again enqueues them); URLs popped
+ * after it are queued again, so a crawler that saves after handling what it
+ * popped visits every URL at least once. docs/FRONTIER.md has the details.
+ *
+ * URLs are byte strings of at most AMQ_FRONTIER_MAX_URL bytes, compared
+ * exactly. Normalizing them is the caller's choice; amq_frontier_canonical_url
+ * is an optional hook for the common RFC 3986 steps.
+ *
+ * Thread safety: none. One thread at a time may call into a frontier;
+ * distinct frontiers (distinct directories) are independent. A directory is
+ * locked while open, so a second process, or a second open in the same
+ * process, is refused.
+ */
+#ifndef AMQ_FRONTIER_H
+#define AMQ_FRONTIER_H
+
+#include "amq/amq.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** A crawl frontier; opaque. */
+typedef struct amq_frontier amq_frontier;
+
+/** The longest URL a frontier takes, in bytes (after canonicalization). */
+#define AMQ_FRONTIER_MAX_URL 65536
+/** The smallest memory cap in bytes: room for two URLs of the largest size. */
+#define AMQ_FRONTIER_MIN_MEMORY ((uint64_t)256 * 1024)
+/** The smallest segment file size in bytes. */
+#define AMQ_FRONTIER_MIN_SEGMENT ((uint64_t)64 * 1024)
+
+/**
+ * A canonicalization hook: write the form of url that the frontier should
+ * compare and store.
+ *
+ * @param out where to write the canonical URL (not NUL-terminated).
+ * @param capacity bytes available at out (AMQ_FRONTIER_MAX_URL + 1 when the
+ *   frontier calls it).
+ * @param out_len receives the canonical URL's length; on AMQ_ERANGE, the
+ *   length it needs.
+ * @param url the URL as pushed; len bytes.
+ * @param len its length.
+ * @param user the options' canonicalize_user pointer.
+ * @return AMQ_OK, or a negative code, which the push returns unchanged.
+ */
+typedef int (*amq_frontier_canonicalize_fn)(char *out, size_t capacity, size_t *out_len,
+                                            const char *url, size_t len, void *user);
+
+/** How a frontier is made. Initialize with amq_frontier_options_init. */
+typedef struct amq_frontier_options {
+    /* The filter: used when a directory is created, then stored in it; a
+     * reopened frontier keeps the values it was created with. */
+    double fpr;                /**< bound on the chance a new URL is skipped, in (0, 1);
+                                    default 0.01 */
+    uint64_t initial_capacity; /**< URLs in the filter's first stage; default 2^20 */
+    double growth;             /**< each stage holds this times the URLs of the one
+                                    before, in [1.25, 16]; default 2 */
+    double tightening;         /**< each stage's error is this times the one before's,
+                                    in [0.5, 0.95]; default 0.9 */
+    uint64_t seed;             /**< the filter's XXH3 seed; default 0 */
+    /* The queue: taken from the options at every open. */
+    uint64_t memory_bytes;  /**< most bytes of queued URLs held in memory (each URL
+                                 takes its length + 8), at least AMQ_FRONTIER_MIN_MEMORY;
+                                 default 64 MiB */
+    uint64_t memory_urls;   /**< most URLs held in memory, at least 2; default
+                                 UINT64_MAX (only memory_bytes limits) */
+    uint64_t segment_bytes; /**< the size at which a spill file is closed and the next
+                                 one begun, at least AMQ_FRONTIER_MIN_SEGMENT;
+                                 default 64 MiB */
+    /** Called on every pushed URL before anything else; NULL: URLs are
+     *  taken as they are. The same hook must be used every time a
+     *  directory is opened, or equal URLs may be told apart. */
+    amq_frontier_canonicalize_fn canonicalize;
+    void *canonicalize_user; /**< passed to canonicalize */
+} amq_frontier_options;
+
+/** What a frontier reports about itself. */
+typedef struct amq_frontier_stats {
+    uint64_t pushed;           /**< pushes answered 0 or 1 */
+    uint64_t enqueued;         /**< pushes answered 1 */
+    uint64_t skipped;          /**< pushes answered 0: pushed before, or a false positive */
+    uint64_t popped;           /**< pops answered 1 */
+    uint64_t queued;           /**< URLs waiting: enqueued - popped */
+    uint64_t queued_in_memory; /**< of those, held in memory */
+    uint64_t queued_on_disk;   /**< of those, only in segment files */
+    uint64_t memory_bytes;     /**< bytes the queue's buffers take */
+    uint64_t disk_bytes;       /**< bytes of the live segment files */
+    uint64_t segments;         /**< live segment files */
+    uint64_t filter_bytes;     /**< bytes of the filter's bits */
+    double expected_fpr;       /**< the chance that the next new URL is skipped, from
+                                    the filter's fill (below fpr) */
+    double fpr;                /**< the bound the filter was made with */
+    uint64_t generation;       /**< checkpoints completed in this directory */
+} amq_frontier_stats;
+
+/**
+ * Fill options with the defaults named in amq_frontier_options.
+ * @param opt the options to fill; not NULL.
+ */
+AMQ_API void amq_frontier_options_init(amq_frontier_options *opt);
+
+/**
+ * Open the frontier in a directory, creating it when needed.
+ *
+ * A directory that does not exist is created (its parent must exist); an
+ * empty one gets a new, empty frontier, whose first checkpoint is written
+ * at once. A directory holding a frontier is reopened at its last
+ * checkpoint: what was pushed or popped after it is gone, segment bytes
+ * written after it are cut off, and files of that later work are removed.
+ * Files the frontier did not write are never touched.
+ *
+ * @param out receives the frontier; NULL on failure. Not NULL.
+ * @param dir the directory's path; not NULL. It is resolved to an absolute
+ *   path at once.
+ * @param opt the options; NULL means the defaults. Copied.
+ * @param diag on failure, what went wrong and where; may be NULL.
+ * @return AMQ_OK;
+ *   AMQ_EINVAL: an option out of range (the message names it), dir is not
+ *   a directory, or it is not empty and holds no frontier;
+ *   AMQ_ECORRUPT: the frontier's files are damaged, missing or do not
+ *   belong together (the message names the file and the check);
+ *   AMQ_EVERSION: a frontier written by a newer version;
+ *   AMQ_EIO: a system call failed (errno tells why), including a directory
+ *   already open (locked) elsewhere;
+ *   AMQ_ERANGE: the filter's first stage would be too large;
+ *   AMQ_ENOMEM.
+ * Allocates: the frontier and its filter; queue buffers come later, as they
+ *   fill. Complexity: reads the checkpoint's files but not the queued URLs
+ *   (segment records are checked as they are read back).
+ */
+AMQ_API int amq_frontier_open(amq_frontier **out, const char *dir, const amq_frontier_options *opt,
+                              amq_diag *diag);
+
+/**
+ * Push a URL: enqueue it unless the filter says it was pushed before.
+ *
+ * The URL is canonicalized first when the options have a hook.
+ *
+ * @param f the frontier; not NULL.
+ * @param url the URL's bytes; may be NULL when len is 0.
+ * @param len its length.
+ * @param diag on failure, what went wrong; may be NULL.
+ * @return 1: enqueued; 0: pushed before, or (with probability at most fpr)
+ *   a new URL the filter mistakes for one, not enqueued; or, with nothing
+ *   changed:
+ *   AMQ_EINVAL: longer than AMQ_FRONTIER_MAX_URL (before or after the hook);
+ *   any code the hook returns;
+ *   AMQ_EIO: spilling to a segment file failed (the disk is full, ...);
+ *   AMQ_ERANGE: the filter cannot grow another stage (64 stages);
+ *   AMQ_ENOMEM.
+ * Allocates: queue buffers up to the memory cap, filter stages as it
+ *   grows. Complexity: a hash and a probe of every filter stage; a spill
+ *   writes up to the memory cap's worth at once, then nothing for as long.
+ */
+AMQ_API int amq_frontier_push(amq_frontier *f, const char *url, size_t len, amq_diag *diag);
+
+/**
+ * Pop the oldest queued URL.
+ *
+ * @param f the frontier; not NULL.
+ * @param buffer receives the URL and a terminating NUL; not NULL unless
+ *   capacity is 0. A buffer of AMQ_FRONTIER_MAX_URL + 1 bytes always fits.
+ * @param capacity its size in bytes.
+ * @param len receives the URL's length (without the NUL) on 1 and on
+ *   AMQ_ERANGE, else 0; not NULL.
+ * @param diag on failure, what went wrong; may be NULL.
+ * @return 1: popped; 0: the queue is empty; or, with nothing changed:
+ *   AMQ_ERANGE: capacity is less than *len + 1 (the URL stays queued);
+ *   AMQ_ECORRUPT: the next URL's record in its segment file is damaged (the
+ *   message names the file and offset; the URLs before it were all
+ *   delivered, and every later pop answers the same);
+ *   AMQ_EIO: reading a segment file failed; AMQ_ENOMEM.
+ * Allocates: the read-ahead buffer, once. Complexity: O(1), and one read of
+ *   up to 4 MiB of a segment file per such chunk of URLs.
+ */
+AMQ_API int amq_frontier_pop(amq_frontier *f, char *buffer, size_t capacity, size_t *len,
+                             amq_diag *diag);
+
+/**
+ * Save a checkpoint: make the queue, the filter and the counters durable,
+ * atomically. After a crash, amq_frontier_open resumes from the last save
+ * that returned AMQ_OK (or from the one being made, if the crash came after
+ * its commit point).
+ *
+ * URLs held in memory are appended to a segment file; segment files are
+ * fsynced; the filter is written to a new file; then a manifest naming them
+ * replaces the old one (the commit point), and files the old checkpoint
+ * needed and the new one does not are removed.
+ *
+ * @param f the frontier; not NULL.
+ * @param diag on failure, what went wrong; may be NULL.
+ * @return AMQ_OK; AMQ_EIO (errno tells why; the previous checkpoint stays the
+ *   one a reopen finds, and the frontier stays usable); AMQ_ENOMEM.
+ * Allocates: a copy of the segment table. Complexity: writes the whole
+ *   filter and the URLs held in memory since the last spill.
+ */
+AMQ_API int amq_frontier_save(amq_frontier *f, amq_diag *diag);
+
+/**
+ * Describe a frontier.
+ * @param f the frontier; not NULL.
+ * @param out receives the figures; not NULL.
+ * Allocates: never. Complexity: O(filter stages).
+ */
+AMQ_API void amq_frontier_stats_get(const amq_frontier *f, amq_frontier_stats *out);
+
+/**
+ * Close a frontier without saving: what changed since the last
+ * amq_frontier_save is discarded (the directory stays at that checkpoint).
+ * Spill files made since then are removed. Releases the directory's lock.
+ * @param f the frontier; may be NULL.
+ */
+AMQ_API void amq_frontier_close(amq_frontier *f);
+
+/**
+ * The provided canonicalization hook (optional: pass it as the options'
+ * canonicalize): RFC 3986 normalizations that never change what a URL
+ * points to.
+ *
+ *   - the scheme is lower-cased: "HTTP://" -> "http://";
+ *   - the host is lower-cased, except inside percent-escapes; an IPv6
+ *     literal "[...]" likewise; the userinfo ("user:pass@") is kept as is;
+ *   - an empty port ("host:") is dropped, and so is the scheme's default
+ *     port, 80 for http and 443 for https ("080" counts as 80);
+ *   - an empty path becomes "/" for http and https ("http://a.b?q" ->
+ *     "http://a.b/?q");
+ *   - the fragment ("#..." to the end) is dropped;
+ *   - the path and query are kept byte for byte: no percent-escape is
+ *     decoded or re-cased, no "." or ".." segment removed.
+ *
+ * @param out receives the canonical URL (not NUL-terminated); not NULL
+ *   unless capacity is 0. The result is at most len + 1 bytes.
+ * @param capacity bytes at out.
+ * @param out_len receives its length, or on AMQ_ERANGE the length needed;
+ *   not NULL.
+ * @param url the URL; len bytes; may be NULL when len is 0.
+ * @param len its length.
+ * @param user unused (the hook's user pointer); may be NULL.
+ * @return AMQ_OK; AMQ_EINVAL: not "scheme://authority..." (a relative URL, a
+ *   scheme with characters RFC 3986 does not allow, an IPv6 literal without
+ *   its ']', a port that is not digits); AMQ_ERANGE: capacity too small.
+ * Allocates: never. Thread safety: safe.
+ */
+AMQ_API int amq_frontier_canonical_url(char *out, size_t capacity, size_t *out_len, const char *url,
+                                       size_t len, void *user);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* AMQ_FRONTIER_H */

@@ -1,0 +1,1174 @@
+/*
+ * Tests for the crawl frontier (src/frontier.c, frontier_segments.c,
+ * frontier_url.c) against an exact model: a FIFO of URL ids, the set of ids
+ * ever enqueued, and a replica scalable Bloom filter made with the
+ * frontier's parameters, which predicts each push's answer exactly (the
+ * frontier's filter sees the same adds in the same order), false positives
+ * included. Covered: FIFO order and no URL enqueued twice over hundreds of
+ * thousands of pushes with a small memory cap (so the queue spills to
+ * segment files and reads them back), the false-positive skips against the
+ * bound, save and reopen, a child killed with SIGKILL at random points and
+ * the directory reopened at the checkpoint it had reported, damaged and
+ * missing files, option and URL-length errors, and the canonicalization
+ * hook on tricky URLs.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+
+#include <cmocka.h>
+
+#include "amq/amq.h"
+#include "amq/bloom.h"
+#include "amq/frontier.h"
+#include "frontier_internal.h"
+#include "test_util.h"
+#include "util.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static uint64_t seed;
+
+/* ---- URLs and the model ------------------------------------------------------------ */
+
+#define URL_SIZE 96
+
+/* URL number id: a thousand hosts, one path per id. */
+static size_t make_url(char out[URL_SIZE], uint64_t id)
+{
+    int len =
+        snprintf(out, URL_SIZE, "https://host%" PRIu64 ".example/path/%" PRIu64, id % 1000, id);
+    return (size_t)len;
+}
+
+typedef struct model {
+    amq_scalable_bloom *replica;
+    uint64_t *queue; /* ids, queue[head .. tail) */
+    size_t head, tail, capacity;
+    uint8_t *seen; /* seen[id]: id was enqueued */
+    size_t universe;
+    uint64_t pushed, enqueued, popped;
+    uint64_t false_positives; /* never-enqueued ids the filter skipped */
+} model;
+
+static void options_for_test(amq_frontier_options *opt, uint64_t memory, uint64_t segment)
+{
+    amq_frontier_options_init(opt);
+    opt->initial_capacity = 1000;
+    opt->seed = seed;
+    opt->memory_bytes = memory;
+    opt->segment_bytes = segment;
+}
+
+static void model_init(model *m, const amq_frontier_options *opt)
+{
+    memset(m, 0, sizeof *m);
+    amq_scalable_bloom_params params = { .capacity = opt->initial_capacity,
+                                         .fpr = opt->fpr,
+                                         .growth = opt->growth,
+                                         .tightening = opt->tightening };
+    amq_hasher_xxh3(&params.hasher, opt->seed);
+    assert_int_equal(amq_scalable_bloom_new(&m->replica, &params), AMQ_OK);
+}
+
+static void model_free(model *m)
+{
+    amq_scalable_bloom_free(m->replica);
+    free(m->queue);
+    free(m->seen);
+}
+
+/* The answer the frontier must give to pushing id, and the model's change. */
+static int model_push(model *m, uint64_t id)
+{
+    char url[URL_SIZE];
+    size_t len = make_url(url, id);
+    if (id >= m->universe) {
+        size_t bigger = (size_t)id * 2 + 1024;
+        m->seen = realloc(m->seen, bigger);
+        assert_non_null(m->seen);
+        memset(m->seen + m->universe, 0, bigger - m->universe);
+        m->universe = bigger;
+    }
+    int added = amq_scalable_bloom_add(m->replica, url, len);
+    assert_true(added == 0 || added == 1);
+    m->pushed++;
+    if (!added) {
+        m->false_positives += !m->seen[id];
+        return 0;
+    }
+    if (m->seen[id])
+        fail_msg("the replica filter took id %" PRIu64 " twice", id);
+    m->seen[id] = 1;
+    if (m->tail == m->capacity && m->head > 0) {
+        memmove(m->queue, m->queue + m->head, (m->tail - m->head) * sizeof *m->queue);
+        m->tail -= m->head;
+        m->head = 0;
+    }
+    if (m->tail == m->capacity) {
+        m->capacity = m->capacity ? m->capacity * 2 : 1024;
+        m->queue = realloc(m->queue, m->capacity * sizeof *m->queue);
+        assert_non_null(m->queue);
+    }
+    m->queue[m->tail++] = id;
+    m->enqueued++;
+    return 1;
+}
+
+static uint64_t model_queued(const model *m)
+{
+    return m->tail - m->head;
+}
+
+/* Pop from the model; false when it is empty. */
+static bool model_pop(model *m, uint64_t *id)
+{
+    if (m->head == m->tail)
+        return false;
+    *id = m->queue[m->head++];
+    m->popped++;
+    return true;
+}
+
+static void check_invariants(const amq_frontier *f)
+{
+    amq_diag diag = { .message = "" };
+    if (amq__frontier_check(f, &diag) != AMQ_OK)
+        fail_msg("invariant broken: %s", diag.message);
+}
+
+/* Push id to both; their answers must agree. */
+static void push_both(amq_frontier *f, model *m, uint64_t id)
+{
+    char url[URL_SIZE];
+    size_t len = make_url(url, id);
+    amq_diag diag = { .message = "" };
+    int got = amq_frontier_push(f, url, len, &diag);
+    int expected = model_push(m, id);
+    if (got != expected)
+        fail_msg("push of %s answered %d (%s), the model %d", url, got, diag.message, expected);
+}
+
+/* Pop from both; the URLs must agree. */
+static void pop_both(amq_frontier *f, model *m)
+{
+    char buffer[AMQ_FRONTIER_MAX_URL + 1];
+    size_t len = 99;
+    amq_diag diag = { .message = "" };
+    int got = amq_frontier_pop(f, buffer, sizeof buffer, &len, &diag);
+    uint64_t id = 0;
+    bool expected = model_pop(m, &id);
+    if (got != (int)expected)
+        fail_msg("pop answered %d (%s), the model %d with %" PRIu64 " queued", got, diag.message,
+                 expected, model_queued(m));
+    if (!expected) {
+        assert_int_equal(len, 0);
+        return;
+    }
+    char url[URL_SIZE];
+    size_t url_len = make_url(url, id);
+    if (len != url_len || memcmp(buffer, url, len) != 0 || buffer[len] != '\0')
+        fail_msg("popped '%.*s', the model '%s'", (int)len, buffer, url);
+}
+
+/* Every figure the model knows agrees, and memory stays under the cap. */
+static void check_stats(const amq_frontier *f, const model *m, uint64_t memory_cap)
+{
+    amq_frontier_stats st;
+    amq_frontier_stats_get(f, &st);
+    assert_int_equal(st.pushed, m->pushed);
+    assert_int_equal(st.enqueued, m->enqueued);
+    assert_int_equal(st.skipped, m->pushed - m->enqueued);
+    assert_int_equal(st.popped, m->popped);
+    assert_int_equal(st.queued, model_queued(m));
+    assert_int_equal(st.queued_in_memory + st.queued_on_disk, st.queued);
+    if (st.memory_bytes > memory_cap)
+        fail_msg("%" PRIu64 " bytes of buffers under a cap of %" PRIu64, st.memory_bytes,
+                 memory_cap);
+    assert_true(st.expected_fpr <= st.fpr);
+}
+
+/* Pop everything from both, comparing; then every id ever enqueued is
+ * refused when pushed again (which changes only the push count). */
+static void drain_and_check_seen(amq_frontier *f, model *m)
+{
+    while (model_queued(m) > 0)
+        pop_both(f, m);
+    pop_both(f, m); /* both empty */
+    for (uint64_t id = 0; id < m->universe; id++) {
+        if (!m->seen[id])
+            continue;
+        char url[URL_SIZE];
+        size_t len = make_url(url, id);
+        int status = amq_frontier_push(f, url, len, NULL);
+        if (status != 0)
+            fail_msg("%s, enqueued before, was pushed again with answer %d", url, status);
+        m->pushed++;
+    }
+}
+
+/* ---- directory helpers ------------------------------------------------------------- */
+
+/* Files in dir whose names begin with prefix. */
+static size_t count_files(const char *dir, const char *prefix)
+{
+    DIR *d = opendir(dir);
+    assert_non_null(d);
+    size_t count = 0;
+    struct dirent *entry;
+    while ((entry = readdir(d)) != NULL)
+        count += strncmp(entry->d_name, prefix, strlen(prefix)) == 0;
+    closedir(d);
+    return count;
+}
+
+/* The name of the first (lowest) segment file in dir, into out. */
+static void first_segment(char out[AMQ_TEST_PATH_MAX], const char *dir)
+{
+    DIR *d = opendir(dir);
+    assert_non_null(d);
+    uint64_t lowest = UINT64_MAX, id;
+    struct dirent *entry;
+    while ((entry = readdir(d)) != NULL)
+        if (amq__segment_name_parse(entry->d_name, &id) && id < lowest)
+            lowest = id;
+    closedir(d);
+    assert_true(lowest != UINT64_MAX);
+    int len = snprintf(out, AMQ_TEST_PATH_MAX, "%s/segment-%016" PRIx64 ".seg", dir, lowest);
+    assert_true(len > 0 && len < AMQ_TEST_PATH_MAX);
+}
+
+static off_t file_size(const char *path)
+{
+    struct stat st;
+    assert_int_equal(stat(path, &st), 0);
+    return st.st_size;
+}
+
+static void flip_byte(const char *path, off_t at)
+{
+    int fd = open(path, O_RDWR);
+    assert_true(fd >= 0);
+    uint8_t byte;
+    assert_int_equal(pread(fd, &byte, 1, at), 1);
+    byte ^= 0x10;
+    assert_int_equal(pwrite(fd, &byte, 1, at), 1);
+    close(fd);
+}
+
+static void open_ok(amq_frontier **f, const char *dir, const amq_frontier_options *opt)
+{
+    amq_diag diag = { .message = "" };
+    int status = amq_frontier_open(f, dir, opt, &diag);
+    if (status != AMQ_OK)
+        fail_msg("opening %s: %s (%s)", dir, amq_strerror(status), diag.message);
+}
+
+/* Opening must fail with status and a message holding fragment. */
+static void expect_open_error(const char *dir, const amq_frontier_options *opt, int status,
+                              const char *fragment)
+{
+    amq_frontier *f = (amq_frontier *)&f;
+    amq_diag diag = { .message = "" };
+    int got = amq_frontier_open(&f, dir, opt, &diag);
+    if (got != status || !strstr(diag.message, fragment))
+        fail_msg("opening %s answered %s (%s); expected %s with '%s'", dir, amq_strerror(got),
+                 diag.message, amq_strerror(status), fragment);
+    assert_null(f);
+}
+
+/* ---- FIFO order and duplicates ----------------------------------------------------- */
+
+/* ops operations on both, pushing with probability push_percent, ids drawn
+ * from [0, universe + i / 4). */
+static void run_ops(amq_frontier *f, model *m, amq_test_rng *rng, uint64_t ops,
+                    unsigned push_percent, uint64_t universe, uint64_t memory_cap)
+{
+    for (uint64_t i = 0; i < ops; i++) {
+        if (amq_test_below(rng, 100) < push_percent)
+            push_both(f, m, amq_test_below(rng, universe + i / 4));
+        else
+            pop_both(f, m);
+        if (i % 4999 == 0) {
+            check_invariants(f);
+            check_stats(f, m, memory_cap);
+        }
+    }
+    check_invariants(f);
+    check_stats(f, m, memory_cap);
+}
+
+static void fifo_against_model(void **state, uint64_t memory, uint64_t memory_urls)
+{
+    char dir[AMQ_TEST_PATH_MAX];
+    amq_test_scratch_path(dir, state, "frontier");
+    amq_frontier_options opt;
+    options_for_test(&opt, memory, AMQ_FRONTIER_MIN_SEGMENT);
+    opt.memory_urls = memory_urls;
+    model m;
+    model_init(&m, &opt);
+    amq_frontier *f;
+    open_ok(&f, dir, &opt);
+    amq_test_rng rng;
+    amq_test_rng_init(&rng, seed);
+    uint64_t scale = AMQ_TEST_SANITIZED ? 1 : 3;
+    /* grow (spilling), drain (reading back, then from the tail), mix */
+    run_ops(f, &m, &rng, 60000 * scale, 75, 40000 * scale, memory);
+    amq_frontier_stats st;
+    amq_frontier_stats_get(f, &st);
+    assert_true(st.queued_on_disk > 0);
+    assert_true(st.segments > 1);
+    run_ops(f, &m, &rng, 60000 * scale, 30, 40000 * scale, memory);
+    run_ops(f, &m, &rng, 60000 * scale, 50, 60000 * scale, memory);
+    /* Many pushes were duplicates, and none was enqueued twice. */
+    assert_true(m.pushed - m.enqueued > m.pushed / 4);
+    drain_and_check_seen(f, &m);
+    check_invariants(f);
+    amq_frontier_stats_get(f, &st);
+    assert_int_equal(st.queued, 0);
+    /* Read to the end, the spill files are gone (none was ever saved). */
+    assert_int_equal(st.disk_bytes, 0);
+    assert_int_equal(count_files(dir, "segment-"), 0);
+    amq_frontier_close(f);
+    model_free(&m);
+}
+
+static void test_fifo_small_memory(void **state)
+{
+    fifo_against_model(state, AMQ_FRONTIER_MIN_MEMORY, UINT64_MAX);
+}
+
+static void test_fifo_url_cap(void **state)
+{
+    fifo_against_model(state, (uint64_t)64 << 20, 300);
+}
+
+/* ---- false positives --------------------------------------------------------------- */
+
+static void test_false_positive_skips(void **state)
+{
+    char dir[AMQ_TEST_PATH_MAX];
+    amq_test_scratch_path(dir, state, "frontier");
+    amq_frontier_options opt;
+    options_for_test(&opt, (uint64_t)8 << 20, AMQ_FRONTIER_MIN_SEGMENT);
+    amq_frontier *f;
+    open_ok(&f, dir, &opt);
+    /* Distinct URLs only: every skip is a false positive. 1000 URLs in the
+     * first stage, so the filter grows through 8 stages. */
+    const uint64_t n = 200000;
+    uint64_t skipped = 0;
+    for (uint64_t i = 0; i < n; i++) {
+        char url[URL_SIZE];
+        size_t len = make_url(url, amq__mix64(seed ^ i));
+        int status = amq_frontier_push(f, url, len, NULL);
+        assert_true(status == 0 || status == 1);
+        skipped += (uint64_t)(status == 0);
+    }
+    /* Each push is skipped with probability below p: the count is below a
+     * binomial(n, p) one, within 4 standard deviations of n p. */
+    double mean = (double)n * opt.fpr;
+    double bound = mean + 4 * sqrt(mean * (1 - opt.fpr));
+    amq_frontier_stats st;
+    amq_frontier_stats_get(f, &st);
+    fprintf(stderr,
+            "false-positive skips: %" PRIu64 " of %" PRIu64 " new URLs (bound %.0f), "
+            "filter %.1f bits/URL\n",
+            skipped, n, bound, (double)st.filter_bytes * 8 / (double)st.enqueued);
+    if ((double)skipped > bound)
+        fail_msg("%" PRIu64 " skips of new URLs; p = %g allows %.0f", skipped, opt.fpr, bound);
+    assert_int_equal(st.skipped, skipped);
+    assert_true(st.expected_fpr < opt.fpr);
+    amq_frontier_close(f);
+}
+
+/* ---- save and reopen --------------------------------------------------------------- */
+
+static void test_save_reopen(void **state)
+{
+    char dir[AMQ_TEST_PATH_MAX];
+    amq_test_scratch_path(dir, state, "frontier");
+    amq_frontier_options opt;
+    options_for_test(&opt, AMQ_FRONTIER_MIN_MEMORY, AMQ_FRONTIER_MIN_SEGMENT);
+    model m;
+    model_init(&m, &opt);
+    amq_frontier *f;
+    open_ok(&f, dir, &opt);
+    amq_test_rng rng;
+    amq_test_rng_init(&rng, seed + 1);
+
+    /* Queue enough to spill, pop a few so the head holds part of segment 1,
+     * and save there. */
+    for (uint64_t i = 0; i < 20000; i++)
+        push_both(f, &m, amq_test_below(&rng, 30000));
+    for (int i = 0; i < 10; i++)
+        pop_both(f, &m);
+    amq_frontier_stats st;
+    amq_frontier_stats_get(f, &st);
+    assert_true(st.queued_on_disk > 0);
+    assert_int_equal(st.generation, 0);
+    assert_int_equal(amq_frontier_save(f, NULL), AMQ_OK);
+    amq_frontier_stats_get(f, &st);
+    assert_int_equal(st.generation, 1);
+    assert_int_equal(count_files(dir, "filter-"), 1);
+
+    /* Work after the save is discarded by a close without saving. */
+    for (uint64_t i = 0; i < 5000; i++) {
+        char url[URL_SIZE];
+        size_t len = make_url(url, 1000000 + i);
+        assert_true(amq_frontier_push(f, url, len, NULL) >= 0);
+    }
+    char buffer[URL_SIZE];
+    size_t popped_len;
+    for (int i = 0; i < 500; i++)
+        assert_int_equal(amq_frontier_pop(f, buffer, sizeof buffer, &popped_len, NULL), 1);
+    amq_frontier_close(f);
+
+    /* Reopened with other queue options: the state of the save. */
+    opt.memory_bytes = (uint64_t)1 << 20;
+    opt.fpr = 0.5; /* ignored: the directory keeps its filter */
+    open_ok(&f, dir, &opt);
+    check_invariants(f);
+    check_stats(f, &m, opt.memory_bytes);
+    amq_frontier_stats_get(f, &st);
+    assert_int_equal(st.generation, 1);
+    assert_true(st.fpr == 0.01);
+    /* Pop half, push more, save again: the old filter file and the
+     * segments read to the end are removed once the new checkpoint lands. */
+    for (uint64_t i = 0; i < model_queued(&m) / 2; i++)
+        pop_both(f, &m);
+    for (uint64_t i = 0; i < 3000; i++)
+        push_both(f, &m, amq_test_below(&rng, 40000));
+    size_t segments_before = count_files(dir, "segment-");
+    assert_int_equal(amq_frontier_save(f, NULL), AMQ_OK);
+    amq_frontier_stats_get(f, &st);
+    assert_int_equal(count_files(dir, "filter-"), 1);
+    assert_int_equal(count_files(dir, "segment-"), st.segments);
+    assert_true(st.segments < segments_before);
+    amq_frontier_close(f);
+
+    open_ok(&f, dir, &opt);
+    check_stats(f, &m, opt.memory_bytes);
+    drain_and_check_seen(f, &m);
+    /* An empty queue saved and reopened. */
+    assert_int_equal(amq_frontier_save(f, NULL), AMQ_OK);
+    assert_int_equal(count_files(dir, "segment-"), 0);
+    amq_frontier_close(f);
+    open_ok(&f, dir, &opt);
+    check_stats(f, &m, opt.memory_bytes);
+    pop_both(f, &m);
+    amq_frontier_close(f);
+    model_free(&m);
+}
+
+/* ---- kill -9 ----------------------------------------------------------------------- */
+
+/* What a child reports through its pipe. */
+typedef struct report {
+    char kind;           /* 'B' before a save, 'S' after it, 'F' failure, 'E' end */
+    uint64_t generation; /* the save's */
+    uint64_t ops;        /* operations done before it */
+} report;
+
+static uint64_t op_value(uint64_t i)
+{
+    return amq__mix64(seed * 0x9e3779b97f4a7c15ULL + i);
+}
+
+/* Whether operation i is a push, and of which id; else it is a pop. */
+static bool op_is_push(uint64_t i, uint64_t *id)
+{
+    uint64_t r = op_value(i);
+    *id = (r >> 8) % (500 + i / 3);
+    return r % 100 < 62;
+}
+
+static void model_apply(model *m, uint64_t i)
+{
+    uint64_t id;
+    if (op_is_push(i, &id))
+        model_push(m, id);
+    else
+        model_pop(m, &id);
+}
+
+/* Operation i on a frontier and its model (in a child, where a failed
+ * check must not reach the test runner): whether they agreed. */
+static bool child_apply(amq_frontier *f, model *m, uint64_t i)
+{
+    char url[URL_SIZE];
+    uint64_t id;
+    if (op_is_push(i, &id)) {
+        size_t len = make_url(url, id);
+        return amq_frontier_push(f, url, len, NULL) == model_push(m, id);
+    }
+    char buffer[URL_SIZE];
+    size_t len = 0;
+    int got = amq_frontier_pop(f, buffer, sizeof buffer, &len, NULL);
+    if (!model_pop(m, &id))
+        return got == 0;
+    return got == 1 && len == make_url(url, id) && memcmp(buffer, url, len) == 0;
+}
+
+static void send_report(int fd, char kind, uint64_t generation, uint64_t ops)
+{
+    report r = { kind, generation, ops };
+    if (write(fd, &r, sizeof r) != (ssize_t)sizeof r)
+        _exit(3);
+}
+
+/* The child: reopen, then operations from ops on, checked against its copy
+ * of the model, with saves at pseudo-random points, until killed. */
+static void child_run(const char *dir, const amq_frontier_options *opt, model *m, uint64_t ops,
+                      int fd)
+{
+    amq_frontier *f;
+    if (amq_frontier_open(&f, dir, opt, NULL) != AMQ_OK) {
+        send_report(fd, 'F', 0, ops);
+        _exit(1);
+    }
+    amq_frontier_stats st;
+    amq_frontier_stats_get(f, &st);
+    uint64_t generation = st.generation;
+    for (uint64_t i = ops; i < ops + 3000000; i++) {
+        if (!child_apply(f, m, i)) {
+            send_report(fd, 'F', generation, i);
+            _exit(1);
+        }
+        if (op_value(i) >> 50 < 40) { /* about one operation in 400 */
+            send_report(fd, 'B', generation + 1, i + 1);
+            if (amq_frontier_save(f, NULL) != AMQ_OK) {
+                send_report(fd, 'F', generation + 1, i + 1);
+                _exit(1);
+            }
+            generation++;
+            send_report(fd, 'S', generation, i + 1);
+        }
+    }
+    send_report(fd, 'E', generation, ops + 3000000);
+    _exit(0);
+}
+
+static void sleep_ms(uint64_t ms)
+{
+    struct timespec t = { (time_t)(ms / 1000), (long)(ms % 1000) * 1000000 };
+    while (nanosleep(&t, &t) != 0 && errno == EINTR)
+        ;
+}
+
+static void test_kill_minus_nine(void **state)
+{
+    char dir[AMQ_TEST_PATH_MAX];
+    amq_test_scratch_path(dir, state, "frontier");
+    amq_frontier_options opt;
+    options_for_test(&opt, AMQ_FRONTIER_MIN_MEMORY, AMQ_FRONTIER_MIN_SEGMENT);
+    model m;
+    model_init(&m, &opt);
+    amq_frontier *f;
+    open_ok(&f, dir, &opt); /* generation 0, empty */
+    amq_frontier_close(f);
+
+    amq_test_rng rng;
+    amq_test_rng_init(&rng, seed + 2);
+    uint64_t ops = 0, generation = 0;
+    unsigned from_pending = 0;
+    for (int round = 0; round < 6; round++) {
+        int pipe_fds[2];
+        assert_int_equal(pipe(pipe_fds), 0);
+        fflush(NULL);
+        pid_t child = fork();
+        assert_true(child >= 0);
+        if (child == 0) {
+            close(pipe_fds[0]);
+            child_run(dir, &opt, &m, ops, pipe_fds[1]);
+        }
+        close(pipe_fds[1]);
+        sleep_ms(30 + amq_test_below(&rng, 150));
+        kill(child, SIGKILL);
+        int wstatus;
+        assert_int_equal(waitpid(child, &wstatus, 0), child);
+
+        /* The last completed save, and a save begun after it, if any. */
+        report r, saved = { 'S', generation, ops }, pending = { 0, 0, 0 };
+        while (read(pipe_fds[0], &r, sizeof r) == (ssize_t)sizeof r) {
+            if (r.kind == 'F')
+                fail_msg("the child failed at operation %" PRIu64, r.ops);
+            if (r.kind == 'B')
+                pending = r;
+            if (r.kind == 'S') {
+                saved = r;
+                pending.kind = 0;
+            }
+        }
+        close(pipe_fds[0]);
+
+        open_ok(&f, dir, &opt);
+        check_invariants(f);
+        amq_frontier_stats st;
+        amq_frontier_stats_get(f, &st);
+        const report *at = st.generation == saved.generation                     ? &saved
+                           : pending.kind && st.generation == pending.generation ? &pending
+                                                                                 : NULL;
+        if (!at)
+            fail_msg("round %d: reopened at generation %" PRIu64
+                     ", but the child completed %" PRIu64 " and began %" PRIu64,
+                     round, st.generation, saved.generation, pending.generation);
+        from_pending += at == &pending;
+        /* The model at that checkpoint; the frontier must be exactly it. */
+        for (; ops < at->ops; ops++)
+            model_apply(&m, ops);
+        generation = at->generation;
+        check_stats(f, &m, opt.memory_bytes);
+        /* Compare every queued URL, then close without saving, which
+         * leaves the directory at the checkpoint for the next child; the
+         * model's pops only moved its head. */
+        size_t head = m.head;
+        uint64_t popped = m.popped, pushed = m.pushed;
+        drain_and_check_seen(f, &m);
+        amq_frontier_close(f);
+        m.head = head;
+        m.popped = popped;
+        m.pushed = pushed;
+    }
+    fprintf(stderr,
+            "kill -9: %" PRIu64 " operations over 6 children, %u reopened at a save "
+            "in progress\n",
+            ops, from_pending);
+    assert_true(generation > 0);
+    model_free(&m);
+}
+
+/* ---- damaged files ----------------------------------------------------------------- */
+
+/* A saved frontier with several segments, its first one partly popped
+ * before the save; the model as saved. */
+static void make_saved(const char *dir, const amq_frontier_options *opt, model *m)
+{
+    model_init(m, opt);
+    amq_frontier *f;
+    open_ok(&f, dir, opt);
+    for (uint64_t id = 0; id < 6000; id++)
+        push_both(f, m, id);
+    for (int i = 0; i < 100; i++)
+        pop_both(f, m);
+    assert_int_equal(amq_frontier_save(f, NULL), AMQ_OK);
+    amq_frontier_close(f);
+}
+
+static void test_damaged_segments(void **state)
+{
+    char dir[AMQ_TEST_PATH_MAX], segment[AMQ_TEST_PATH_MAX];
+    amq_test_scratch_path(dir, state, "frontier");
+    amq_frontier_options opt;
+    options_for_test(&opt, AMQ_FRONTIER_MIN_MEMORY, AMQ_FRONTIER_MIN_SEGMENT);
+    model m;
+    make_saved(dir, &opt, &m);
+    first_segment(segment, dir);
+    off_t size = file_size(segment);
+
+    /* Bytes after the checkpoint (a crash mid-append) are cut off. */
+    int fd = open(segment, O_WRONLY | O_APPEND);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, "torn record", 11), 11);
+    close(fd);
+    amq_frontier *f;
+    open_ok(&f, dir, &opt);
+    assert_int_equal(file_size(segment), size);
+    amq_frontier_close(f);
+
+    /* A damaged record: the URLs before it come out, then the error, again
+     * and again. Repaired, the frontier reads on. */
+    off_t at = size - 20;
+    flip_byte(segment, at);
+    open_ok(&f, dir, &opt);
+    char buffer[AMQ_FRONTIER_MAX_URL + 1];
+    size_t len;
+    amq_diag diag = { .message = "" };
+    uint64_t delivered = 0;
+    int status;
+    while ((status = amq_frontier_pop(f, buffer, sizeof buffer, &len, &diag)) == 1) {
+        uint64_t id = 0;
+        assert_true(model_pop(&m, &id));
+        char url[URL_SIZE];
+        assert_int_equal(len, make_url(url, id));
+        assert_memory_equal(buffer, url, len);
+        delivered++;
+    }
+    assert_int_equal(status, AMQ_ECORRUPT);
+    assert_non_null(strstr(diag.message, "is damaged"));
+    assert_non_null(strstr(diag.message, strrchr(segment, '/') + 1));
+    assert_true(delivered > 0);
+    assert_int_equal(amq_frontier_pop(f, buffer, sizeof buffer, &len, NULL), AMQ_ECORRUPT);
+    check_invariants(f);
+    amq_frontier_close(f);
+    flip_byte(segment, at);
+
+    /* A damaged header, a truncated file, a missing one: refused at open. */
+    flip_byte(segment, 3);
+    expect_open_error(dir, &opt, AMQ_ECORRUPT, "segment magic");
+    flip_byte(segment, 3);
+    flip_byte(segment, 16);
+    expect_open_error(dir, &opt, AMQ_ECORRUPT, "says it is segment");
+    flip_byte(segment, 16);
+    assert_int_equal(truncate(segment, size - 1), 0);
+    expect_open_error(dir, &opt, AMQ_ECORRUPT, "truncated");
+    assert_int_equal(unlink(segment), 0);
+    expect_open_error(dir, &opt, AMQ_ECORRUPT, "is missing");
+    model_free(&m);
+}
+
+static void test_damaged_manifest_and_filter(void **state)
+{
+    char dir[AMQ_TEST_PATH_MAX], manifest[AMQ_TEST_PATH_MAX], filter[AMQ_TEST_PATH_MAX];
+    amq_test_scratch_path(dir, state, "frontier");
+    amq_test_scratch_path(manifest, state, "frontier/frontier.amq");
+    amq_test_scratch_path(filter, state, "frontier/filter-0000000000000001.amq");
+    amq_frontier_options opt;
+    options_for_test(&opt, AMQ_FRONTIER_MIN_MEMORY, AMQ_FRONTIER_MIN_SEGMENT);
+    model m;
+    make_saved(dir, &opt, &m);
+
+    /* Every single-byte change of the manifest, and every prefix, is
+     * refused; nothing is removed meanwhile. */
+    size_t len;
+    char *original = amq_test_read_file(manifest, &len);
+    assert_non_null(original);
+    size_t segments = count_files(dir, "segment-");
+    for (size_t i = 0; i <= len; i++) {
+        uint8_t *copy = malloc(len);
+        memcpy(copy, original, len);
+        size_t copy_len = len;
+        if (i < len)
+            copy[i] ^= 0x10;
+        else
+            copy_len = len / 2;
+        amq_test_write_file(manifest, copy, copy_len);
+        free(copy);
+        amq_frontier *f = (amq_frontier *)&f;
+        amq_diag diag = { .message = "" };
+        int status = amq_frontier_open(&f, dir, &opt, &diag);
+        if (status != AMQ_ECORRUPT && status != AMQ_EFORMAT && status != AMQ_EVERSION)
+            fail_msg("manifest with byte %zu changed: %s (%s)", i, amq_strerror(status),
+                     diag.message);
+        assert_null(f);
+        assert_non_null(strstr(diag.message, "frontier.amq"));
+    }
+    assert_int_equal(count_files(dir, "segment-"), segments);
+    amq_test_write_file(manifest, original, len);
+
+    /* The filter: damaged, from another checkpoint, missing. */
+    char *filter_bytes = amq_test_read_file(filter, &len);
+    assert_non_null(filter_bytes);
+    flip_byte(filter, (off_t)len / 2);
+    expect_open_error(dir, &opt, AMQ_ECORRUPT, "filter-0000000000000001.amq");
+    amq_test_write_file(filter, filter_bytes, len);
+    amq_frontier *f;
+    open_ok(&f, dir, &opt);
+    assert_int_equal(amq_frontier_push(f, "https://one.more/", 17, NULL), 1);
+    assert_int_equal(amq_frontier_save(f, NULL), AMQ_OK);
+    amq_frontier_close(f);
+    char second[AMQ_TEST_PATH_MAX];
+    amq_test_scratch_path(second, state, "frontier/filter-0000000000000002.amq");
+    amq_test_write_file(second, filter_bytes, len); /* generation 1's filter */
+    expect_open_error(dir, &opt, AMQ_ECORRUPT, "another checkpoint");
+    assert_int_equal(unlink(second), 0);
+    expect_open_error(dir, &opt, AMQ_ECORRUPT, "is missing");
+
+    /* No manifest, but frontier files: damage, not a new frontier. */
+    assert_int_equal(unlink(manifest), 0);
+    expect_open_error(dir, &opt, AMQ_ECORRUPT, "manifest is missing");
+    free(filter_bytes);
+    free(original);
+    model_free(&m);
+}
+
+/* Write the manifest with the given parameter block and segment table
+ * (a correct container: damage only the frontier can find), then expect
+ * opening to fail with status and a message holding fragment. */
+static void expect_manifest_refused(const char *dir, const char *path, const amq__container *c,
+                                    uint32_t family, const uint8_t *params, uint32_t params_len,
+                                    const uint8_t *table, uint64_t table_len, int status,
+                                    const char *fragment)
+{
+    amq_test_write_container(path, family, &c->hasher, params, params_len, table, table_len);
+    expect_open_error(dir, NULL, status, fragment);
+}
+
+static void test_crafted_manifests(void **state)
+{
+    char dir[AMQ_TEST_PATH_MAX], path[AMQ_TEST_PATH_MAX];
+    amq_test_scratch_path(dir, state, "frontier");
+    amq_test_scratch_path(path, state, "frontier/frontier.amq");
+    amq_frontier_options opt;
+    options_for_test(&opt, AMQ_FRONTIER_MIN_MEMORY, AMQ_FRONTIER_MIN_SEGMENT);
+    model m;
+    make_saved(dir, &opt, &m);
+    size_t len;
+    char *file = amq_test_read_file(path, &len);
+    assert_non_null(file);
+    amq__container c;
+    assert_int_equal(amq__format_parse(&c, (const uint8_t *)file, len, NULL), AMQ_OK);
+    assert_int_equal(c.params_len, 108);
+    assert_true(c.payload_len >= 2 * AMQ__SPILL_ENTRY_SIZE);
+
+    /* Fields of the parameter block: offsets of u64s (the version is the
+     * u32 at 0), each set to a value the loader must refuse. */
+    enum {
+        GENERATION = 4,
+        FPR = 20,
+        PUSHED = 44,
+        ENQUEUED = 52,
+        POPPED = 60,
+        CHECKSUM = 68,
+        NEXT_SEGMENT = 76,
+        READ_OFFSET = 84,
+        READ_RECORDS = 92
+    };
+    const uint8_t *p = c.params;
+    double bad_fpr = 1.5;
+    uint64_t bad_fpr_bits;
+    memcpy(&bad_fpr_bits, &bad_fpr, sizeof bad_fpr_bits);
+    const uint64_t first_length = amq__load_u64le(c.payload + 8);
+    struct {
+        size_t offset;
+        uint64_t value;
+        int status;
+        const char *fragment;
+    } fields[] = {
+        { FPR, bad_fpr_bits, AMQ_ECORRUPT, "out of range" },
+        { ENQUEUED, amq__load_u64le(p + PUSHED) + 1, AMQ_ECORRUPT, "inconsistent" },
+        { POPPED, amq__load_u64le(p + ENQUEUED) + 1, AMQ_ECORRUPT, "inconsistent" },
+        { POPPED, amq__load_u64le(p + POPPED) + 1, AMQ_ECORRUPT, "unread URLs" },
+        { PUSHED, amq__load_u64le(p + PUSHED) + 1, AMQ_OK, "" }, /* harmless */
+        { NEXT_SEGMENT, 0, AMQ_ECORRUPT, "next segment id is 0" },
+        { NEXT_SEGMENT, 2, AMQ_ECORRUPT, "has id" },
+        { GENERATION, 0, AMQ_ECORRUPT, "generation 0" },
+        { GENERATION, 2, AMQ_ECORRUPT, "is missing" }, /* no filter-...2.amq */
+        { CHECKSUM, amq__load_u64le(p + CHECKSUM) ^ 1, AMQ_ECORRUPT, "another checkpoint" },
+        { READ_OFFSET, first_length + 1, AMQ_ECORRUPT, "read position" },
+        { READ_OFFSET, AMQ__SEGMENT_HEADER, AMQ_ECORRUPT, "read position" },
+        { READ_RECORDS, 0, AMQ_ECORRUPT, "read position" },
+    };
+    uint8_t params[108];
+    for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
+        memcpy(params, c.params, sizeof params);
+        amq__store_u64le(params + fields[i].offset, fields[i].value);
+        if (fields[i].status == AMQ_OK) {
+            amq_test_write_container(path, AMQ__FAMILY_FRONTIER, &c.hasher, params, 108, c.payload,
+                                     c.payload_len);
+            amq_frontier *f;
+            open_ok(&f, dir, &opt);
+            amq_frontier_close(f);
+            continue;
+        }
+        expect_manifest_refused(dir, path, &c, AMQ__FAMILY_FRONTIER, params, 108, c.payload,
+                                c.payload_len, fields[i].status, fields[i].fragment);
+    }
+    memcpy(params, c.params, sizeof params);
+    amq__store_u32le(params, 2);
+    expect_manifest_refused(dir, path, &c, AMQ__FAMILY_FRONTIER, params, 108, c.payload,
+                            c.payload_len, AMQ_EVERSION, "newer");
+    amq__store_u32le(params, 0);
+    expect_manifest_refused(dir, path, &c, AMQ__FAMILY_FRONTIER, params, 108, c.payload,
+                            c.payload_len, AMQ_ECORRUPT, "parameter block");
+    expect_manifest_refused(dir, path, &c, AMQ__FAMILY_FRONTIER, c.params, 100, c.payload,
+                            c.payload_len, AMQ_ECORRUPT, "parameter block");
+    expect_manifest_refused(dir, path, &c, AMQ__FAMILY_SCALABLE_BLOOM, c.params, 108, c.payload,
+                            c.payload_len, AMQ_ECORRUPT, "not a frontier manifest");
+
+    /* The segment table: an entry short, ids out of order, a segment
+     * listed with more records than its bytes can hold. */
+    expect_manifest_refused(dir, path, &c, AMQ__FAMILY_FRONTIER, c.params, 108, c.payload,
+                            c.payload_len - AMQ__SPILL_ENTRY_SIZE, AMQ_ECORRUPT, "segment table");
+    uint8_t *table = malloc(c.payload_len);
+    assert_non_null(table);
+    memcpy(table, c.payload, c.payload_len);
+    memcpy(table, c.payload + AMQ__SPILL_ENTRY_SIZE, 8);
+    memcpy(table + AMQ__SPILL_ENTRY_SIZE, c.payload, 8);
+    expect_manifest_refused(dir, path, &c, AMQ__FAMILY_FRONTIER, c.params, 108, table,
+                            c.payload_len, AMQ_ECORRUPT, "has id");
+    memcpy(table, c.payload, c.payload_len);
+    amq__store_u64le(table + AMQ__SPILL_ENTRY_SIZE + 16, first_length);
+    expect_manifest_refused(dir, path, &c, AMQ__FAMILY_FRONTIER, c.params, 108, table,
+                            c.payload_len, AMQ_ECORRUPT, "cannot hold");
+    free(table);
+
+    /* Restored, it opens, and every segment file survived the refusals. */
+    amq_test_write_file(path, file, len);
+    amq_frontier *f;
+    open_ok(&f, dir, &opt);
+    drain_and_check_seen(f, &m);
+    amq_frontier_close(f);
+    free(file);
+    model_free(&m);
+}
+
+/* Leftovers of work after a checkpoint are removed when it is reopened;
+ * files the frontier did not write are kept. */
+static void test_leftovers_swept(void **state)
+{
+    char dir[AMQ_TEST_PATH_MAX], path[AMQ_TEST_PATH_MAX];
+    amq_test_scratch_path(dir, state, "frontier");
+    amq_frontier_options opt;
+    options_for_test(&opt, AMQ_FRONTIER_MIN_MEMORY, AMQ_FRONTIER_MIN_SEGMENT);
+    model m;
+    make_saved(dir, &opt, &m);
+    const char *leftovers[] = { "segment-00000000000fffff.seg", "filter-0000000000000007.amq",
+                                ".frontier.amq.tmp.Ab12cd",
+                                ".filter-0000000000000002.amq.tmp.xyzXYZ" };
+    const char *kept[] = { "notes.txt", "segment-1.seg", ".frontier.amq.tmp.toolong1",
+                           "filter-000000000000000G.amq" };
+    for (size_t i = 0; i < 4; i++) {
+        amq_test_scratch_path(path, state, "frontier");
+        strcat(path, "/");
+        strcat(path, leftovers[i]);
+        amq_test_write_file(path, "x", 1);
+        amq_test_scratch_path(path, state, "frontier");
+        strcat(path, "/");
+        strcat(path, kept[i]);
+        amq_test_write_file(path, "x", 1);
+    }
+    amq_frontier *f;
+    open_ok(&f, dir, &opt);
+    for (size_t i = 0; i < 4; i++) {
+        amq_test_scratch_path(path, state, "frontier");
+        strcat(path, "/");
+        strcat(path, leftovers[i]);
+        if (access(path, F_OK) == 0)
+            fail_msg("%s was not removed", leftovers[i]);
+        amq_test_scratch_path(path, state, "frontier");
+        strcat(path, "/");
+        strcat(path, kept[i]);
+        if (access(path, F_OK) != 0)
+            fail_msg("%s was removed", kept[i]);
+    }
+    drain_and_check_seen(f, &m);
+    amq_frontier_close(f);
+    model_free(&m);
+}
+
+/* ---- errors ------------------------------------------------------------------------ */
+
+static void test_option_and_directory_errors(void **state)
+{
+    char dir[AMQ_TEST_PATH_MAX], file[AMQ_TEST_PATH_MAX], busy[AMQ_TEST_PATH_MAX];
+    amq_test_scratch_path(dir, state, "frontier");
+    amq_test_scratch_path(file, state, "a-file");
+    amq_test_scratch_path(busy, state, "busy");
+    amq_test_write_file(file, "x", 1);
+    amq_frontier_options opt;
+
+    amq_frontier_options_init(&opt);
+    opt.fpr = 0;
+    expect_open_error(dir, &opt, AMQ_EINVAL, "option fpr");
+    opt.fpr = 1;
+    expect_open_error(dir, &opt, AMQ_EINVAL, "option fpr");
+    opt.fpr = NAN;
+    expect_open_error(dir, &opt, AMQ_EINVAL, "option fpr");
+    amq_frontier_options_init(&opt);
+    opt.memory_bytes = 0;
+    expect_open_error(dir, &opt, AMQ_EINVAL, "option memory_bytes");
+    amq_frontier_options_init(&opt);
+    opt.memory_urls = 1;
+    expect_open_error(dir, &opt, AMQ_EINVAL, "option memory_urls");
+    amq_frontier_options_init(&opt);
+    opt.segment_bytes = 100;
+    expect_open_error(dir, &opt, AMQ_EINVAL, "option segment_bytes");
+    amq_frontier_options_init(&opt);
+    opt.initial_capacity = 0;
+    expect_open_error(dir, &opt, AMQ_EINVAL, "option initial_capacity");
+    amq_frontier_options_init(&opt);
+    opt.growth = 100;
+    expect_open_error(dir, &opt, AMQ_EINVAL, "growth");
+    assert_int_equal(count_files(dir, "frontier.amq"), 0); /* nothing was made */
+
+    expect_open_error(file, NULL, AMQ_EINVAL, "is not a directory");
+    expect_open_error("", NULL, AMQ_EINVAL, "empty");
+    char missing[AMQ_TEST_PATH_MAX];
+    amq_test_scratch_path(missing, state, "no/such/parent");
+    expect_open_error(missing, NULL, AMQ_EIO, "cannot create directory");
+    /* a directory holding other things */
+    amq_test_scratch_path(dir, state, "");
+    expect_open_error(dir, NULL, AMQ_EINVAL, "holds no frontier");
+
+    /* one opener at a time */
+    amq_frontier *f;
+    open_ok(&f, busy, NULL);
+    expect_open_error(busy, NULL, AMQ_EIO, "locked");
+    amq_frontier_close(f);
+    open_ok(&f, busy, NULL);
+    amq_frontier_close(f);
+}
+
+static void test_url_limits(void **state)
+{
+    char dir[AMQ_TEST_PATH_MAX];
+    amq_test_scratch_path(dir, state, "frontier");
+    amq_frontier_options opt;
+    options_for_test(&opt, AMQ_FRONTIER_MIN_MEMORY, AMQ_FRONTIER_MIN_SEGMENT);
+    amq_frontier *f;
+    open_ok(&f, dir, &opt);
+    char *big = malloc(AMQ_FRONTIER_MAX_URL + 2);
+    assert_non_null(big);
+    for (size_t i = 0; i < AMQ_FRONTIER_MAX_URL + 1; i++)
+        big[i] = (char)('a' + i % 26);
+    amq_diag diag = { .message = "" };
+    assert_int_equal(amq_frontier_push(f, big, AMQ_FRONTIER_MAX_URL + 1, &diag), AMQ_EINVAL);
+    assert_non_null(strstr(diag.message, "longer than"));
+    amq_frontier_stats st;
+    amq_frontier_stats_get(f, &st);
+    assert_int_equal(st.pushed, 0);
+    /* The largest URLs, many, so that they spill and are read back; an
+     * empty URL among them. */
+    for (int i = 0; i < 12; i++) {
+        big[0] = (char)('A' + i);
+        assert_int_equal(amq_frontier_push(f, big, AMQ_FRONTIER_MAX_URL, NULL), 1);
+    }
+    assert_int_equal(amq_frontier_push(f, "", 0, NULL), 1);
+    assert_int_equal(amq_frontier_push(f, NULL, 0, NULL), 0);
+    amq_frontier_stats_get(f, &st);
+    assert_true(st.queued_on_disk > 0);
+    char *out = malloc(AMQ_FRONTIER_MAX_URL + 1);
+    assert_non_null(out);
+    size_t len = 0;
+    /* too small a buffer: the needed length, and the URL stays */
+    assert_int_equal(amq_frontier_pop(f, out, 100, &len, NULL), AMQ_ERANGE);
+    assert_int_equal(len, AMQ_FRONTIER_MAX_URL);
+    assert_int_equal(amq_frontier_pop(f, out, AMQ_FRONTIER_MAX_URL, &len, NULL), AMQ_ERANGE);
+    for (int i = 0; i < 12; i++) {
+        assert_int_equal(amq_frontier_pop(f, out, AMQ_FRONTIER_MAX_URL + 1, &len, NULL), 1);
+        assert_int_equal(len, AMQ_FRONTIER_MAX_URL);
+        big[0] = (char)('A' + i);
+        assert_memory_equal(out, big, len);
+        check_invariants(f);
+    }
+    assert_int_equal(amq_frontier_pop(f, out, 1, &len, NULL), 1);
+    assert_int_equal(len, 0);
+    assert_int_equal(out[0], '\0');
+    assert_int_equal(amq_frontier_pop(f, NULL, 0, &len, NULL), 0);
+    free(out);
+    free(big);
+    amq_frontier_close(f);
+}
+
+/* ---- canonicalization -------------------------------------------------------------- */
+
+static void test_canonical_url(void **state)
+{
+    (void)state;
+    static const char *const cases[][2] = {
+        { "HTTP://Example.COM/Path/%7Euser?Q=A#Frag", "http://example.com/Path/%7Euser?Q=A" },
+        { "https://User:PassWord@Example.com:443/", "https://User:PassWord@example.com/" },
+        { "http://a@b@Host.COM/", "http://a@b@host.com/" },
+        { "http://[2001:DB8::1]:8080/x", "http://[2001:db8::1]:8080/x" },
+        { "http://[::1]:80", "http://[::1]/" },
+        { "http://Example.com", "http://example.com/" },
+        { "http://example.com?q=1", "http://example.com/?q=1" },
+        { "http://example.com#f", "http://example.com/" },
+        { "http://example.com:/p", "http://example.com/p" },
+        { "http://example.com:080/p", "http://example.com/p" },
+        { "https://example.com:80/p", "https://example.com:80/p" },
+        { "http://example.com:443/p", "http://example.com:443/p" },
+        { "http://example.com:99999/p", "http://example.com:99999/p" },
+        { "FTP://Example.com:21/a", "ftp://example.com:21/a" },
+        { "ftp://example.com", "ftp://example.com" },
+        { "http://%C3%A9xample.COM/%C3%A9", "http://%C3%A9xample.com/%C3%A9" },
+        { "HtTp://a.b/A%2Fb?X=%2F#%2F", "http://a.b/A%2Fb?X=%2F" },
+        { "file:///etc/Passwd", "file:///etc/Passwd" },
+        { "svn+SSH://Host/r", "svn+ssh://host/r" },
+    };
+    char out[256];
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        size_t len = 0;
+        int status = amq_frontier_canonical_url(out, sizeof out, &len, cases[i][0],
+                                                strlen(cases[i][0]), NULL);
+        if (status != AMQ_OK || len != strlen(cases[i][1]) || memcmp(out, cases[i][1], len) != 0)
+            fail_msg("'%s' gave %d '%.*s', expected '%s'", cases[i][0], status, (int)len, out,
+                     cases[i][1]);
+        /* canonical forms are fixed points */
+        char again[256];
+        size_t again_len = 0;
+        assert_int_equal(
+            amq_frontier_canonical_url(again, sizeof again, &again_len, out, len, NULL), AMQ_OK);
+        assert_int_equal(again_len, len);
+        assert_memory_equal(again, out, len);
+    }
+    static const char *const refused[] = {
+        "",           "example.com/x",    "/relative",    "mailto:a@b.c",   "http:/x",
+        "1http://x/", "http://[::1/x",    "http://h:8a/", "http://[::1]x/", "ht tp://x/",
+        "http:x",     "http://host:-1/p",
+    };
+    for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
+        size_t len = 7;
+        if (amq_frontier_canonical_url(out, sizeof out, &len, refused[i], strlen(refused[i]),
+                                       NULL) != AMQ_EINVAL)
+            fail_msg("'%s' was not refused", refused[i]);
+        assert_int_equal(len, 0);
+    }
+    /* A buffer one byte short: the length needed. */
+    const char *url = "http://Example.com";
+    size_t len = 0;
+    assert_int_equal(amq_frontier_canonical_url(out, 18, &len, url, strlen(url), NULL), AMQ_ERANGE);
+    assert_int_equal(len, 19);
+    assert_int_equal(amq_frontier_canonical_url(out, 19, &len, url, strlen(url), NULL), AMQ_OK);
+}
+
+static void test_canonicalize_hook(void **state)
+{
+    char dir[AMQ_TEST_PATH_MAX];
+    amq_test_scratch_path(dir, state, "frontier");
+    amq_frontier_options opt;
+    options_for_test(&opt, AMQ_FRONTIER_MIN_MEMORY, AMQ_FRONTIER_MIN_SEGMENT);
+    opt.canonicalize = amq_frontier_canonical_url;
+    amq_frontier *f;
+    open_ok(&f, dir, &opt);
+    const char *forms[] = { "HTTP://Example.COM:80/a#x", "http://example.com/a",
+                            "http://EXAMPLE.com:/a#y" };
+    assert_int_equal(amq_frontier_push(f, forms[0], strlen(forms[0]), NULL), 1);
+    for (int i = 1; i < 3; i++)
+        assert_int_equal(amq_frontier_push(f, forms[i], strlen(forms[i]), NULL), 0);
+    amq_diag diag = { .message = "" };
+    assert_int_equal(amq_frontier_push(f, "not a url", 9, &diag), AMQ_EINVAL);
+    assert_non_null(strstr(diag.message, "canonicalize"));
+    char out[64];
+    size_t len;
+    assert_int_equal(amq_frontier_pop(f, out, sizeof out, &len, NULL), 1);
+    assert_string_equal(out, "http://example.com/a");
+    amq_frontier_stats st;
+    amq_frontier_stats_get(f, &st);
+    assert_int_equal(st.pushed, 3);
+    assert_int_equal(st.enqueued, 1);
+    amq_frontier_close(f);
+}
+
+int main(void)
+{
+    seed = amq_test_seed(20261122);
+    const struct CMUnitTest tests[] = {
+        AMQ_TEST_WITH_SCRATCH(test_fifo_small_memory),
+        AMQ_TEST_WITH_SCRATCH(test_fifo_url_cap),
+        AMQ_TEST_WITH_SCRATCH(test_false_positive_skips),
+        AMQ_TEST_WITH_SCRATCH(test_save_reopen),
+        AMQ_TEST_WITH_SCRATCH(test_kill_minus_nine),
+        AMQ_TEST_WITH_SCRATCH(test_damaged_segments),
+        AMQ_TEST_WITH_SCRATCH(test_damaged_manifest_and_filter),
+        AMQ_TEST_WITH_SCRATCH(test_crafted_manifests),
+        AMQ_TEST_WITH_SCRATCH(test_leftovers_swept),
+        AMQ_TEST_WITH_SCRATCH(test_option_and_directory_errors),
+        AMQ_TEST_WITH_SCRATCH(test_url_limits),
+        cmocka_unit_test(test_canonical_url),
+        AMQ_TEST_WITH_SCRATCH(test_canonicalize_hook),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
