@@ -148,13 +148,12 @@ typedef struct sink {
     uint64_t written;
 } sink;
 
-/* Write all of len bytes to fd, resuming after partial writes and EINTR.
- * Returns 0, or -1 with errno set. */
-static int write_all(int fd, const uint8_t *data, uint64_t len)
+int amq__write_all(int fd, const void *data, uint64_t len, int64_t offset)
 {
+    const uint8_t *bytes = data;
     while (len > 0) {
         size_t chunk = len < IO_CHUNK ? (size_t)len : IO_CHUNK;
-        ssize_t n = write(fd, data, chunk);
+        ssize_t n = offset < 0 ? write(fd, bytes, chunk) : pwrite(fd, bytes, chunk, (off_t)offset);
         if (n < 0) {
             if (errno == EINTR)
                 continue;
@@ -164,8 +163,10 @@ static int write_all(int fd, const uint8_t *data, uint64_t len)
             errno = EIO;
             return -1;
         }
-        data += n;
+        bytes += n;
         len -= (uint64_t)n;
+        if (offset >= 0)
+            offset += n;
     }
     return 0;
 }
@@ -175,7 +176,7 @@ static int sink_output(sink *s, const void *data, uint64_t len)
 {
     if (s->memory) {
         memcpy(s->memory + s->written, data, (size_t)len);
-    } else if (write_all(s->fd, data, len) != 0) {
+    } else if (amq__write_all(s->fd, data, len, -1) != 0) {
         return -1;
     }
     s->written += len;
@@ -612,14 +613,14 @@ int amq__format_parse(amq__container *out, const uint8_t *buf, size_t len, amq_d
 
 /* ---- file images ----------------------------------------------------------- */
 
-/* Read up to len bytes, stopping early only at end of file. Returns the
- * count read, or -1 with errno set. */
-static int64_t read_fully(int fd, uint8_t *buf, size_t len)
+int64_t amq__read_full(int fd, void *buf, size_t len, int64_t offset)
 {
+    uint8_t *bytes = buf;
     size_t done = 0;
     while (done < len) {
         size_t chunk = len - done < IO_CHUNK ? len - done : IO_CHUNK;
-        ssize_t n = read(fd, buf + done, chunk);
+        ssize_t n = offset < 0 ? read(fd, bytes + done, chunk)
+                               : pread(fd, bytes + done, chunk, (off_t)((uint64_t)offset + done));
         if (n < 0) {
             if (errno == EINTR)
                 continue;
@@ -639,9 +640,9 @@ static int read_regular(amq__file_image *img, int fd, size_t size, const char *p
     uint8_t *data = malloc(size);
     if (!data)
         return amq__fail(diag, AMQ_ENOMEM, "cannot allocate %zu bytes to read '%s'", size, path);
-    int64_t got = read_fully(fd, data, size);
+    int64_t got = amq__read_full(fd, data, size, -1);
     uint8_t extra;
-    int64_t beyond = got == (int64_t)size ? read_fully(fd, &extra, 1) : 0;
+    int64_t beyond = got == (int64_t)size ? amq__read_full(fd, &extra, 1, -1) : 0;
     if (got < 0 || beyond < 0) {
         int saved_errno = errno;
         free(data);
@@ -671,7 +672,7 @@ static int read_stream(amq__file_image *img, int fd, const char *path, amq_diag 
             return amq__fail(diag, AMQ_ENOMEM, "out of memory reading '%s'", path);
         }
         data = bigger;
-        int64_t got = read_fully(fd, data + used, capacity - used);
+        int64_t got = amq__read_full(fd, data + used, capacity - used, -1);
         if (got < 0) {
             int saved_errno = errno;
             free(data);

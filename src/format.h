@@ -91,6 +91,16 @@ int amq__format_save(const char *path, const amq__container *c, const amq__piece
  * fails with errno set. */
 int amq__io_fail(amq_diag *diag, int saved_errno, const char *format, ...) AMQ__PRINTF(3, 4);
 
+/* Write all of len bytes to fd at offset (offset < 0: at the file
+ * position), resuming after partial writes and EINTR, in calls of at most
+ * 1 GiB. Returns 0, or -1 with errno set. */
+int amq__write_all(int fd, const void *data, uint64_t len, int64_t offset);
+
+/* Read up to len bytes from fd at offset (offset < 0: at the file
+ * position), short only at the end of the file, resuming after EINTR.
+ * Returns the count read, or -1 with errno set. */
+int64_t amq__read_full(int fd, void *buf, size_t len, int64_t offset);
+
 /* Validate a whole file image and describe it; the pointers in *out point
  * into buf, and *out is written only on success. Checks, in order: length
  * >= header + trailer (AMQ_ECORRUPT; AMQ_EFORMAT instead when the short

@@ -69,9 +69,6 @@ static const uint8_t segment_magic[8] = { 0x89, 'A', 'M', 'Q', 'S', 'E', 'G', '\
 #define SEGMENT_SUFFIX  ".seg"
 /* The largest record: a URL of AMQ_FRONTIER_MAX_URL bytes. */
 #define RECORD_MAX ((size_t)AMQ_FRONTIER_MAX_URL + AMQ__RECORD_OVERHEAD)
-/* Reads and writes go in pieces of at most this, so that no single call's
- * length overflows ssize_t. */
-#define IO_CHUNK ((size_t)1 << 30)
 
 /* ---- names --------------------------------------------------------------------- */
 
@@ -150,50 +147,6 @@ static int record_parse(const uint8_t *at, size_t available, size_t *size, const
     }
     *size = total;
     return 1;
-}
-
-/* ---- positional I/O ---------------------------------------------------------------- */
-
-/* Write all of len bytes at offset. Returns 0, or -1 with errno set. */
-static int pwrite_all(int fd, const uint8_t *data, size_t len, uint64_t offset)
-{
-    while (len > 0) {
-        size_t chunk = len < IO_CHUNK ? len : IO_CHUNK;
-        ssize_t n = pwrite(fd, data, chunk, (off_t)offset);
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            return -1;
-        }
-        if (n == 0) {
-            errno = EIO;
-            return -1;
-        }
-        data += n;
-        len -= (size_t)n;
-        offset += (uint64_t)n;
-    }
-    return 0;
-}
-
-/* Read up to len bytes at offset, short only at the end of the file.
- * Returns the count, or -1 with errno set. */
-static int64_t pread_full(int fd, uint8_t *data, size_t len, uint64_t offset)
-{
-    size_t done = 0;
-    while (done < len) {
-        size_t chunk = len - done < IO_CHUNK ? len - done : IO_CHUNK;
-        ssize_t n = pread(fd, data + done, chunk, (off_t)(offset + done));
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            return -1;
-        }
-        if (n == 0)
-            break;
-        done += (size_t)n;
-    }
-    return (int64_t)done;
 }
 
 /* ---- segments --------------------------------------------------------------------- */
@@ -284,7 +237,7 @@ static int segment_create(amq__spill *s, amq_diag *diag)
     memcpy(header, segment_magic, sizeof segment_magic);
     amq__store_u32le(header + 8, SEGMENT_VERSION);
     amq__store_u64le(header + 16, s->next_id);
-    if (pwrite_all(fd, header, sizeof header, 0) != 0) {
+    if (amq__write_all(fd, header, sizeof header, 0) != 0) {
         int status = amq__io_fail(diag, errno, "writing segment file '%s/%s'", s->dir, name);
         close(fd);
         unlinkat(s->dir_fd, name, 0);
@@ -327,7 +280,7 @@ int amq__spill_append(amq__spill *s, const uint8_t *bytes, size_t len, size_t *d
             run += size;
             run_records++;
         }
-        if (pwrite_all(last->fd, bytes + at, run, last->length) != 0) {
+        if (amq__write_all(last->fd, bytes + at, run, (int64_t)last->length) != 0) {
             char name[AMQ__SEGMENT_NAME_SIZE];
             segment_name(name, last->id);
             status = amq__io_fail(diag, errno, "writing segment file '%s/%s'", s->dir, name);
@@ -399,7 +352,7 @@ int amq__spill_read(amq__spill *s, uint8_t *into, size_t capacity, uint64_t max_
         want = capacity;
     if (limit < want / RECORD_MAX)
         want = limit * RECORD_MAX;
-    int64_t got = pread_full(seg->fd, into, (size_t)want, s->read_offset);
+    int64_t got = amq__read_full(seg->fd, into, (size_t)want, (int64_t)s->read_offset);
     if (got < 0)
         return amq__io_fail(diag, errno, "reading segment file '%s/%s'", s->dir, name);
     if ((uint64_t)got < want)
@@ -528,7 +481,7 @@ static int segment_check_file(const amq__spill *s, const amq__segment *seg, amq_
                            "segment file '%s/%s' is %" PRIu64
                            " bytes; the checkpoint lists %" PRIu64 ": it was truncated",
                            s->dir, name, (uint64_t)st.st_size, seg->length);
-    } else if (pread_full(fd, header, sizeof header, 0) != (int64_t)sizeof header) {
+    } else if (amq__read_full(fd, header, sizeof header, 0) != (int64_t)sizeof header) {
         status = amq__io_fail(diag, errno, "reading segment file '%s/%s'", s->dir, name);
     } else if (memcmp(header, segment_magic, sizeof segment_magic) != 0) {
         status = amq__fail_at(diag, AMQ_ECORRUPT, 0,
