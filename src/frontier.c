@@ -359,36 +359,34 @@ static int load_filter(amq_frontier *f, uint64_t checksum, amq_diag *diag)
     if (!path)
         return amq__fail(diag, AMQ_ENOMEM, "out of memory opening the filter");
     amq__file_image image;
+    amq__container c;
     amq_diag inner = { .message = "" };
-    int status = amq__file_image_open(&image, path, false, &inner);
+    int status = amq__format_open(&image, &c, path, 0, &inner);
     if (status == AMQ_EIO && errno == ENOENT) {
         status =
             amq__fail(diag, AMQ_ECORRUPT, "the checkpoint's filter file '%s' is missing", path);
         free(path);
         return status;
     }
-    amq__container c;
-    if (status == AMQ_OK)
-        status = amq__format_parse(&c, image.data, image.len, &inner);
-    if (status == AMQ_OK && c.family != amq__scalable_bloom_family.id)
-        status = amq__fail(&inner, AMQ_ECORRUPT, "it holds family %" PRIu32 ", not a %s filter",
-                           c.family, amq__scalable_bloom_family.name);
     if (status == AMQ_OK) {
         uint64_t stored = amq__load_u64le(image.data + image.len - AMQ__FORMAT_TRAILER_SIZE);
-        if (stored != checksum)
+        if (c.family != amq__scalable_bloom_family.id)
+            status = amq__fail(&inner, AMQ_ECORRUPT, "it holds family %" PRIu32 ", not a %s filter",
+                               c.family, amq__scalable_bloom_family.name);
+        else if (stored != checksum)
             status = amq__fail(&inner, AMQ_ECORRUPT,
                                "its checksum %016" PRIx64 " is not the %016" PRIx64
                                " the manifest recorded: it belongs to another checkpoint",
                                stored, checksum);
+        if (status == AMQ_OK) {
+            void *state = NULL;
+            bool borrows = false;
+            status = amq__scalable_bloom_family.load(&state, &c, &borrows, &inner);
+            assert(!borrows);
+            f->filter = state;
+        }
+        amq__file_image_close(&image);
     }
-    if (status == AMQ_OK) {
-        void *state = NULL;
-        bool borrows = false;
-        status = amq__scalable_bloom_family.load(&state, &c, &borrows, &inner);
-        assert(!borrows);
-        f->filter = state;
-    }
-    amq__file_image_close(&image);
     if (status != AMQ_OK)
         amq__fail(diag, status, "filter file '%s': %s", path, inner.message);
     free(path);
@@ -530,11 +528,9 @@ static int reopen(amq_frontier *f, amq_diag *diag)
     amq_diag inner = { .message = "" };
     amq__container c;
     manifest m;
-    int status = amq__file_image_open(&image, path, false, &inner);
+    int status = amq__format_open(&image, &c, path, 0, &inner);
     if (status == AMQ_OK) {
-        status = amq__format_parse(&c, image.data, image.len, &inner);
-        if (status == AMQ_OK)
-            status = parse_manifest(&m, &c, &inner);
+        status = parse_manifest(&m, &c, &inner);
         if (status == AMQ_OK) {
             f->generation = m.generation;
             f->filter_params = m.filter;
