@@ -568,8 +568,8 @@ static const char *record_read(const amq_bundle *b, record *r, const uint8_t **p
     r->params_len = 0;
     if (r->family == 0 && kind != 0)
         return "a plain-bytes member has filter flags";
-    if (r->family == AMQ__FAMILY_BUNDLE)
-        return "a member cannot be a bundle";
+    if (amq__format_non_filter(r->family))
+        return "a member cannot be a bundle or another container that is not a filter";
     if (r->family != 0) {
         const template_block *t = &b->templates[r->family];
         if ((kind & (KIND_PARAMS_DELTA | KIND_SAME_HASHER)) && !t->present)
@@ -649,7 +649,7 @@ static int read_templates(amq_bundle *b, const uint8_t *p, const uint8_t *end, c
             break;
         }
         uint32_t family = *p++;
-        if (family <= last_family || family >= FAMILY_IDS || family == AMQ__FAMILY_BUNDLE) {
+        if (family <= last_family || family >= FAMILY_IDS || amq__format_non_filter(family)) {
             wrong = "its family ids are not increasing valid filter families";
             break;
         }
@@ -732,7 +732,9 @@ int amq__bundle_from_container(amq_bundle **out, const amq__container *c, amq__f
     }
     b->image = *image;
     int status = AMQ_OK;
-    if (c->family != AMQ__FAMILY_BUNDLE)
+    if (c->family != AMQ__FAMILY_BUNDLE && amq__format_non_filter(c->family))
+        status = amq__fail(diag, AMQ_EFORMAT, "%s is %s", where, amq__format_non_filter(c->family));
+    else if (c->family != AMQ__FAMILY_BUNDLE)
         status = amq__fail(diag, AMQ_EFORMAT, "%s holds one %s filter, not a bundle", where,
                            family_name_of(c->family));
     uint64_t templates_len = 0, index_entries = 0, rest = 0;

@@ -332,11 +332,9 @@ int amq__filter_from_container(amq_filter **out, const amq__container *c, amq__f
     const amq__family *family = family_by_id(c->family);
     if (!family) {
         amq__file_image_close(image);
-        if (c->family == AMQ__FAMILY_BUNDLE)
-            return amq__fail(diag, AMQ_EUNSUPPORTED,
-                             "%s is a bundle of filters, not one filter: open it with "
-                             "amq_bundle_open ('amq info' lists its members)",
-                             where);
+        const char *other = amq__format_non_filter(c->family);
+        if (other)
+            return amq__fail(diag, AMQ_EUNSUPPORTED, "%s is %s", where, other);
         return amq__fail(diag, AMQ_EUNSUPPORTED,
                          "%s holds a filter of family %u, which this build does not have", where,
                          c->family);

@@ -138,6 +138,20 @@ static const char *hash_kind_name(uint32_t kind)
     }
 }
 
+const char *amq__format_non_filter(uint32_t family)
+{
+    switch (family) {
+    case AMQ__FAMILY_BUNDLE:
+        return "a bundle of filters, not one filter: open it with amq_bundle_open ('amq info' "
+               "lists its members)";
+    case AMQ__FAMILY_FRONTIER:
+        return "a crawl frontier's manifest, not a filter: open its directory with "
+               "amq_frontier_open";
+    default:
+        return NULL;
+    }
+}
+
 /* ---- writing --------------------------------------------------------------- */
 
 /* Where encoded bytes go: a buffer (encode) or a file descriptor (save). */

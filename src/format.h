@@ -36,6 +36,12 @@ enum amq__family_id {
     AMQ__FAMILY_MAX = 63       /* ids above this are refused as corrupt */
 };
 
+/* For the ids of containers that are not filters (a bundle, a frontier's
+ * manifest): what such a file is and how to open it, e.g. "a bundle of
+ * filters, not one filter: open it with amq_bundle_open ..."; NULL for any
+ * other id. */
+const char *amq__format_non_filter(uint32_t family);
+
 /* The format version this build writes and the newest it reads. */
 #define AMQ__FORMAT_VERSION 1
 

@@ -739,6 +739,15 @@ static void test_damaged_manifest_and_filter(void **state)
     model m;
     make_saved(dir, &opt, &m);
 
+    /* The manifest is a container, but not a filter: amq_load says what it
+     * is and how to open it. */
+    amq_filter *not_a_filter = NULL;
+    amq_diag load_diag = { .message = "" };
+    assert_int_equal(amq_load_ex(&not_a_filter, manifest, 0, &load_diag), AMQ_EUNSUPPORTED);
+    assert_null(not_a_filter);
+    assert_non_null(strstr(load_diag.message, "crawl frontier's manifest"));
+    assert_non_null(strstr(load_diag.message, "amq_frontier_open"));
+
     /* Every single-byte change of the manifest, and every prefix, is
      * refused; nothing is removed meanwhile. */
     size_t len;
