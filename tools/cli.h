@@ -131,6 +131,8 @@ int cli_spec_add(cli_spec *spec, const char *command, const char *key, const cha
 
 /* Load a filter, printing "amq COMMAND: PATH: why" on failure. */
 int cli_load(amq_filter **out, const char *command, const char *path, unsigned flags);
+/* The error cli_load prints for a failed amq_load_ex. */
+void cli_load_error(const char *command, const char *path, int status, const amq_diag *diag);
 
 /* Save a filter atomically, printing an error on failure. refuse_existing:
  * fail if path exists (build/merge without --force). */

@@ -72,13 +72,17 @@ int cli_load(amq_filter **out, const char *command, const char *path, unsigned f
 {
     amq_diag diag = { .message = "" };
     int status = amq_load_ex(out, path, flags, &diag);
-    if (status != AMQ_OK) {
-        if (diag.message[0])
-            cli_error("%s: %s: %s (%s)", command, path, amq_strerror(status), diag.message);
-        else
-            cli_error("%s: %s: %s", command, path, amq_strerror(status));
-    }
+    if (status != AMQ_OK)
+        cli_load_error(command, path, status, &diag);
     return status;
+}
+
+void cli_load_error(const char *command, const char *path, int status, const amq_diag *diag)
+{
+    if (diag->message[0])
+        cli_error("%s: %s: %s (%s)", command, path, amq_strerror(status), diag->message);
+    else
+        cli_error("%s: %s: %s", command, path, amq_strerror(status));
 }
 
 int cli_save(const amq_filter *f, const char *command, const char *path)

@@ -196,15 +196,21 @@ int cli_info(int argc, char **argv)
     if (optind != argc - 1)
         return cli_usage_error("info", "give exactly one filter FILE");
     const char *path = argv[optind];
+    amq_filter *filter = NULL;
+    amq_diag diag = { .message = "" };
+    int status = amq_load_ex(&filter, path, AMQ_LOAD_MMAP, &diag);
+    /* Not a filter: it may be a bundle of them. */
     amq_bundle *bundle = NULL;
-    if (amq_bundle_open(&bundle, path, AMQ_LOAD_MMAP, NULL) == AMQ_OK) {
+    if (status == AMQ_EUNSUPPORTED &&
+        amq_bundle_open(&bundle, path, AMQ_LOAD_MMAP, NULL) == AMQ_OK) {
         print_bundle(path, bundle, json);
         amq_bundle_close(bundle);
         return CLI_EXIT_OK;
     }
-    amq_filter *filter = NULL;
-    if (cli_load(&filter, "info", path, AMQ_LOAD_MMAP) != AMQ_OK)
+    if (status != AMQ_OK) {
+        cli_load_error("info", path, status, &diag);
         return CLI_EXIT_ERROR;
+    }
     amq_info info;
     amq_info_get(filter, &info);
     char hasher[80], size[48];
