@@ -72,6 +72,14 @@ static void options_for_test(amq_frontier_options *opt, uint64_t memory, uint64_
     opt->segment_bytes = segment;
 }
 
+/* The scratch directory "frontier" and options with the smallest memory
+ * cap and segments, which make every test spill. */
+static void smallest_frontier(void **state, char *dir, amq_frontier_options *opt)
+{
+    amq_test_scratch_path(dir, state, "frontier");
+    options_for_test(opt, AMQ_FRONTIER_MIN_MEMORY, AMQ_FRONTIER_MIN_SEGMENT);
+}
+
 static void model_init(model *m, const amq_frontier_options *opt)
 {
     memset(m, 0, sizeof *m);
@@ -398,9 +406,8 @@ static void test_false_positive_skips(void **state)
 static void test_save_reopen(void **state)
 {
     char dir[AMQ_TEST_PATH_MAX];
-    amq_test_scratch_path(dir, state, "frontier");
     amq_frontier_options opt;
-    options_for_test(&opt, AMQ_FRONTIER_MIN_MEMORY, AMQ_FRONTIER_MIN_SEGMENT);
+    smallest_frontier(state, dir, &opt);
     model m;
     model_init(&m, &opt);
     amq_frontier *f;
@@ -570,9 +577,8 @@ static void sleep_ms(uint64_t ms)
 static void test_kill_minus_nine(void **state)
 {
     char dir[AMQ_TEST_PATH_MAX];
-    amq_test_scratch_path(dir, state, "frontier");
     amq_frontier_options opt;
-    options_for_test(&opt, AMQ_FRONTIER_MIN_MEMORY, AMQ_FRONTIER_MIN_SEGMENT);
+    smallest_frontier(state, dir, &opt);
     model m;
     model_init(&m, &opt);
     amq_frontier *f;
@@ -1023,9 +1029,8 @@ static void test_option_and_directory_errors(void **state)
 static void test_url_limits(void **state)
 {
     char dir[AMQ_TEST_PATH_MAX];
-    amq_test_scratch_path(dir, state, "frontier");
     amq_frontier_options opt;
-    options_for_test(&opt, AMQ_FRONTIER_MIN_MEMORY, AMQ_FRONTIER_MIN_SEGMENT);
+    smallest_frontier(state, dir, &opt);
     amq_frontier *f;
     open_ok(&f, dir, &opt);
     char *big = malloc(AMQ_FRONTIER_MAX_URL + 2);
@@ -1136,9 +1141,8 @@ static void test_canonical_url(void **state)
 static void test_canonicalize_hook(void **state)
 {
     char dir[AMQ_TEST_PATH_MAX];
-    amq_test_scratch_path(dir, state, "frontier");
     amq_frontier_options opt;
-    options_for_test(&opt, AMQ_FRONTIER_MIN_MEMORY, AMQ_FRONTIER_MIN_SEGMENT);
+    smallest_frontier(state, dir, &opt);
     opt.canonicalize = amq_frontier_canonical_url;
     amq_frontier *f;
     open_ok(&f, dir, &opt);
