@@ -81,7 +81,8 @@
 #define KIND_PARAMS_DELTA 0x40u
 #define KIND_SAME_HASHER  0x80u
 #define VARINT_MAX_BYTES  10
-#define FAMILY_IDS        64
+/* Family ids are 6 bits, 1 ... AMQ__FAMILY_MAX. */
+#define FAMILY_IDS (AMQ__FAMILY_MAX + 1)
 /* u64 count, u32 block, u64 templates, u64 records, u64 index entries */
 #define BUNDLE_PARAMS_BYTES 36
 
@@ -335,35 +336,38 @@ static int make_templates(const amq_bundle_writer *w, template_block templates[F
     uint32_t *votes = malloc((size_t)AMQ__FORMAT_PARAMS_MAX * 256 * sizeof *votes);
     if (!votes)
         return AMQ_ENOMEM;
+    uint32_t longest[FAMILY_IDS] = { 0 };
+    for (uint64_t i = 0; i < w->count; i++) {
+        const pending *m = &w->members[i];
+        if (m->family == 0)
+            continue;
+        template_block *t = &templates[m->family];
+        if (!t->present)
+            t->hasher = m->hasher;
+        t->present = true;
+        longest[m->family] =
+            m->params_len > longest[m->family] ? m->params_len : longest[m->family];
+    }
     for (uint32_t family = 1; family < FAMILY_IDS; family++) {
         template_block *t = &templates[family];
-        uint32_t longest = 0;
-        for (uint64_t i = 0; i < w->count; i++) {
-            const pending *m = &w->members[i];
-            if (m->family != family)
-                continue;
-            if (!t->present)
-                t->hasher = m->hasher;
-            t->present = true;
-            longest = m->params_len > longest ? m->params_len : longest;
-        }
         if (!t->present)
             continue;
-        memset(votes, 0, (size_t)longest * 256 * sizeof *votes);
+        uint32_t len = longest[family];
+        memset(votes, 0, (size_t)len * 256 * sizeof *votes);
         for (uint64_t i = 0; i < w->count; i++) {
             const pending *m = &w->members[i];
-            for (uint32_t at = 0; m->family == family && at < longest; at++)
+            for (uint32_t at = 0; m->family == family && at < len; at++)
                 votes[at * 256 + (at < m->params_len ? w->arena.bytes[m->params_at + at] : 0)]++;
         }
         uint8_t *params = storage + (size_t)family * AMQ__FORMAT_PARAMS_MAX;
-        for (uint32_t at = 0; at < longest; at++) {
+        for (uint32_t at = 0; at < len; at++) {
             unsigned best = 0;
             for (unsigned value = 1; value < 256; value++)
                 best = votes[at * 256 + value] > votes[at * 256 + best] ? value : best;
             params[at] = (uint8_t)best;
         }
         t->params = params;
-        t->params_len = longest;
+        t->params_len = len;
     }
     free(votes);
     return AMQ_OK;
