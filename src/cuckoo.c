@@ -1331,6 +1331,7 @@ const amq__family amq__cuckoo_family = {
     .name = "cuckoo",
     .id = AMQ__FAMILY_CUCKOO,
     .options = cuckoo_options,
+    .grows = true,
     .create = family_create,
     .add = family_add,
     .remove = family_remove,

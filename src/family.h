@@ -33,6 +33,8 @@ typedef struct amq__family {
     const char *name;                  /* the spec's and the CLI's type name */
     uint32_t id;                       /* enum amq__family_id, stored in files */
     const amq__option *const *options; /* NULL-terminated */
+    /* Whether a filter can take keys past its capacity (AMQ_CAN_GROW). */
+    bool grows;
 
     /* An empty filter from a spec (dynamic families; NULL for static ones). */
     int (*create)(void **state, const amq__spec *spec, amq_diag *diag);

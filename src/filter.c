@@ -203,12 +203,37 @@ int amq_export(const amq_filter *f, const char *format, uint8_t **out, size_t *l
     return f->family->export_as(f->state, format, out, len, diag);
 }
 
-int amq_family_is_static(const char *name)
+static const amq__family *family_by_name(const char *name)
 {
     for (size_t i = 0; families[i]; i++)
         if (strcmp(families[i]->name, name) == 0)
-            return families[i]->create == NULL;
-    return AMQ_EINVAL;
+            return families[i];
+    return NULL;
+}
+
+int amq_family_is_static(const char *name)
+{
+    const amq__family *family = family_by_name(name);
+    return family ? family->create == NULL : AMQ_EINVAL;
+}
+
+int amq_family_capabilities(const char *name)
+{
+    const amq__family *family = family_by_name(name);
+    if (!family)
+        return AMQ_EINVAL;
+    int capabilities = 0;
+    if (family->create)
+        capabilities |= AMQ_CAN_ADD;
+    if (family->remove)
+        capabilities |= AMQ_CAN_REMOVE;
+    if (family->merge)
+        capabilities |= AMQ_CAN_MERGE;
+    if (family->grows)
+        capabilities |= AMQ_CAN_GROW;
+    if (family->export_as)
+        capabilities |= AMQ_CAN_EXPORT;
+    return capabilities;
 }
 
 const char *amq_family(const amq_filter *f)

@@ -907,6 +907,7 @@ const amq__family amq__scalable_bloom_family = {
     .name = "scalable-bloom",
     .id = AMQ__FAMILY_SCALABLE_BLOOM,
     .options = scalable_options,
+    .grows = true,
     .create = family_create,
     .add = family_add,
     .contains = family_contains,

@@ -1,7 +1,8 @@
 /*
  * Tests for generic calls over every family this build has: the batch
  * query amq_contains_many answers as amq_contains does, key for key, error
- * for error; amq_saved_size tells the size amq_save writes.
+ * for error; amq_saved_size tells the size amq_save writes;
+ * amq_family_capabilities tells what the other calls will do.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -132,11 +133,70 @@ static void test_saved_size_is_file_size(void **state)
     amq_test_keys_free(&keys);
 }
 
+/* amq_family_capabilities tells what the generic calls then do: a type
+ * without AMQ_CAN_REMOVE answers AMQ_EUNSUPPORTED to amq_remove and one with
+ * it does not, and so on for add, merge and export; a type that grows takes
+ * 64 times its capacity (and the scalable Bloom filter keeps the rate it was
+ * asked for). */
+static void test_capabilities_are_what_the_calls_do(void **state)
+{
+    (void)state;
+    uint64_t seed = amq_test_seed(0xca9a);
+    amq_test_keys keys;
+    amq_test_keys_make(&keys, seed, 0, 2000);
+    assert_int_equal(amq_family_capabilities("no-such-filter"), AMQ_EINVAL);
+    for (size_t family = 0; amq_family_name(family); family++) {
+        const char *name = amq_family_name(family);
+        int capabilities = amq_family_capabilities(name);
+        assert_true(capabilities >= 0);
+        assert_int_equal(!(capabilities & AMQ_CAN_ADD), amq_family_is_static(name));
+        amq_filter *f = build_family(name, &keys);
+        amq_filter *other = build_family(name, &keys);
+
+        int added = amq_add(f, keys.pointers[0], keys.lens[0]);
+        assert_int_equal(added == AMQ_EUNSUPPORTED, !(capabilities & AMQ_CAN_ADD));
+        int removed = amq_remove(f, keys.pointers[1], keys.lens[1]);
+        assert_int_equal(removed == AMQ_EUNSUPPORTED, !(capabilities & AMQ_CAN_REMOVE));
+        if (capabilities & AMQ_CAN_REMOVE)
+            assert_int_equal(removed, AMQ_OK);
+        int merged = amq_merge(f, other, NULL);
+        assert_int_equal(merged == AMQ_EUNSUPPORTED, !(capabilities & AMQ_CAN_MERGE));
+        if (capabilities & AMQ_CAN_MERGE)
+            assert_int_equal(merged, AMQ_OK);
+        uint8_t *exported = NULL;
+        size_t exported_len = 0;
+        amq_diag diag = { 0 };
+        int exported_status = amq_export(f, "raw", &exported, &exported_len, &diag);
+        assert_int_equal(exported_status == AMQ_OK, (capabilities & AMQ_CAN_EXPORT) != 0);
+        free(exported);
+        amq_free(other);
+        amq_free(f);
+
+        if (capabilities & AMQ_CAN_GROW) {
+            char spec[96];
+            snprintf(spec, sizeof spec, "%s n=64 p=0.01%s", name,
+                     strcmp(name, "cuckoo") == 0 ? " growth=2" : "");
+            amq_filter *growing = NULL;
+            assert_int_equal(amq_new_ex(&growing, spec, &diag), AMQ_OK);
+            for (size_t i = 0; i < 64 * 64 && i < keys.count; i++)
+                assert_int_equal(amq_add(growing, keys.pointers[i], keys.lens[i]), AMQ_OK);
+            amq_info info;
+            assert_int_equal(amq_info_get(growing, &info), AMQ_OK);
+            if (strcmp(name, "scalable-bloom") == 0 && !(info.expected_fpr <= 0.01))
+                fail_msg("%s grew to an expected rate of %g, over the 0.01 asked for", name,
+                         info.expected_fpr);
+            amq_free(growing);
+        }
+    }
+    amq_test_keys_free(&keys);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_batch_answers_are_single_answers),
         cmocka_unit_test(test_batch_error_is_single_error),
+        cmocka_unit_test(test_capabilities_are_what_the_calls_do),
         cmocka_unit_test_setup_teardown(test_saved_size_is_file_size, amq_test_scratch_setup,
                                         amq_test_scratch_teardown),
     };

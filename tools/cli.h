@@ -154,10 +154,9 @@ const char *cli_hasher_kind(const amq_hasher *hasher);
 uint64_t cli_hasher_seed(const amq_hasher *hasher);
 void cli_hasher_key_hex(char out[33], const amq_hasher *hasher);
 
-/* What the filter types of this build can do, for messages that say what to
- * use instead. A dynamic type takes keys one by one (amq_family_is_static
- * is 0). Whether a type removes keys is asked of an empty filter of it: a
- * family that cannot answers AMQ_EUNSUPPORTED. */
+/* What the filter types of this build can do (amq_family_capabilities),
+ * for messages that say what to use instead. A dynamic type takes keys one
+ * by one. */
 bool cli_family_is_dynamic(const char *family);
 bool cli_family_removes(const char *family);
 

@@ -178,21 +178,14 @@ void cli_format_hasher(char *out, size_t cap, const amq_hasher *hasher)
 
 bool cli_family_is_dynamic(const char *family)
 {
-    return amq_family_is_static(family) == 0;
+    int capabilities = amq_family_capabilities(family);
+    return capabilities >= 0 && (capabilities & AMQ_CAN_ADD);
 }
 
 bool cli_family_removes(const char *family)
 {
-    if (!cli_family_is_dynamic(family))
-        return false;
-    char spec[64];
-    snprintf(spec, sizeof spec, "%s n=64", family);
-    amq_filter *probe = NULL;
-    if (amq_new(&probe, spec) != AMQ_OK)
-        return false;
-    bool removes = amq_remove(probe, "", 0) != AMQ_EUNSUPPORTED;
-    amq_free(probe);
-    return removes;
+    int capabilities = amq_family_capabilities(family);
+    return capabilities >= 0 && (capabilities & AMQ_CAN_REMOVE);
 }
 
 void cli_list_families(char *out, size_t cap, bool (*keep)(const char *family), const char *last)

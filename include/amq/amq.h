@@ -438,6 +438,30 @@ AMQ_API const char *amq_family_name(size_t index);
  */
 AMQ_API int amq_family_is_static(const char *family);
 
+/** What a filter type can do beside answering queries: the bits of
+ *  amq_family_capabilities. */
+enum amq_capability {
+    AMQ_CAN_ADD = 1,    /**< amq_new, then amq_add key by key (dynamic) */
+    AMQ_CAN_REMOVE = 2, /**< amq_remove */
+    AMQ_CAN_MERGE = 4,  /**< amq_merge: the union of two filters */
+    AMQ_CAN_GROW = 8,   /**< takes keys past its capacity by chaining larger
+                             tables: scalable-bloom, whose rate stays within
+                             the bound asked for; cuckoo when its spec gives
+                             growth, whose tables' rates add up */
+    AMQ_CAN_EXPORT = 16 /**< amq_export in a format other programs read */
+};
+
+/**
+ * Tell what a filter type can do, without making a filter: an OR of
+ * AMQ_CAN_* bits. Every type can be queried, saved, loaded and described;
+ * every type can be built from all its keys with amq_build.
+ * @param family a type name such as "cuckoo"; not NULL.
+ * @return the bits (0 for a static type that only answers queries), or
+ *   AMQ_EINVAL for a name this build lacks.
+ * Thread safety: safe.
+ */
+AMQ_API int amq_family_capabilities(const char *family);
+
 /** Free a filter and everything it owns. Accepts NULL. */
 AMQ_API void amq_free(amq_filter *f);
 
