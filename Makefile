@@ -1,6 +1,8 @@
 # amq - the two commands are `make demo` and `make test`; see README.md.
 #
-#   make demo          install what is missing, build, run the examples
+#   make demo          install what is missing (with the word list and gnuplot),
+#                      build, build every type from the word list: the README's
+#                      table and docs/img/*.png
 #   make test          install what is missing, build, run every test, then
 #                      again under AddressSanitizer + UndefinedBehaviorSanitizer;
 #                      also compiles an optimized (-O3) build, whose warnings
@@ -34,8 +36,11 @@ build: deps
 	$(CMAKE) -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 	$(CMAKE) --build $(BUILD) -j $(JOBS)
 
-demo: build
-	@sh scripts/demo.sh $(BUILD)/amq
+demo:
+	@sh scripts/install-deps.sh --demo
+	$(CMAKE) -S . -B $(RELEASE_BUILD) -DCMAKE_BUILD_TYPE=Release >/dev/null
+	$(CMAKE) --build $(RELEASE_BUILD) -j $(JOBS)
+	@sh scripts/demo.sh $(RELEASE_BUILD)
 
 test: format-check build-release test-plain test-asan
 

@@ -5,6 +5,8 @@
 #
 #   scripts/install-deps.sh            build + test dependencies
 #   scripts/install-deps.sh --bench    also the benchmark peers and tools
+#   scripts/install-deps.sh --demo     also what `make demo` reads and plots
+#                                      with: the word list, gnuplot
 #
 # groff-base renders the man page for its test (tests/cli/manpage.sh);
 # time is GNU time, whose /usr/bin/time reports the peak memory that
@@ -12,9 +14,15 @@
 set -eu
 
 packages="gcc clang make cmake pkg-config libxxhash-dev libssl-dev libcmocka-dev libclang-rt-14-dev clang-format groff-base"
-if [ "${1:-}" = "--bench" ]; then
-    packages="$packages libbloom-dev time"
-fi
+case "${1:-}" in
+--bench) packages="$packages libbloom-dev time" ;;
+--demo) packages="$packages wamerican-insane gnuplot-nox fonts-dejavu-core" ;;
+"") ;;
+*)
+    echo "install-deps: unknown option $1 (--bench or --demo)" >&2
+    exit 2
+    ;;
+esac
 
 missing=""
 for p in $packages; do

@@ -1,0 +1,322 @@
+/*
+ * demo.c - amq_demo: every filter type of this build, built from a word
+ * list at about 1% and about 0.1% false positives, asked about every word
+ * and as many non-words, in one table (what `make demo` shows; see
+ * scripts/demo.sh, which also plots the data file).
+ *
+ *   amq_demo [--runs R] [--seed S] [--tsv FILE] WORDLIST
+ *
+ * Each filter comes from one amq_build spec: "<type> p=<rate> <options>".
+ * The types are asked in two tiers, p = 1% and p = 0.1%, with the variants
+ * worth seeing side by side (both blocked-Bloom layouts; a scalable Bloom
+ * filter started at 1/64 of the words, so that it has to grow; hfb over the
+ * words' MD5 digests, since it takes random IDs). The binary fuse filters
+ * have fixed rates: fuse8 (0.39%) stands in the first tier and fuse16
+ * (0.0015%) in the second. A type this table does not name is built with
+ * its plain spec in both tiers, so every type of the build is shown.
+ *
+ * What is timed, through the generic calls a user of the library makes
+ * (the typed APIs and batch paths are faster; bench/ measures those):
+ *   build     amq_build from every word (a dynamic type: an empty filter
+ *             sized for the words, then amq_add of each word);
+ *   words     amq_contains of every word, which must all answer "maybe" -
+ *             a false negative stops the demo with an error;
+ *   non-words amq_contains of every non-word: the false positives;
+ *   batch     amq_contains_many of all non-words at once, which must give
+ *             the same answers.
+ * Each is run --runs times (default 5) and the median per word is kept:
+ * this is a shared machine, and a median ignores the runs it preempted.
+ *
+ * Exit status: 0, or 2 with a message on stderr (a bad argument, a word
+ * list that cannot be read, a filter that cannot be built, or a wrong
+ * answer).
+ */
+#include "demo.h"
+#include "words.h"
+
+#include "amq/amq.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+enum { MAX_RUNS = 99, MAX_RESULTS = 64 };
+
+/* A filter of the table: the type, what its label adds, its options. */
+typedef struct demo_variant {
+    const char *family;
+    const char *variant; /* "" or what the label adds in parentheses */
+    const char *options; /* spec options beside p */
+    int tiers;           /* TIER_* bits: where it is shown */
+} demo_variant;
+
+enum { TIER_1 = 1, TIER_01 = 2, BOTH_TIERS = 3 };
+static const double tier_rates[] = { 0.01, 0.001 };
+
+/* Options that depend on the word count are added by spec_for. */
+static const demo_variant variants[] = {
+    { "bloom", "", "", BOTH_TIERS },
+    { "blocked-bloom", "block", "layout=block", BOTH_TIERS },
+    { "blocked-bloom", "split", "layout=split", BOTH_TIERS },
+    { "counting-bloom", "4-bit", "", BOTH_TIERS },
+    { "scalable-bloom", "from n/64", "", BOTH_TIERS },
+    { "cuckoo", "", "", BOTH_TIERS },
+    { "gcs", "", "", BOTH_TIERS },
+    { "hfb", "MD5 IDs", "hash=md5", BOTH_TIERS },
+    { "fuse8", "", "", TIER_1 },
+    { "fuse16", "", "", TIER_01 },
+};
+
+static double now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+static int compare_doubles(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *values, size_t count)
+{
+    qsort(values, count, sizeof *values, compare_doubles);
+    return count % 2 ? values[count / 2] : (values[count / 2 - 1] + values[count / 2]) / 2;
+}
+
+static void spec_for(char *out, size_t capacity, const demo_variant *variant, double rate,
+                     size_t words)
+{
+    size_t used = (size_t)snprintf(out, capacity, "%s p=%g", variant->family, rate);
+    if (used < capacity && strcmp(variant->family, "scalable-bloom") == 0)
+        used += (size_t)snprintf(out + used, capacity - used, " n=%zu",
+                                 words / 64 > 0 ? words / 64 : 1);
+    if (used < capacity && variant->options[0])
+        snprintf(out + used, capacity - used, " %s", variant->options);
+}
+
+/* Time amq_contains of every string of keys, runs times; the number that
+ * answered "maybe" into *hits (the same every run, or -1 is returned). */
+static int time_queries(double *ns_per_key, uint64_t *hits, const amq_filter *filter,
+                        const demo_strings *keys, unsigned runs)
+{
+    double times[MAX_RUNS];
+    for (unsigned run = 0; run < runs; run++) {
+        uint64_t found = 0;
+        double start = now_ns();
+        for (size_t i = 0; i < keys->count; i++) {
+            int answer = amq_contains(filter, keys->pointers[i], keys->lens[i]);
+            if (answer < 0)
+                return answer;
+            found += (uint64_t)answer;
+        }
+        times[run] = (now_ns() - start) / (double)keys->count;
+        if (run > 0 && found != *hits)
+            return AMQ_EINVAL;
+        *hits = found;
+    }
+    *ns_per_key = median(times, runs);
+    return AMQ_OK;
+}
+
+/* Build, time and check one filter into *result. Returns 0, or -1 after
+ * saying what went wrong. */
+static int measure(demo_result *result, const char *spec, const demo_strings *words,
+                   const demo_strings *non_words, unsigned runs)
+{
+    snprintf(result->spec, sizeof result->spec, "%s", spec);
+    double times[MAX_RUNS];
+    amq_filter *filter = NULL;
+    for (unsigned run = 0; run < runs; run++) {
+        amq_free(filter);
+        filter = NULL;
+        amq_diag diag = { 0 };
+        double start = now_ns();
+        int status = amq_build_ex(&filter, spec, words->pointers, words->lens, words->count, &diag);
+        times[run] = (now_ns() - start) / (double)words->count;
+        if (status != AMQ_OK) {
+            fprintf(stderr, "amq_demo: cannot build \"%s\": %s\n", spec,
+                    diag.message[0] ? diag.message : amq_strerror(status));
+            return -1;
+        }
+    }
+    result->build_ns = median(times, runs);
+
+    amq_info info;
+    uint64_t saved_bytes = 0;
+    amq_info_get(filter, &info);
+    int status = amq_saved_size(filter, &saved_bytes);
+    result->bits_file = 8.0 * (double)saved_bytes / (double)words->count;
+    result->bits_memory = 8.0 * (double)info.size_bytes / (double)words->count;
+    if (strncmp(spec, "fuse", 4) == 0)
+        result->target_fpr = info.expected_fpr;
+    result->capabilities = amq_family_capabilities(amq_family(filter));
+
+    uint64_t found = 0;
+    uint8_t *answers = malloc(non_words->count);
+    if (status == AMQ_OK)
+        status = time_queries(&result->present_ns, &found, filter, words, runs);
+    if (status == AMQ_OK && found != words->count) {
+        fprintf(stderr, "amq_demo: \"%s\" lost %llu of its %zu words\n", spec,
+                (unsigned long long)(words->count - found), words->count);
+        status = AMQ_EINVAL;
+    } else if (status == AMQ_OK) {
+        status =
+            time_queries(&result->absent_ns, &result->false_positives, filter, non_words, runs);
+        result->queries = non_words->count;
+    }
+    for (unsigned run = 0; status == AMQ_OK && run < runs; run++) {
+        if (!answers) {
+            status = AMQ_ENOMEM;
+            break;
+        }
+        double start = now_ns();
+        status = amq_contains_many(filter, non_words->pointers, non_words->lens, non_words->count,
+                                   answers);
+        times[run] = (now_ns() - start) / (double)non_words->count;
+        uint64_t batch_hits = 0;
+        for (size_t i = 0; i < non_words->count; i++)
+            batch_hits += answers[i];
+        if (status == AMQ_OK && batch_hits != result->false_positives) {
+            fprintf(stderr,
+                    "amq_demo: \"%s\": the batch query found %llu non-words, "
+                    "the single queries %llu\n",
+                    spec, (unsigned long long)batch_hits,
+                    (unsigned long long)result->false_positives);
+            status = AMQ_EINVAL;
+        }
+    }
+    if (status == AMQ_OK)
+        result->batch_ns = median(times, runs);
+    else
+        fprintf(stderr, "amq_demo: \"%s\": %s\n", spec, amq_strerror(status));
+    free(answers);
+    amq_free(filter);
+    return status == AMQ_OK ? 0 : -1;
+}
+
+static bool family_in_table(const char *family)
+{
+    for (size_t i = 0; i < sizeof variants / sizeof variants[0]; i++)
+        if (strcmp(variants[i].family, family) == 0)
+            return true;
+    return false;
+}
+
+/* The filters to show, in order: the table's variants of the types this
+ * build has, then every other type with its plain spec. */
+static size_t list_variants(demo_variant *out, size_t capacity)
+{
+    size_t count = 0;
+    for (size_t i = 0; i < sizeof variants / sizeof variants[0] && count < capacity; i++)
+        if (amq_family_capabilities(variants[i].family) >= 0)
+            out[count++] = variants[i];
+    for (size_t i = 0; amq_family_name(i) && count < capacity; i++)
+        if (!family_in_table(amq_family_name(i)))
+            out[count++] = (demo_variant){ amq_family_name(i), "", "", BOTH_TIERS };
+    return count;
+}
+
+static int usage_error(const char *message, const char *argument)
+{
+    fprintf(stderr,
+            "amq_demo: %s%s\nUsage: amq_demo [--runs R] [--seed S] [--tsv FILE] "
+            "WORDLIST\n",
+            message, argument);
+    return 2;
+}
+
+static int parse_number(unsigned long long *out, const char *text, unsigned long long max)
+{
+    char *end = NULL;
+    errno = 0;
+    unsigned long long value = strtoull(text, &end, 0);
+    if (errno || end == text || *end || text[0] == '-' || value > max)
+        return -1;
+    *out = value;
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    unsigned long long runs = 5, seed = 0x6e6f6e776f7264ULL;
+    const char *tsv_path = NULL, *word_path = NULL;
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i];
+        bool has_value = i + 1 < argc;
+        if (strcmp(arg, "--runs") == 0 && has_value) {
+            if (parse_number(&runs, argv[++i], MAX_RUNS) != 0 || runs == 0)
+                return usage_error("--runs takes a number from 1 to 99, not ", argv[i]);
+        } else if (strcmp(arg, "--seed") == 0 && has_value) {
+            if (parse_number(&seed, argv[++i], UINT64_MAX) != 0)
+                return usage_error("--seed takes a number, not ", argv[i]);
+        } else if (strcmp(arg, "--tsv") == 0 && has_value) {
+            tsv_path = argv[++i];
+        } else if (arg[0] == '-' && arg[1]) {
+            return usage_error("unknown option or missing value: ", arg);
+        } else if (word_path) {
+            return usage_error("one word list only; also given ", arg);
+        } else {
+            word_path = arg;
+        }
+    }
+    if (!word_path)
+        return usage_error("give the word list, e.g. ", "/usr/share/dict/american-english-insane");
+
+    demo_strings words, non_words;
+    if (demo_read_words(&words, word_path) != 0)
+        return 2;
+    if (demo_make_non_words(&non_words, &words, seed) != 0) {
+        demo_strings_free(&words);
+        return 2;
+    }
+    printf("%zu distinct words from %s, and as many non-words (random letters, none a word); "
+           "medians of %llu runs.\n\n",
+           words.count, word_path, runs);
+    fflush(stdout);
+
+    demo_variant shown[MAX_RESULTS / 2];
+    size_t shown_count = list_variants(shown, MAX_RESULTS / 2);
+    demo_result results[MAX_RESULTS];
+    size_t result_count = 0;
+    int exit_code = 0;
+    for (size_t tier = 0; tier < 2 && exit_code == 0; tier++) {
+        for (size_t i = 0; i < shown_count && exit_code == 0; i++) {
+            if (!(shown[i].tiers & (1 << tier)))
+                continue;
+            demo_result *result = &results[result_count];
+            memset(result, 0, sizeof *result);
+            snprintf(result->label, sizeof result->label, "%s%s%s%s", shown[i].family,
+                     shown[i].variant[0] ? " (" : "", shown[i].variant,
+                     shown[i].variant[0] ? ")" : "");
+            result->target_fpr = tier_rates[tier];
+            char spec[160];
+            spec_for(spec, sizeof spec, &shown[i], tier_rates[tier], words.count);
+            fprintf(stderr, "amq_demo: %s\n", spec);
+            if (measure(result, spec, &words, &non_words, (unsigned)runs) != 0)
+                exit_code = 2;
+            else
+                result_count++;
+        }
+    }
+    if (exit_code == 0) {
+        demo_print_table(stdout, results, result_count);
+        if (tsv_path) {
+            FILE *tsv = fopen(tsv_path, "w");
+            if (tsv)
+                demo_print_tsv(tsv, results, result_count);
+            if (!tsv || fclose(tsv) != 0) {
+                fprintf(stderr, "amq_demo: cannot write %s: %s\n", tsv_path, strerror(errno));
+                exit_code = 2;
+            }
+        }
+    }
+    demo_strings_free(&words);
+    demo_strings_free(&non_words);
+    return exit_code;
+}
