@@ -236,6 +236,24 @@ int amq_family_capabilities(const char *name)
     return capabilities;
 }
 
+const char *amq_capability_name(int capability)
+{
+    switch (capability) {
+    case AMQ_CAN_ADD:
+        return "add";
+    case AMQ_CAN_REMOVE:
+        return "remove";
+    case AMQ_CAN_MERGE:
+        return "merge";
+    case AMQ_CAN_GROW:
+        return "grow";
+    case AMQ_CAN_EXPORT:
+        return "export";
+    default:
+        return NULL;
+    }
+}
+
 const char *amq_family(const amq_filter *f)
 {
     assert(f);

@@ -145,6 +145,15 @@ static void test_capabilities_are_what_the_calls_do(void **state)
     amq_test_keys keys;
     amq_test_keys_make(&keys, seed, 0, 2000);
     assert_int_equal(amq_family_capabilities("no-such-filter"), AMQ_EINVAL);
+    const int bits[] = { AMQ_CAN_ADD, AMQ_CAN_REMOVE, AMQ_CAN_MERGE, AMQ_CAN_GROW, AMQ_CAN_EXPORT };
+    for (size_t i = 0; i < sizeof bits / sizeof bits[0]; i++) {
+        assert_non_null(amq_capability_name(bits[i]));
+        for (size_t j = 0; j < i; j++)
+            assert_string_not_equal(amq_capability_name(bits[i]), amq_capability_name(bits[j]));
+    }
+    assert_null(amq_capability_name(0));
+    assert_null(amq_capability_name(AMQ_CAN_ADD | AMQ_CAN_REMOVE));
+    assert_null(amq_capability_name(AMQ_CAN_EXPORT << 1));
     for (size_t family = 0; amq_family_name(family); family++) {
         const char *name = amq_family_name(family);
         int capabilities = amq_family_capabilities(name);

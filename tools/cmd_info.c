@@ -4,7 +4,9 @@
  * Everything amq_info_get reports, as an aligned table or as one flat JSON
  * object:
  *
- *   file, family, capacity, count, estimated_count, size_bytes,
+ *   file, family, supports (a list: "add", "remove", "merge", "grow",
+ *   "export"; amq_family_capabilities), capacity, count, estimated_count,
+ *   size_bytes,
  *   bits_per_key, target_fpr, expected_fpr,
  *   the family's details (numbers or words, under their own snake_case
  *   names: "hashes", "layout", "fingerprint_bits", ...),
@@ -87,11 +89,37 @@ static void json_count(const char *name, uint64_t value)
 }
 
 /* The whole amq_info as one flat JSON object (the order of the table). */
+/* What the filter's type can do beside queries (amq_family_capabilities):
+ * "supports  add, remove" ("static" first for a static type), or in JSON
+ * "supports": ["add", "remove"]. */
+static void print_supports(const char *family, bool json)
+{
+    int capabilities = amq_family_capabilities(family);
+    const char *separator = "";
+    if (json) {
+        printf(",\n  \"supports\": [");
+    } else {
+        printf("supports         %s", capabilities & AMQ_CAN_ADD ? "" : "static");
+        separator = capabilities & AMQ_CAN_ADD ? "" : ", ";
+    }
+    for (int bit = 1; amq_capability_name(bit); bit <<= 1) {
+        if (!(capabilities & bit))
+            continue;
+        if (json)
+            printf("%s\"%s\"", separator, amq_capability_name(bit));
+        else
+            printf("%s%s", separator, amq_capability_name(bit));
+        separator = ", ";
+    }
+    printf(json ? "]" : "\n");
+}
+
 static void print_json(const char *path, const amq_info *info, const char *hasher)
 {
     printf("{\n  \"file\": ");
     json_string(path);
     json_text("family", info->family);
+    print_supports(info->family, true);
     json_count("capacity", info->capacity);
     json_count("count", info->count);
     json_number("estimated_count", info->estimated_count);
@@ -222,6 +250,7 @@ int cli_info(int argc, char **argv)
     } else {
         printf("file             %s\n", path);
         printf("type             %s\n", info.family);
+        print_supports(info.family, false);
         printf("capacity         %llu\n", (unsigned long long)info.capacity);
         printf("keys             %llu\n", (unsigned long long)info.count);
         printf("estimated keys   %.0f\n", info.estimated_count);

@@ -31,20 +31,11 @@ double demo_bound_bits(const demo_result *result)
 
 void demo_supports(char *out, size_t capacity, int capabilities)
 {
-    static const struct {
-        int bit;
-        const char *word;
-    } words[] = {
-        { AMQ_CAN_ADD, "add" },   { AMQ_CAN_REMOVE, "remove" }, { AMQ_CAN_MERGE, "merge" },
-        { AMQ_CAN_GROW, "grow" }, { AMQ_CAN_EXPORT, "export" },
-    };
     size_t used = (size_t)snprintf(out, capacity, "%s", capabilities & AMQ_CAN_ADD ? "" : "static");
-    for (size_t i = 0; i < sizeof words / sizeof words[0]; i++) {
-        if (!(capabilities & words[i].bit) || used >= capacity)
-            continue;
-        used +=
-            (size_t)snprintf(out + used, capacity - used, "%s%s", used ? ", " : "", words[i].word);
-    }
+    for (int bit = 1; amq_capability_name(bit) && used < capacity; bit <<= 1)
+        if (capabilities & bit)
+            used += (size_t)snprintf(out + used, capacity - used, "%s%s", used ? ", " : "",
+                                     amq_capability_name(bit));
 }
 
 /* A rate as a percentage with three significant digits. */

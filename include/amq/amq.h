@@ -462,6 +462,14 @@ enum amq_capability {
  */
 AMQ_API int amq_family_capabilities(const char *family);
 
+/**
+ * The name of one capability: "add", "remove", "merge", "grow" or "export".
+ * @param capability one AMQ_CAN_* bit.
+ * @return a static string, or NULL when capability is not exactly one of
+ *   the bits.
+ */
+AMQ_API const char *amq_capability_name(int capability);
+
 /** Free a filter and everything it owns. Accepts NULL. */
 AMQ_API void amq_free(amq_filter *f);
 

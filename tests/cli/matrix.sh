@@ -8,17 +8,17 @@
 #   matrix.sh PATH_TO_AMQ SCRATCH_DIR
 . "$(dirname "$0")/lib/common.sh"
 
-# type            add remove merge export
+# type            add remove merge export grow
 table='
-bloom             yes no     yes   no
-blocked-bloom     yes no     yes   no
-counting-bloom    yes yes    yes   no
-scalable-bloom    yes no     yes   no
-cuckoo            yes yes    no    no
-gcs               no  no     yes   yes
-hfb               no  no     no    no
-fuse8             no  no     no    no
-fuse16            no  no     no    no
+bloom             yes no     yes   no     no
+blocked-bloom     yes no     yes   no     no
+counting-bloom    yes yes    yes   no     no
+scalable-bloom    yes no     yes   no     yes
+cuckoo            yes yes    no    no     yes
+gcs               no  no     yes   yes    no
+hfb               no  no     no    no     no
+fuse8             no  no     no    no     no
+fuse16            no  no     no    no     no
 '
 # Dedup works exactly for the types that add keys one by one.
 
@@ -43,8 +43,9 @@ for prefix, path in (("key", sys.argv[1]), ("other", sys.argv[2])):
 ' "$dir/ids.txt" "$dir/other-ids.txt"
 
 # info --json: one object, no name twice, every common field of the right
-# kind, the family's details numbers, words or null.
-check_json() { # FILE TYPE
+# kind, the family's details numbers, words or null, and "supports" the
+# table's row.
+check_json() { # FILE TYPE SUPPORTS
     /usr/bin/python3 -c '
 import json, math, sys
 def unique(pairs):
@@ -54,6 +55,7 @@ def unique(pairs):
     return dict(pairs)
 d = json.load(open(sys.argv[1]), object_pairs_hook=unique)
 assert d["file"] == sys.argv[2] and d["family"] == sys.argv[3], d
+assert d.pop("supports") == sys.argv[4].split(), (sys.argv[4], d)
 for name in ("capacity", "count", "size_bytes"):
     assert isinstance(d[name], int) and d[name] >= 0, (name, d)
 for name in ("estimated_count", "bits_per_key", "target_fpr", "expected_fpr"):
@@ -65,12 +67,18 @@ assert len(d["checksum"]) == 16 and int(d["checksum"], 16) >= 0, d
 for name, value in d.items():
     assert value is None or isinstance(value, (int, float, str)), (name, d)
     assert not isinstance(value, float) or math.isfinite(value), (name, d)
-' "$dir/out" "$1" "$2" || fail "info --json of $2"
+' "$dir/out" "$1" "$2" "$3" || fail "info --json of $2"
 }
 
 echo "$table" >"$dir/table"
-while read -r type add remove merge export; do
+while read -r type add remove merge export grow; do
     [ -n "$type" ] || continue
+    supports=
+    [ "$add" = yes ] && supports="$supports add"
+    [ "$remove" = yes ] && supports="$supports remove"
+    [ "$merge" = yes ] && supports="$supports merge"
+    [ "$grow" = yes ] && supports="$supports grow"
+    [ "$export" = yes ] && supports="$supports export"
     keys=$dir/keys.txt others=$dir/others.txt
     if [ "$type" = hfb ]; then
         keys=$dir/ids.txt others=$dir/other-ids.txt
@@ -86,7 +94,11 @@ while read -r type add remove merge export; do
     "$amq" query -c "$f" "$others" >"$dir/out" </dev/null
     [ "$(cat "$dir/out")" -lt 400 ] || fail "$type: $(cat "$dir/out") of 4000 absent keys found"
     run 0 info "$f" && expect out "type             $type"
-    run 0 info --json "$f" && check_json "$f" "$type"
+    [ "$add" = yes ] && words=$supports || words="static $supports"
+    # shellcheck disable=SC2086
+    line="supports         $(echo $words | sed 's/ /, /g')"
+    grep -qxF "$line" "$dir/out" || fail "info $type: no line '$line'"
+    run 0 info --json "$f" && check_json "$f" "$type" "$supports"
     cp "$f" "$dir/before.amq"
 
     # add
