@@ -46,6 +46,16 @@ static void blocked_contains_many(const void *filter, const void *const *keys, c
     amq_blocked_bloom_contains_many(filter, keys, lens, count, results);
 }
 
+static amq_u128 blocked_hash(const void *filter, const void *key, size_t len)
+{
+    return (amq_u128){ .low = amq_hash64(amq_blocked_bloom_hasher(filter), key, len) };
+}
+
+static bool blocked_contains_hash(const void *filter, amq_u128 hash)
+{
+    return amq_blocked_bloom_contains_hash(filter, hash.low);
+}
+
 static void blocked_report(const void *filter, size_t keys, bench_figures *out)
 {
     double bits = (double)amq_blocked_bloom_bits(filter);
@@ -66,6 +76,8 @@ static const bench_filter_ops blocked_ops = {
     .add = blocked_add,
     .contains = blocked_contains,
     .contains_many = blocked_contains_many,
+    .hash = blocked_hash,
+    .contains_hash = blocked_contains_hash,
     .report = blocked_report,
     .destroy = blocked_destroy,
 };
@@ -81,7 +93,7 @@ const bench_workload bench_bloom_split_block = {
     .description = "split-block Bloom filter (256-bit blocks, k = 8), p = 0.01, 16-byte keys",
     .arg = &split_variant,
     .setup = bench_filter_setup,
-    .phases = bench_filter_phases,
+    .phases = bench_filter_phases_hashed,
     .report = bench_filter_report,
     .teardown = bench_filter_teardown,
     .family = "blocked-bloom",
@@ -94,7 +106,7 @@ const bench_workload bench_bloom_blocked = {
     .description = "blocked Bloom filter (512-bit blocks, best k), p = 0.01, 16-byte keys",
     .arg = &block_variant,
     .setup = bench_filter_setup,
-    .phases = bench_filter_phases,
+    .phases = bench_filter_phases_hashed,
     .report = bench_filter_report,
     .teardown = bench_filter_teardown,
     .family = "blocked-bloom",

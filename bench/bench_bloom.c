@@ -43,6 +43,16 @@ static void classic_contains_many(const void *filter, const void *const *keys, c
     amq_bloom_contains_many(filter, keys, lens, count, results);
 }
 
+static amq_u128 classic_hash(const void *filter, const void *key, size_t len)
+{
+    return amq_hash128(amq_bloom_hasher(filter), key, len);
+}
+
+static bool classic_contains_hash(const void *filter, amq_u128 hash)
+{
+    return amq_bloom_contains_hash(filter, hash);
+}
+
 static void classic_report(const void *filter, size_t keys, bench_figures *out)
 {
     double bits = (double)amq_bloom_bits(filter);
@@ -63,6 +73,8 @@ static const bench_filter_ops classic_ops = {
     .add = classic_add,
     .contains = classic_contains,
     .contains_many = classic_contains_many,
+    .hash = classic_hash,
+    .contains_hash = classic_contains_hash,
     .report = classic_report,
     .destroy = classic_destroy,
 };
@@ -76,7 +88,7 @@ const bench_workload bench_bloom_classic = {
     .description = "classic Bloom filter, p = 0.01, 16-byte keys; batch = contains_many",
     .arg = &classic_variant,
     .setup = bench_filter_setup,
-    .phases = bench_filter_phases,
+    .phases = bench_filter_phases_hashed,
     .report = bench_filter_report,
     .teardown = bench_filter_teardown,
     .family = "bloom",

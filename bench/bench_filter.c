@@ -14,9 +14,10 @@ typedef struct filter_state {
     double fpr; /* the variant's target rate */
     void *filter;
     bench_key_sets keys;
-    uint64_t present_hits, absent_hits, batch_hits;
+    amq_u128 *absent_hashes; /* NULL when the family has no pre-hashed query */
+    uint64_t present_hits, absent_hits, batch_hits, hashed_hits;
     uint64_t remove_misses; /* present keys the last delete pass found nothing for */
-    bool batch_ran, delete_ran;
+    bool batch_ran, delete_ran, hashed_ran;
 } filter_state;
 
 void bench_key_sets_free(bench_key_sets *sets)
@@ -94,6 +95,7 @@ void bench_filter_teardown(void *state)
     if (s->filter)
         s->ops->destroy(s->filter);
     bench_key_sets_free(&s->keys);
+    free(s->absent_hashes);
     free(s);
 }
 
@@ -112,6 +114,15 @@ int bench_filter_setup(void **state, const bench_config *config, const void *arg
         return status;
     }
     status = bench_key_sets_init(&s->keys, config->keys, BENCH_FILTER_KEY_LEN, config->seed, diag);
+    if (status == AMQ_OK && s->ops->hash) {
+        const bench_keyset *absent = &s->keys.absent;
+        s->absent_hashes = malloc(absent->count * sizeof *s->absent_hashes);
+        if (!s->absent_hashes)
+            status = amq__fail(diag, AMQ_ENOMEM, "no memory for %zu hashes", absent->count);
+        for (size_t i = 0; s->absent_hashes && i < absent->count; i++)
+            s->absent_hashes[i] =
+                s->ops->hash(s->filter, bench_key(absent, i), bench_key_len(absent, i));
+    }
     if (status != AMQ_OK) {
         bench_filter_teardown(s);
         return status;
@@ -169,6 +180,17 @@ static uint64_t filter_query_batch(void *state)
     return n;
 }
 
+static uint64_t filter_query_hashed(void *state)
+{
+    filter_state *s = state;
+    uint64_t hits = 0;
+    for (size_t i = 0; i < s->keys.absent.count; i++)
+        hits += s->ops->contains_hash(s->filter, s->absent_hashes[i]);
+    s->hashed_hits = hits;
+    s->hashed_ran = true;
+    return s->keys.absent.count;
+}
+
 static uint64_t filter_delete(void *state)
 {
     filter_state *s = state;
@@ -198,6 +220,8 @@ void bench_filter_report(void *state, bench_figures *out)
     if (s->batch_ran)
         misses += n - (double)s->batch_hits;
     bench_rate_figures(out, s->fpr, bench_filter_measured_fpr(s), misses);
+    if (s->hashed_ran)
+        bench_figures_add(out, "hashed_fpr", (double)s->hashed_hits / (double)s->keys.absent.count);
 }
 
 const bench_phase bench_filter_phases[] = {
@@ -214,6 +238,15 @@ const bench_phase bench_filter_phases_delete[] = {
     { .name = "query-absent", .run = filter_query_absent },
     { .name = "query-batch", .run = filter_query_batch },
     { .name = "delete", .prepare = filter_refill, .run = filter_delete },
+    { .name = NULL },
+};
+
+const bench_phase bench_filter_phases_hashed[] = {
+    { .name = "insert", .prepare = filter_empty, .run = filter_insert },
+    { .name = "query-present", .run = filter_query_present },
+    { .name = "query-absent", .run = filter_query_absent },
+    { .name = "query-batch", .run = filter_query_batch },
+    { .name = "query-hashed", .run = filter_query_hashed },
     { .name = NULL },
 };
 

@@ -7,6 +7,9 @@
  *   query-absent   ask for the n absent keys one by one (hits are false positives)
  *   query-batch    ask for the present keys through the family's batch call,
  *                  1024 at a time (omitted when the family has none)
+ *   query-hashed   ask for the absent keys one by one by their hashes,
+ *                  computed before the pass: the filter's own time, without
+ *                  hashing the key (for the families with a _hash query)
  *   delete         remove the n present keys one by one from a filter refilled
  *                  (untimed) before each pass (only for families that remove)
  *
@@ -45,6 +48,11 @@ typedef struct bench_filter_ops {
     /* NULL when the family has no batch query. */
     void (*contains_many)(const void *filter, const void *const *keys, const size_t *lens,
                           size_t count, uint8_t *results);
+    /* The pre-hashed query (bench_filter_phases_hashed; both NULL when the
+     * family has none): the hash the filter's own query takes for a key (a
+     * 64-bit one in .lo), and that query. */
+    amq_u128 (*hash)(const void *filter, const void *key, size_t len);
+    bool (*contains_hash)(const void *filter, amq_u128 hash);
     /* Remove one copy of a key; false when the filter found none. NULL when
      * the family cannot remove. */
     bool (*remove)(void *filter, const void *key, size_t len);
@@ -108,6 +116,9 @@ extern const bench_phase bench_filter_phases_no_batch[];
 /* insert, query-present, query-absent, query-batch, delete (the ops need
  * contains_many and remove). */
 extern const bench_phase bench_filter_phases_delete[];
+/* insert, query-present, query-absent, query-batch, query-hashed (the ops
+ * need contains_many, hash and contains_hash). */
+extern const bench_phase bench_filter_phases_hashed[];
 
 /* The false-positive rate measured by the last query-absent pass. */
 double bench_filter_measured_fpr(const void *state);
