@@ -13,7 +13,9 @@
  *             "query-present", ...), run in order. Each phase runs once to
  *             warm up, then --runs times; an optional prepare function runs
  *             untimed before every pass (an insert phase empties its filter
- *             there). A pass returns the number of operations it did.
+ *             there). A pass returns the number of operations it did; a
+ *             phase that does none (nothing to do for this workload) is
+ *             left out of the result.
  *   report    after all phases: extra figures (bits/key, measured FPR, size).
  *   teardown  free the state.
  *
@@ -101,7 +103,7 @@ typedef struct bench_figures {
 /* Append a figure; figures past BENCH_MAX_FIGURES are a programming error. */
 void bench_figures_add(bench_figures *figures, const char *name, double value);
 
-#define BENCH_MAX_PHASES 5
+#define BENCH_MAX_PHASES 8
 
 /* One timed pass of a workload. */
 typedef struct bench_phase {

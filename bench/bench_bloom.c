@@ -88,7 +88,7 @@ const bench_workload bench_bloom_classic = {
     .description = "classic Bloom filter, p = 0.01, 16-byte keys; batch = contains_many",
     .arg = &classic_variant,
     .setup = bench_filter_setup,
-    .phases = bench_filter_phases_hashed,
+    .phases = bench_filter_phases,
     .report = bench_filter_report,
     .teardown = bench_filter_teardown,
     .family = "bloom",

@@ -126,12 +126,26 @@ static void counting_report(const void *filter, size_t keys, bench_figures *out)
     measure_fp_removals(c->filter, keys, c->seed, out);
 }
 
+static amq_u128 counting_hash(const void *filter, const void *key, size_t len)
+{
+    const counting_filter *c = filter;
+    return amq_hash128(amq_counting_bloom_hasher(c->filter), key, len);
+}
+
+static bool counting_contains_hash(const void *filter, amq_u128 hash)
+{
+    const counting_filter *c = filter;
+    return amq_counting_bloom_contains_hash(c->filter, hash);
+}
+
 static const bench_filter_ops counting_ops = {
     .create = counting_create,
     .clear = counting_clear,
     .add = counting_add,
     .contains = counting_contains,
     .contains_many = counting_contains_many,
+    .hash = counting_hash,
+    .contains_hash = counting_contains_hash,
     .report = counting_report,
     .destroy = counting_destroy,
 };

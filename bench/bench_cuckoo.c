@@ -130,12 +130,24 @@ static void cuckoo_workload_report(void *state, bench_figures *out)
         bench_figures_add(out, "classic_bits_per_key_at_fpr", -log2(fpr) / log(2.0));
 }
 
+static amq_u128 cuckoo_hash(const void *filter, const void *key, size_t len)
+{
+    return (amq_u128){ .low = amq_hash64(amq_cuckoo_hasher(filter), key, len) };
+}
+
+static bool cuckoo_contains_hash(const void *filter, amq_u128 hash)
+{
+    return amq_cuckoo_contains_hash(filter, hash.low);
+}
+
 static const bench_filter_ops cuckoo_ops = {
     .create = cuckoo_create,
     .clear = cuckoo_clear,
     .add = cuckoo_add,
     .contains = cuckoo_contains,
     .contains_many = cuckoo_contains_many,
+    .hash = cuckoo_hash,
+    .contains_hash = cuckoo_contains_hash,
     .remove = cuckoo_remove,
     .report = cuckoo_report,
     .destroy = cuckoo_destroy,

@@ -9,7 +9,8 @@
  *                  1024 at a time (omitted when the family has none)
  *   query-hashed   ask for the absent keys one by one by their hashes,
  *                  computed before the pass: the filter's own time, without
- *                  hashing the key (for the families with a _hash query)
+ *                  hashing the key (skipped when the family has no _hash
+ *                  query)
  *   delete         remove the n present keys one by one from a filter refilled
  *                  (untimed) before each pass (only for families that remove)
  *
@@ -48,9 +49,8 @@ typedef struct bench_filter_ops {
     /* NULL when the family has no batch query. */
     void (*contains_many)(const void *filter, const void *const *keys, const size_t *lens,
                           size_t count, uint8_t *results);
-    /* The pre-hashed query (bench_filter_phases_hashed; both NULL when the
-     * family has none): the hash the filter's own query takes for a key (a
-     * 64-bit one in .lo), and that query. */
+    /* The pre-hashed query (both NULL when the family has none): the hash the filter's own query
+     * takes for a key (a 64-bit one in .lo), and that query. */
     amq_u128 (*hash)(const void *filter, const void *key, size_t len);
     bool (*contains_hash)(const void *filter, amq_u128 hash);
     /* Remove one copy of a key; false when the filter found none. NULL when
@@ -109,16 +109,13 @@ void bench_rate_figures(bench_figures *out, double target_fpr, double fpr, doubl
 int bench_filter_setup(void **state, const bench_config *config, const void *arg, amq_diag *diag);
 void bench_filter_report(void *state, bench_figures *out);
 void bench_filter_teardown(void *state);
-/* insert, query-present, query-absent, query-batch. */
+/* insert, query-present, query-absent, query-batch, query-hashed. */
 extern const bench_phase bench_filter_phases[];
-/* The same without query-batch. */
+/* insert, query-present, query-absent. */
 extern const bench_phase bench_filter_phases_no_batch[];
-/* insert, query-present, query-absent, query-batch, delete (the ops need
- * contains_many and remove). */
+/* insert, query-present, query-absent, query-batch, query-hashed, delete
+ * (the ops need contains_many and remove). */
 extern const bench_phase bench_filter_phases_delete[];
-/* insert, query-present, query-absent, query-batch, query-hashed (the ops
- * need contains_many, hash and contains_hash). */
-extern const bench_phase bench_filter_phases_hashed[];
 
 /* The false-positive rate measured by the last query-absent pass. */
 double bench_filter_measured_fpr(const void *state);

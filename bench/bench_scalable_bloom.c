@@ -78,12 +78,24 @@ static void scalable_destroy(void *filter)
     amq_scalable_bloom_free(filter);
 }
 
+static amq_u128 scalable_hash(const void *filter, const void *key, size_t len)
+{
+    return amq_hash128(amq_scalable_bloom_hasher(filter), key, len);
+}
+
+static bool scalable_contains_hash(const void *filter, amq_u128 hash)
+{
+    return amq_scalable_bloom_contains_hash(filter, hash);
+}
+
 static const bench_filter_ops scalable_ops = {
     .create = scalable_create,
     .clear = scalable_clear,
     .add = scalable_add,
     .contains = scalable_contains,
     .contains_many = scalable_contains_many,
+    .hash = scalable_hash,
+    .contains_hash = scalable_contains_hash,
     .report = scalable_report,
     .destroy = scalable_destroy,
 };
