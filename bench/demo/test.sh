@@ -72,6 +72,7 @@ refused() {
 printf '\n\r\n\n' >"$dir/blank.txt"
 refused "cannot open the word list" "$dir/no-such-file"
 refused "has no words" "$dir/empty.txt"
+refused "is not a regular file" "$dir"
 refused "has no words" "$dir/blank.txt"
 refused "--runs takes a number from 1 to 99" --runs 0 "$dir/words.txt"
 refused "--runs takes a number from 1 to 99" --runs 1x "$dir/words.txt"

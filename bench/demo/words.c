@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* The exact set: slots hold a word index + 1, 0 marks an empty slot. */
 typedef struct word_set {
@@ -86,6 +87,7 @@ static void strings_index(demo_strings *strings, size_t count)
     strings->count = count;
 }
 
+/* The whole of a regular file, in a malloc'd buffer of *size bytes. */
 static char *read_file(const char *path, size_t *size)
 {
     FILE *file = fopen(path, "rb");
@@ -93,30 +95,22 @@ static char *read_file(const char *path, size_t *size)
         fprintf(stderr, "amq_demo: cannot open the word list %s: %s\n", path, strerror(errno));
         return NULL;
     }
-    size_t capacity = 1 << 20, used = 0;
-    char *data = malloc(capacity);
-    while (data) {
-        used += fread(data + used, 1, capacity - used, file);
-        if (used < capacity)
-            break;
-        char *bigger = capacity <= SIZE_MAX / 2 ? realloc(data, capacity * 2) : NULL;
-        if (!bigger) {
-            free(data);
-            data = NULL;
-            break;
-        }
-        data = bigger;
-        capacity *= 2;
-    }
-    if (!data)
-        fprintf(stderr, "amq_demo: the word list %s does not fit in memory\n", path);
-    else if (ferror(file)) {
-        fprintf(stderr, "amq_demo: cannot read the word list %s: %s\n", path, strerror(errno));
+    struct stat status;
+    char *data = NULL;
+    if (fstat(fileno(file), &status) != 0 || !S_ISREG(status.st_mode)) {
+        fprintf(stderr, "amq_demo: the word list %s is not a regular file\n", path);
+    } else if ((uint64_t)status.st_size >= SIZE_MAX ||
+               !(data = malloc((size_t)status.st_size + 1))) {
+        fprintf(stderr, "amq_demo: the word list %s (%lld bytes) does not fit in memory\n", path,
+                (long long)status.st_size);
+    } else if (fread(data, 1, (size_t)status.st_size, file) != (size_t)status.st_size) {
+        fprintf(stderr, "amq_demo: cannot read the word list %s: %s\n", path,
+                ferror(file) ? strerror(errno) : "it shrank while being read");
         free(data);
         data = NULL;
     }
     fclose(file);
-    *size = used;
+    *size = data ? (size_t)status.st_size : 0;
     return data;
 }
 
