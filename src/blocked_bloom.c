@@ -373,10 +373,17 @@ static inline uint32_t split_bit(uint32_t key, unsigned word)
     return 1U << ((key * SPLIT_SALT[word]) >> 27);
 }
 
-static inline void split_add_portable(uint32_t *block, uint32_t key)
+/* The add functions return whether a bit changed: false when the key was
+ * maybe present already. */
+static inline bool split_add_portable(uint32_t *block, uint32_t key)
 {
-    for (unsigned i = 0; i < 8; i++)
-        block[i] |= split_bit(key, i);
+    uint32_t changed = 0;
+    for (unsigned i = 0; i < 8; i++) {
+        uint32_t bit = split_bit(key, i);
+        changed |= ~block[i] & bit;
+        block[i] |= bit;
+    }
+    return changed != 0;
 }
 
 /* Tests all eight words without branching, as the AVX2 path does: one
@@ -400,10 +407,12 @@ __attribute__((target("avx2"))) static inline __m256i split_masks_avx2(uint32_t 
     return _mm256_sllv_epi32(_mm256_set1_epi32(1), _mm256_srli_epi32(products, 27));
 }
 
-__attribute__((target("avx2"))) static inline void split_add_avx2(uint32_t *block, uint32_t key)
+__attribute__((target("avx2"))) static inline bool split_add_avx2(uint32_t *block, uint32_t key)
 {
     __m256i *lanes = (__m256i *)(void *)block;
-    _mm256_store_si256(lanes, _mm256_or_si256(_mm256_load_si256(lanes), split_masks_avx2(key)));
+    __m256i old = _mm256_load_si256(lanes), masks = split_masks_avx2(key);
+    _mm256_store_si256(lanes, _mm256_or_si256(old, masks));
+    return !_mm256_testc_si256(old, masks);
 }
 
 __attribute__((target("avx2"))) static inline bool split_contains_avx2(const uint32_t *block,
@@ -415,11 +424,11 @@ __attribute__((target("avx2"))) static inline bool split_contains_avx2(const uin
 
 /* Hash and add or query in one AVX2 function: the hash inlines into it, and
  * a key costs one call rather than two. */
-__attribute__((target("avx2"))) static void split_add_key_avx2(amq_blocked_bloom *f,
+__attribute__((target("avx2"))) static bool split_add_key_avx2(amq_blocked_bloom *f,
                                                                const void *key, size_t len)
 {
     uint64_t hash = amq__hash64(&f->hasher, key, len);
-    split_add_avx2(block_of(f, hash), (uint32_t)hash);
+    return split_add_avx2(block_of(f, hash), (uint32_t)hash);
 }
 
 __attribute__((target("avx2"))) static bool split_contains_key_avx2(const amq_blocked_bloom *f,
@@ -430,12 +439,15 @@ __attribute__((target("avx2"))) static bool split_contains_key_avx2(const amq_bl
 }
 #endif
 
-static inline void block_add(uint32_t *block, uint32_t key, uint32_t k)
+static inline bool block_add(uint32_t *block, uint32_t key, uint32_t k)
 {
+    uint32_t changed = 0;
     for (uint32_t i = 0; i < k; i++) {
-        uint32_t position = (key * BLOCK_SALT[i]) >> 23;
-        block[position >> 5] |= 1U << (position & 31);
+        uint32_t position = (key * BLOCK_SALT[i]) >> 23, bit = 1U << (position & 31);
+        changed |= ~block[position >> 5] & bit;
+        block[position >> 5] |= bit;
     }
+    return changed != 0;
 }
 
 /* Reads all k bits without branching: they are in one cache line, which the
@@ -450,28 +462,37 @@ static inline bool block_contains(const uint32_t *block, uint32_t key, uint32_t 
     return all & 1;
 }
 
-void amq_blocked_bloom_add_hash(amq_blocked_bloom *f, uint64_t hash)
+/* Add by hash; whether a bit changed (false: maybe present already). */
+static bool add_hash_changed(amq_blocked_bloom *f, uint64_t hash)
 {
     uint32_t *block = block_of(f, hash), key = (uint32_t)hash;
     if (f->layout == AMQ_BLOCKED_BLOCK)
-        block_add(block, key, f->hashes);
+        return block_add(block, key, f->hashes);
 #if BLOCKED_HAVE_AVX2
-    else if (f->use_avx2)
-        split_add_avx2(block, key);
+    if (f->use_avx2)
+        return split_add_avx2(block, key);
 #endif
-    else
-        split_add_portable(block, key);
+    return split_add_portable(block, key);
+}
+
+/* Add a key; whether a bit changed. */
+static bool add_key_changed(amq_blocked_bloom *f, const void *key, size_t len)
+{
+#if BLOCKED_HAVE_AVX2
+    if (f->use_avx2)
+        return split_add_key_avx2(f, key, len);
+#endif
+    return add_hash_changed(f, amq__hash64(&f->hasher, key, len));
+}
+
+void amq_blocked_bloom_add_hash(amq_blocked_bloom *f, uint64_t hash)
+{
+    add_hash_changed(f, hash);
 }
 
 void amq_blocked_bloom_add(amq_blocked_bloom *f, const void *key, size_t len)
 {
-#if BLOCKED_HAVE_AVX2
-    if (f->use_avx2) {
-        split_add_key_avx2(f, key, len);
-        return;
-    }
-#endif
-    amq_blocked_bloom_add_hash(f, amq__hash64(&f->hasher, key, len));
+    add_key_changed(f, key, len);
 }
 
 bool amq_blocked_bloom_contains_hash(const amq_blocked_bloom *f, uint64_t hash)
@@ -710,6 +731,11 @@ static int family_add(void *state, const void *key, size_t len)
     return AMQ_OK;
 }
 
+static int family_add_unique(void *state, const void *key, size_t len)
+{
+    return add_key_changed(state, key, len);
+}
+
 static int family_contains(const void *state, const void *key, size_t len)
 {
     return amq_blocked_bloom_contains(state, key, len);
@@ -825,6 +851,7 @@ const amq__family amq__blocked_bloom_family = {
     .options = blocked_options,
     .create = family_create,
     .add = family_add,
+    .add_unique = family_add_unique,
     .contains = family_contains,
     .contains_many = family_contains_many,
     .merge = family_merge,

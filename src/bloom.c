@@ -176,13 +176,23 @@ void amq_bloom_clear(amq_bloom *f)
 
 /* ---- add and query ----------------------------------------------------------- */
 
-void amq_bloom_add_hash(amq_bloom *f, amq_u128 hash)
+/* Set the key's k bits; the number of them that were 0 (none: the key was
+ * maybe present already, and nothing changed). */
+static uint32_t add_hash_counting_new_bits(amq_bloom *f, amq_u128 hash)
 {
+    uint32_t new_bits = 0;
     amq__bloom_probe p = amq__bloom_probe_start(hash, f->bits.bit_count);
     for (uint32_t i = 0; i < f->hashes; i++) {
-        f->bits_set += !amq__bitvec_test_and_set(&f->bits, p.position);
+        new_bits += !amq__bitvec_test_and_set(&f->bits, p.position);
         amq__bloom_probe_next(&p, i);
     }
+    f->bits_set += new_bits;
+    return new_bits;
+}
+
+void amq_bloom_add_hash(amq_bloom *f, amq_u128 hash)
+{
+    add_hash_counting_new_bits(f, hash);
 }
 
 void amq_bloom_add(amq_bloom *f, const void *key, size_t len)
@@ -386,6 +396,12 @@ static int family_add(void *state, const void *key, size_t len)
     return AMQ_OK;
 }
 
+static int family_add_unique(void *state, const void *key, size_t len)
+{
+    amq_bloom *f = state;
+    return add_hash_counting_new_bits(f, amq__hash128(&f->hasher, key, len)) > 0;
+}
+
 static int family_contains(const void *state, const void *key, size_t len)
 {
     return amq_bloom_contains(state, key, len);
@@ -464,6 +480,7 @@ const amq__family amq__bloom_family = {
     .options = bloom_options,
     .create = family_create,
     .add = family_add,
+    .add_unique = family_add_unique,
     .contains = family_contains,
     .contains_many = family_contains_many,
     .merge = family_merge,

@@ -1116,6 +1116,11 @@ static int family_add(void *state, const void *key, size_t len)
     return amq_cuckoo_add(state, key, len);
 }
 
+static int family_add_unique(void *state, const void *key, size_t len)
+{
+    return amq_cuckoo_add_unique(state, key, len);
+}
+
 static int family_remove(void *state, const void *key, size_t len)
 {
     return amq_cuckoo_remove(state, key, len);
@@ -1334,6 +1339,7 @@ const amq__family amq__cuckoo_family = {
     .grows = true,
     .create = family_create,
     .add = family_add,
+    .add_unique = family_add_unique,
     .remove = family_remove,
     .contains = family_contains,
     .contains_many = family_contains_many,

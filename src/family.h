@@ -42,6 +42,9 @@ typedef struct amq__family {
     int (*build)(void **state, const amq__spec *spec, const void *const *keys, const size_t *lens,
                  size_t count, amq_diag *diag);
     int (*add)(void *state, const void *key, size_t len);
+    /* Add unless maybe present: 1 added, 0 maybe present (nothing
+     * changed), or an error. NULL: contains, then add. */
+    int (*add_unique)(void *state, const void *key, size_t len);
     int (*remove)(void *state, const void *key, size_t len);
     int (*contains)(const void *state, const void *key, size_t len);
     /* The answers of contains for count keys into results (1 maybe, 0 no),

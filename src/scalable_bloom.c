@@ -701,6 +701,12 @@ static int family_add(void *state, const void *key, size_t len)
     return status < 0 ? status : AMQ_OK;
 }
 
+static int family_add_unique(void *state, const void *key, size_t len)
+{
+    amq_scalable_bloom *f = state;
+    return add_hash(f, amq__hash128(&f->hasher, key, len), NULL);
+}
+
 static int family_contains(const void *state, const void *key, size_t len)
 {
     return amq_scalable_bloom_contains(state, key, len);
@@ -910,6 +916,7 @@ const amq__family amq__scalable_bloom_family = {
     .grows = true,
     .create = family_create,
     .add = family_add,
+    .add_unique = family_add_unique,
     .contains = family_contains,
     .contains_many = family_contains_many,
     .merge = family_merge,

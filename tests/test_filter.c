@@ -2,7 +2,8 @@
  * Tests for generic calls over every family this build has: the batch
  * query amq_contains_many answers as amq_contains does, key for key, error
  * for error; amq_saved_size tells the size amq_save writes;
- * amq_family_capabilities tells what the other calls will do.
+ * amq_family_capabilities tells what the other calls will do; amq_add_unique
+ * adds only what is certainly new.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -13,6 +14,7 @@
 #include "amq/amq.h"
 #include "test_util.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -200,12 +202,82 @@ static void test_capabilities_are_what_the_calls_do(void **state)
     amq_test_keys_free(&keys);
 }
 
+/* amq_add_unique, for every dynamic family: a key certainly absent is
+ * added (1) and then found; asked again it answers 0 and changes nothing
+ * (the saved file is byte for byte the same); distinct new keys answer 0
+ * only as often as false positives would (within 4 binomial standard
+ * deviations of the filter's rate); for the Bloom filters, a filter built
+ * by amq_add_unique equals one built by amq_add. Static families refuse. */
+static void test_add_unique(void **state)
+{
+    uint64_t seed = amq_test_seed(0xadd1);
+    enum { N = 20000 };
+    amq_test_keys keys;
+    amq_test_keys_make(&keys, seed, 0, N);
+    char path[4096], other_path[4096];
+    amq_test_scratch_path(path, state, "unique.amq");
+    amq_test_scratch_path(other_path, state, "plain.amq");
+    for (size_t family = 0; amq_family_name(family); family++) {
+        const char *name = amq_family_name(family);
+        if (amq_family_is_static(name)) {
+            amq_filter *f = build_family(name, &keys);
+            assert_int_equal(amq_add_unique(f, "k", 1), AMQ_EUNSUPPORTED);
+            amq_free(f);
+            continue;
+        }
+        char spec[96];
+        snprintf(spec, sizeof spec, "%s n=%d p=0.01", name, N);
+        amq_filter *f = NULL, *plain = NULL;
+        assert_int_equal(amq_new(&f, spec), AMQ_OK);
+        assert_int_equal(amq_new(&plain, spec), AMQ_OK);
+        size_t already = 0;
+        for (size_t i = 0; i < keys.count; i++) {
+            int added = amq_add_unique(f, keys.pointers[i], keys.lens[i]);
+            assert_true(added == 0 || added == 1);
+            already += added == 0;
+            assert_int_equal(amq_contains(f, keys.pointers[i], keys.lens[i]), 1);
+            assert_int_equal(amq_add(plain, keys.pointers[i], keys.lens[i]), AMQ_OK);
+        }
+        /* A new key answers 0 when the filter, holding fewer than N keys,
+         * has a false positive for it: fewer than rate x N on average. */
+        amq_info info;
+        assert_int_equal(amq_info_get(f, &info), AMQ_OK);
+        double expected = info.target_fpr * N, limit = expected + 4 * sqrt(expected) + 1;
+        if ((double)already > limit)
+            fail_msg("%s: %zu of %d new keys seemed present (limit %.0f)", name, already, N, limit);
+        assert_int_equal(amq_save(f, path), AMQ_OK);
+        size_t before_len = 0, after_len = 0;
+        char *before = amq_test_read_file(path, &before_len);
+        for (size_t i = 0; i < keys.count; i += 7)
+            assert_int_equal(amq_add_unique(f, keys.pointers[i], keys.lens[i]), 0);
+        assert_int_equal(amq_save(f, path), AMQ_OK);
+        char *after = amq_test_read_file(path, &after_len);
+        assert_int_equal(before_len, after_len);
+        assert_memory_equal(before, after, before_len);
+        if (strcmp(name, "bloom") == 0 || strcmp(name, "blocked-bloom") == 0) {
+            assert_int_equal(amq_save(plain, other_path), AMQ_OK);
+            size_t plain_len = 0;
+            char *plain_bytes = amq_test_read_file(other_path, &plain_len);
+            assert_int_equal(plain_len, after_len);
+            assert_memory_equal(plain_bytes, after, after_len);
+            free(plain_bytes);
+        }
+        free(before);
+        free(after);
+        amq_free(plain);
+        amq_free(f);
+    }
+    amq_test_keys_free(&keys);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_batch_answers_are_single_answers),
         cmocka_unit_test(test_batch_error_is_single_error),
         cmocka_unit_test(test_capabilities_are_what_the_calls_do),
+        cmocka_unit_test_setup_teardown(test_add_unique, amq_test_scratch_setup,
+                                        amq_test_scratch_teardown),
         cmocka_unit_test_setup_teardown(test_saved_size_is_file_size, amq_test_scratch_setup,
                                         amq_test_scratch_teardown),
     };

@@ -103,11 +103,10 @@ int cli_dedup(int argc, char **argv)
     uint64_t printed = 0;
     bool failed = false;
     while ((got = cli_input_next(&in, &key, &len)) > 0) {
-        int answer = amq_contains(seen, key, len);
-        if (answer == 1)
+        status = amq_add_unique(seen, key, len);
+        if (status == 0)
             continue;
-        status = answer < 0 ? answer : amq_add(seen, key, len);
-        if (status != AMQ_OK) {
+        if (status < 0) {
             cli_error("dedup: %s:%llu: %s%s", in.name, (unsigned long long)in.line_number,
                       amq_strerror(status),
                       status == AMQ_EFULL ? " (give a larger -n, or a type that grows)" : "");

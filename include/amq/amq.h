@@ -318,6 +318,24 @@ AMQ_API int amq_build_ex(amq_filter **out, const char *spec, const void *const *
 AMQ_API int amq_add(amq_filter *f, const void *key, size_t len);
 
 /**
+ * Add a key unless the filter may already hold it, and say which happened:
+ * "have I seen this before?" and "remember it" in one step (what a
+ * deduplicator or a crawler asks of every item). One hash and, for the
+ * Bloom filters, one pass over the key's bits.
+ *
+ * For bloom and blocked-bloom this changes the filter exactly as amq_add
+ * would (adding a key whose bits are all set changes nothing); a
+ * counting-bloom or cuckoo filter keeps one copy of the key instead of
+ * counting it again.
+ * @return 1 the key was certainly absent and is now added; 0 it may have
+ *   been present (a false positive, for a key never added), nothing
+ *   changed; AMQ_EFULL, AMQ_ERANGE or AMQ_ENOMEM as amq_add, nothing
+ *   changed; AMQ_EUNSUPPORTED for a static family.
+ * Thread safety: needs exclusive access to f.
+ */
+AMQ_API int amq_add_unique(amq_filter *f, const void *key, size_t len);
+
+/**
  * Remove a key from a filter that supports removal (counting Bloom, cuckoo).
  * @return AMQ_OK; AMQ_ENOTFOUND when the key is certainly absent (nothing
  *   changes); AMQ_EUNSUPPORTED for families that cannot remove.
