@@ -33,6 +33,12 @@
  *            24 on, gets its check recomputed.
  *
  * applied in the order recheck, filters resealed, link, manifest resealed.
+ *
+ * A manifest of generation 0 has no filter file: the filter is made anew,
+ * at the first-stage capacity the manifest holds, as large as the options
+ * that created the frontier asked. One that asks for more than 2^16 URLs
+ * is not opened, so that an input cannot ask for gigabytes (the scalable
+ * filter's own limits are tested with it, in tests/test_scalable_bloom.c).
  * The files are written into a scratch directory made once per process
  * ($TMPDIR or /tmp) and emptied before every input; the frontier's directory
  * is its subdirectory "frontier".
@@ -86,6 +92,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 #define CONTAINER_MIN          72 /* header and trailer */
 #define TRAILER_SIZE           8
 #define MANIFEST_GENERATION_AT 68 /* 64 + u32 version */
+#define MANIFEST_CAPACITY_AT   76
+#define FRESH_CAPACITY_MAX     ((uint64_t)1 << 16)
 #define MANIFEST_CHECKSUM_AT   132
 
 typedef enum file_kind {
@@ -231,6 +239,12 @@ static size_t split_input(input_file files[FILES_MAX], const uint8_t *data, size
     return count;
 }
 
+static void free_files(input_file *files, size_t count)
+{
+    for (size_t i = 0; i < count; i++)
+        free(files[i].bytes);
+}
+
 static void reseal(input_file *file)
 {
     if (file->len >= CONTAINER_MIN)
@@ -279,6 +293,16 @@ static void apply_fixups(input_file *files, size_t count, unsigned fixups)
     }
     if ((fixups & FIX_RESEAL) && manifest)
         reseal(manifest);
+}
+
+/* The manifest is of generation 0 and asks for a first stage too large to
+ * make for every input. */
+static bool asks_for_a_large_filter(input_file *files, size_t count)
+{
+    const input_file *manifest = find_kind(files, count, KIND_MANIFEST);
+    return manifest && manifest->len >= MANIFEST_CAPACITY_AT + 8 &&
+           amq__load_u64le(manifest->bytes + MANIFEST_GENERATION_AT) == 0 &&
+           amq__load_u64le(manifest->bytes + MANIFEST_CAPACITY_AT) > FRESH_CAPACITY_MAX;
 }
 
 static void write_files(const input_file *files, size_t count)
@@ -437,6 +461,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     input_file files[FILES_MAX];
     size_t count = split_input(files, data, size);
     apply_fixups(files, count, data[0]);
+    if (asks_for_a_large_filter(files, count)) {
+        free_files(files, count);
+        return 0;
+    }
     write_files(files, count);
 
     amq_frontier_options opt;
@@ -458,7 +486,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     check_scratch_holds_only_the_frontier();
     if (open_descriptors() != descriptors)
         violation("a file descriptor was left open");
-    for (size_t i = 0; i < count; i++)
-        free(files[i].bytes);
+    free_files(files, count);
     return 0;
 }
