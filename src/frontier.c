@@ -102,6 +102,9 @@
  * against each other and against the segment table (I2 with an empty head
  * and tail), the filter file's checksum against the manifest's and its
  * count against enqueued (I5), and each segment file's header and length.
+ * Generations count up and never wrap: a frontier at generation 2^64 - 1
+ * (which only a damaged manifest can say) is refused a save with
+ * AMQ_ERANGE, since generation 0 after it would be refused at reopening.
  *
  * Allocation: open (the frontier, the filter, the segment table); push (the
  * tail grows by doubling up to its share; filter stages); pop (the
@@ -843,6 +846,9 @@ int amq_frontier_pop(amq_frontier *f, char *buffer, size_t capacity, size_t *len
 int amq_frontier_save(amq_frontier *f, amq_diag *diag)
 {
     assert(f);
+    if (f->generation == UINT64_MAX)
+        return amq__fail(diag, AMQ_ERANGE, "checkpoint %" PRIu64 " is the last there can be",
+                         f->generation);
     int status = f->tail.records ? spill_tail(f, diag) : AMQ_OK;
     if (status == AMQ_OK && f->head.records == 0)
         status = amq__spill_retire_read(&f->spill, diag);

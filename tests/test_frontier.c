@@ -986,6 +986,40 @@ static void test_segment_ids_exhausted(void **state)
     model_free(&m);
 }
 
+/* A manifest of generation 2^64 - 1 (well-formed; only damage gets there)
+ * opens, and a save answers AMQ_ERANGE rather than write generation 0,
+ * which reopening refuses for a frontier that is not empty. */
+static void test_last_generation(void **state)
+{
+    char dir[AMQ_TEST_PATH_MAX], manifest[AMQ_TEST_PATH_MAX];
+    char filter[AMQ_TEST_PATH_MAX], last_filter[AMQ_TEST_PATH_MAX];
+    amq_frontier_options opt;
+    smallest_frontier(state, dir, &opt);
+    amq_test_scratch_path(manifest, state, "frontier/frontier.amq");
+    amq_test_scratch_path(filter, state, "frontier/filter-0000000000000001.amq");
+    amq_test_scratch_path(last_filter, state, "frontier/filter-ffffffffffffffff.amq");
+    model m;
+    make_saved(dir, &opt, &m);
+    assert_int_equal(rename(filter, last_filter), 0);
+    set_manifest_field(manifest, GENERATION, UINT64_MAX);
+    amq_frontier *f;
+    open_ok(&f, dir, &opt);
+    amq_frontier_stats st;
+    amq_frontier_stats_get(f, &st);
+    assert_true(st.generation == UINT64_MAX);
+    char url[URL_SIZE];
+    assert_int_equal(amq_frontier_push(f, url, make_url(url, 1000000), NULL), 1);
+    amq_diag diag = { .message = "" };
+    assert_int_equal(amq_frontier_save(f, &diag), AMQ_ERANGE);
+    assert_non_null(strstr(diag.message, "last"));
+    amq_frontier_close(f);
+
+    open_ok(&f, dir, &opt);
+    drain_and_check_seen(f, &m);
+    amq_frontier_close(f);
+    model_free(&m);
+}
+
 /* Leftovers of work after a checkpoint are removed when it is reopened;
  * files the frontier did not write are kept. */
 static void test_leftovers_swept(void **state)
@@ -1235,6 +1269,7 @@ int main(void)
         AMQ_TEST_WITH_SCRATCH(test_damaged_manifest_and_filter),
         AMQ_TEST_WITH_SCRATCH(test_crafted_manifests),
         AMQ_TEST_WITH_SCRATCH(test_segment_ids_exhausted),
+        AMQ_TEST_WITH_SCRATCH(test_last_generation),
         AMQ_TEST_WITH_SCRATCH(test_leftovers_swept),
         AMQ_TEST_WITH_SCRATCH(test_option_and_directory_errors),
         AMQ_TEST_WITH_SCRATCH(test_url_limits),
