@@ -102,9 +102,10 @@
  * against each other and against the segment table (I2 with an empty head
  * and tail), the filter file's checksum against the manifest's and its
  * count against enqueued (I5), and each segment file's header and length.
- * Generations count up and never wrap: a frontier at generation 2^64 - 1
- * (which only a damaged manifest can say) is refused a save with
- * AMQ_ERANGE, since generation 0 after it would be refused at reopening.
+ * Counters never wrap, since a wrapped one would be refused at reopening:
+ * a frontier at generation 2^64 - 1 is refused a save, and one that has
+ * counted 2^64 - 1 pushes another push, with AMQ_ERANGE (only a damaged
+ * manifest can say either).
  *
  * Allocation: open (the frontier, the filter, the segment table); push (the
  * tail grows by doubling up to its share; filter stages); pop (the
@@ -748,6 +749,9 @@ static int make_room(amq_frontier *f, size_t need, amq_diag *diag)
 int amq_frontier_push(amq_frontier *f, const char *url, size_t len, amq_diag *diag)
 {
     assert(f && (url || len == 0));
+    if (f->pushed == UINT64_MAX)
+        return amq__fail(diag, AMQ_ERANGE, "%" PRIu64 " pushes are counted, the most there can be",
+                         f->pushed);
     if (f->canonicalize) {
         size_t canonical_len = 0;
         int status = f->canonicalize(f->canonical, sizeof f->canonical, &canonical_len, url, len,

@@ -1020,6 +1020,45 @@ static void test_last_generation(void **state)
     model_free(&m);
 }
 
+/* A manifest that counts 2^64 - 1 pushes (well-formed; only damage gets
+ * there) opens, and another push answers AMQ_ERANGE, changing nothing,
+ * rather than wrap the count below the URLs enqueued, which reopening
+ * refuses. */
+static void test_push_count_at_its_limit(void **state)
+{
+    char dir[AMQ_TEST_PATH_MAX], manifest[AMQ_TEST_PATH_MAX];
+    amq_frontier_options opt;
+    smallest_frontier(state, dir, &opt);
+    amq_test_scratch_path(manifest, state, "frontier/frontier.amq");
+    model m;
+    make_saved(dir, &opt, &m);
+    set_manifest_field(manifest, PUSHED, UINT64_MAX);
+    amq_frontier *f;
+    open_ok(&f, dir, &opt);
+    char url[URL_SIZE];
+    amq_diag diag = { .message = "" };
+    /* A new URL and one enqueued before: either would count a push. */
+    assert_int_equal(amq_frontier_push(f, url, make_url(url, 1000000), &diag), AMQ_ERANGE);
+    assert_non_null(strstr(diag.message, "pushes"));
+    assert_int_equal(amq_frontier_push(f, url, make_url(url, 0), NULL), AMQ_ERANGE);
+    amq_frontier_stats st;
+    amq_frontier_stats_get(f, &st);
+    assert_true(st.pushed == UINT64_MAX);
+    assert_int_equal(st.enqueued, m.enqueued);
+    check_invariants(f);
+    assert_int_equal(amq_frontier_save(f, NULL), AMQ_OK);
+    amq_frontier_close(f);
+
+    open_ok(&f, dir, &opt);
+    amq_frontier_stats_get(f, &st);
+    assert_true(st.pushed == UINT64_MAX);
+    while (model_queued(&m) > 0)
+        pop_both(f, &m);
+    pop_both(f, &m);
+    amq_frontier_close(f);
+    model_free(&m);
+}
+
 /* Leftovers of work after a checkpoint are removed when it is reopened;
  * files the frontier did not write are kept. */
 static void test_leftovers_swept(void **state)
@@ -1270,6 +1309,7 @@ int main(void)
         AMQ_TEST_WITH_SCRATCH(test_crafted_manifests),
         AMQ_TEST_WITH_SCRATCH(test_segment_ids_exhausted),
         AMQ_TEST_WITH_SCRATCH(test_last_generation),
+        AMQ_TEST_WITH_SCRATCH(test_push_count_at_its_limit),
         AMQ_TEST_WITH_SCRATCH(test_leftovers_swept),
         AMQ_TEST_WITH_SCRATCH(test_option_and_directory_errors),
         AMQ_TEST_WITH_SCRATCH(test_url_limits),
