@@ -33,15 +33,16 @@
  *            24 on, gets its check recomputed.
  *
  * applied in the order recheck, filters resealed, link, manifest resealed.
+ * The files are written into a scratch directory made once per process
+ * ($TMPDIR or /tmp) and emptied before every input; the frontier's directory
+ * is its subdirectory "frontier".
  *
  * A manifest of generation 0 has no filter file: the filter is made anew,
  * at the first-stage capacity the manifest holds, as large as the options
  * that created the frontier asked. One that asks for more than 2^16 URLs
  * is not opened, so that an input cannot ask for gigabytes (the scalable
- * filter's own limits are tested with it, in tests/test_scalable_bloom.c).
- * The files are written into a scratch directory made once per process
- * ($TMPDIR or /tmp) and emptied before every input; the frontier's directory
- * is its subdirectory "frontier".
+ * filter's own bound on the capacity is tested in
+ * tests/test_scalable_bloom.c).
  *
  * What must hold, or the target aborts with a message on stderr (so
  * libFuzzer keeps the input):
@@ -63,7 +64,8 @@
  *     scratch directory beside "frontier", and no file descriptor is left
  *     open.
  * fuzz/make_frontier_corpus.c writes the seeds in fuzz/corpus/frontier_open/
- * from frontiers the library made.
+ * from frontiers the library made; the regression-* inputs there each broke
+ * one of these once.
  */
 #include "amq/frontier.h"
 #include "frontier_internal.h"
@@ -428,6 +430,8 @@ static void push_some(amq_frontier *f)
  * counters at the next generation. */
 static void save_and_reopen(amq_frontier *f, const amq_frontier_options *opt)
 {
+    amq_frontier_stats before;
+    amq_frontier_stats_get(f, &before);
     amq_diag diag = { .message = "" };
     int status = amq_frontier_save(f, &diag);
     if (status != AMQ_OK && (status >= 0 || diag.message[0] == '\0'))
@@ -437,6 +441,8 @@ static void save_and_reopen(amq_frontier *f, const amq_frontier_options *opt)
     amq_frontier_close(f);
     if (status != AMQ_OK)
         return;
+    if (saved.generation != before.generation + 1)
+        violation("a save did not make the next generation");
     amq_frontier *again = NULL;
     status = amq_frontier_open(&again, directory, opt, &diag);
     if (status != AMQ_OK) {
