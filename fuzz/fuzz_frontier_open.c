@@ -39,10 +39,12 @@
  *
  * A manifest of generation 0 has no filter file: the filter is made anew,
  * at the first-stage capacity the manifest holds, as large as the options
- * that created the frontier asked. One that asks for more than 2^16 URLs
- * is not opened, so that an input cannot ask for gigabytes (the scalable
- * filter's own bound on the capacity is tested in
- * tests/test_scalable_bloom.c).
+ * that created the frontier asked. One that asks for more than 2^16 URLs,
+ * or an fpr below 10^-9, is not opened, so that an input cannot ask for
+ * gigabytes: the first stage's bits grow with the capacity, and as the
+ * square root of 1/fpr at tiny rates (an fpr of 6.6 x 10^-19 takes 52 GB
+ * for 11,529 URLs). The scalable filter's own bound on a stage, 2^48 bits,
+ * is tested in tests/test_scalable_bloom.c.
  *
  * What must hold, or the target aborts with a message on stderr (so
  * libFuzzer keeps the input):
@@ -95,7 +97,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 #define TRAILER_SIZE           8
 #define MANIFEST_GENERATION_AT 68 /* 64 + u32 version */
 #define MANIFEST_CAPACITY_AT   76
+#define MANIFEST_FPR_AT        84
 #define FRESH_CAPACITY_MAX     ((uint64_t)1 << 16)
+#define FRESH_FPR_MIN          1e-9
 #define MANIFEST_CHECKSUM_AT   132
 
 typedef enum file_kind {
@@ -302,9 +306,14 @@ static void apply_fixups(input_file *files, size_t count, unsigned fixups)
 static bool asks_for_a_large_filter(input_file *files, size_t count)
 {
     const input_file *manifest = find_kind(files, count, KIND_MANIFEST);
-    return manifest && manifest->len >= MANIFEST_CAPACITY_AT + 8 &&
-           amq__load_u64le(manifest->bytes + MANIFEST_GENERATION_AT) == 0 &&
-           amq__load_u64le(manifest->bytes + MANIFEST_CAPACITY_AT) > FRESH_CAPACITY_MAX;
+    if (!manifest || manifest->len < MANIFEST_FPR_AT + 8 ||
+        amq__load_u64le(manifest->bytes + MANIFEST_GENERATION_AT) != 0)
+        return false;
+    uint64_t fpr_bits = amq__load_u64le(manifest->bytes + MANIFEST_FPR_AT);
+    double fpr;
+    memcpy(&fpr, &fpr_bits, sizeof fpr);
+    return amq__load_u64le(manifest->bytes + MANIFEST_CAPACITY_AT) > FRESH_CAPACITY_MAX ||
+           fpr < FRESH_FPR_MIN;
 }
 
 static void write_files(const input_file *files, size_t count)
