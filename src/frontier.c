@@ -112,7 +112,8 @@
  * read-ahead buffer, once); save (the filter's description, the table
  * copy). Errors: AMQ_EINVAL (options, URL length, directory), AMQ_EIO
  * (system calls, the lock), AMQ_ECORRUPT and AMQ_EVERSION (the directory's
- * files), AMQ_ERANGE (filter bounds, a small pop buffer), AMQ_ENOMEM.
+ * files), AMQ_ERANGE (filter bounds, a small pop buffer, a counter or the
+ * segment ids at their limit), AMQ_ENOMEM.
  */
 #define _DEFAULT_SOURCE /* flock, which the POSIX level alone hides */
 
