@@ -102,13 +102,18 @@
  * against each other and against the segment table (I2 with an empty head
  * and tail), the filter file's checksum against the manifest's and its
  * count against enqueued (I5), and each segment file's header and length.
+ * Counters never wrap, since a wrapped one would be refused at reopening:
+ * a frontier at generation 2^64 - 1 is refused a save, and one that has
+ * counted 2^64 - 1 pushes another push, with AMQ_ERANGE (only a damaged
+ * manifest can say either).
  *
  * Allocation: open (the frontier, the filter, the segment table); push (the
  * tail grows by doubling up to its share; filter stages); pop (the
  * read-ahead buffer, once); save (the filter's description, the table
  * copy). Errors: AMQ_EINVAL (options, URL length, directory), AMQ_EIO
  * (system calls, the lock), AMQ_ECORRUPT and AMQ_EVERSION (the directory's
- * files), AMQ_ERANGE (filter bounds, a small pop buffer), AMQ_ENOMEM.
+ * files), AMQ_ERANGE (filter bounds, a small pop buffer, a counter or the
+ * segment ids at their limit), AMQ_ENOMEM.
  */
 #define _DEFAULT_SOURCE /* flock, which the POSIX level alone hides */
 
@@ -745,6 +750,9 @@ static int make_room(amq_frontier *f, size_t need, amq_diag *diag)
 int amq_frontier_push(amq_frontier *f, const char *url, size_t len, amq_diag *diag)
 {
     assert(f && (url || len == 0));
+    if (f->pushed == UINT64_MAX)
+        return amq__fail(diag, AMQ_ERANGE, "%" PRIu64 " pushes are counted, the most there can be",
+                         f->pushed);
     if (f->canonicalize) {
         size_t canonical_len = 0;
         int status = f->canonicalize(f->canonical, sizeof f->canonical, &canonical_len, url, len,
@@ -843,6 +851,9 @@ int amq_frontier_pop(amq_frontier *f, char *buffer, size_t capacity, size_t *len
 int amq_frontier_save(amq_frontier *f, amq_diag *diag)
 {
     assert(f);
+    if (f->generation == UINT64_MAX)
+        return amq__fail(diag, AMQ_ERANGE, "checkpoint %" PRIu64 " is the last there can be",
+                         f->generation);
     int status = f->tail.records ? spill_tail(f, diag) : AMQ_OK;
     if (status == AMQ_OK && f->head.records == 0)
         status = amq__spill_retire_read(&f->spill, diag);

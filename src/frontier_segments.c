@@ -23,7 +23,10 @@
  * segment_bytes; then a new segment is begun (a record never spans two, and
  * a record larger than segment_bytes gets a segment of its own). Writes are
  * positional (pwrite at the length this process has written), so bytes a
- * failed write left past that length are simply overwritten later.
+ * failed write left past that length are simply overwritten later. Ids
+ * count up from 1 and the manifest stores the next one, so 2^64 - 1 is
+ * never a segment's id: past it (which only a damaged manifest can bring
+ * about) a spill that needs a new segment answers AMQ_ERANGE.
  *
  * Reading: the oldest segment is read from read_offset in chunks of whole
  * records, each checked; a chunk that ends inside a record stops before it,
@@ -224,6 +227,8 @@ static bool reserve(void **items, size_t *capacity, size_t count, size_t item_si
 /* Begin a new newest segment: its file, with its header. */
 static int segment_create(amq__spill *s, amq_diag *diag)
 {
+    if (s->next_id == UINT64_MAX)
+        return amq__fail(diag, AMQ_ERANGE, "no segment id is left: the next one would be 2^64 - 1");
     if (!reserve((void **)&s->segments, &s->capacity, s->count, sizeof *s->segments))
         return amq__fail(diag, AMQ_ENOMEM, "out of memory for the segment table");
     char name[AMQ__SEGMENT_NAME_SIZE];

@@ -808,6 +808,38 @@ static void test_damaged_manifest_and_filter(void **state)
     model_free(&m);
 }
 
+/* Offsets of the u64 (and f64) fields of a manifest's parameter block;
+ * the version is the u32 at 0. */
+enum manifest_field {
+    GENERATION = 4,
+    FPR = 20,
+    PUSHED = 44,
+    ENQUEUED = 52,
+    POPPED = 60,
+    CHECKSUM = 68,
+    NEXT_SEGMENT = 76,
+    READ_OFFSET = 84,
+    READ_RECORDS = 92
+};
+
+/* Rewrite the manifest at path, a well-formed container still, with one
+ * u64 field of its parameter block set to value. */
+static void set_manifest_field(const char *path, enum manifest_field field, uint64_t value)
+{
+    size_t len;
+    char *file = amq_test_read_file(path, &len);
+    assert_non_null(file);
+    amq__container c;
+    assert_int_equal(amq__format_parse(&c, (const uint8_t *)file, len, NULL), AMQ_OK);
+    uint8_t params[108];
+    assert_int_equal(c.params_len, sizeof params);
+    memcpy(params, c.params, sizeof params);
+    amq__store_u64le(params + field, value);
+    amq_test_write_container(path, AMQ__FAMILY_FRONTIER, &c.hasher, params, sizeof params,
+                             c.payload, c.payload_len);
+    free(file);
+}
+
 /* Write the manifest with the given parameter block and segment table
  * (a correct container: damage only the frontier can find), then expect
  * opening to fail with status and a message holding fragment. */
@@ -837,19 +869,8 @@ static void test_crafted_manifests(void **state)
     assert_int_equal(c.params_len, 108);
     assert_true(c.payload_len >= 2 * AMQ__SPILL_ENTRY_SIZE);
 
-    /* Fields of the parameter block: offsets of u64s (the version is the
-     * u32 at 0), each set to a value the loader must refuse. */
-    enum {
-        GENERATION = 4,
-        FPR = 20,
-        PUSHED = 44,
-        ENQUEUED = 52,
-        POPPED = 60,
-        CHECKSUM = 68,
-        NEXT_SEGMENT = 76,
-        READ_OFFSET = 84,
-        READ_RECORDS = 92
-    };
+    /* Fields of the parameter block, each set to a value the loader must
+     * refuse. */
     const uint8_t *p = c.params;
     double bad_fpr = 1.5;
     uint64_t bad_fpr_bits;
@@ -926,6 +947,115 @@ static void test_crafted_manifests(void **state)
     drain_and_check_seen(f, &m);
     amq_frontier_close(f);
     free(file);
+    model_free(&m);
+}
+
+/* A manifest may say that the next segment id is the last there is,
+ * 2^64 - 1: well-formed, though only damage gets there. A spill that needs
+ * a new segment then answers AMQ_ERANGE, and no save writes a manifest that
+ * would not reopen (the id after 2^64 - 1 would be 0). */
+static void test_segment_ids_exhausted(void **state)
+{
+    char dir[AMQ_TEST_PATH_MAX], manifest[AMQ_TEST_PATH_MAX];
+    amq_frontier_options opt;
+    smallest_frontier(state, dir, &opt);
+    amq_test_scratch_path(manifest, state, "frontier/frontier.amq");
+    model m;
+    make_saved(dir, &opt, &m);
+    set_manifest_field(manifest, NEXT_SEGMENT, UINT64_MAX);
+    amq_frontier *f;
+    open_ok(&f, dir, &opt);
+
+    /* Enough URLs to fill the tail, the newest segment and one more. */
+    amq_diag diag = { .message = "" };
+    int status = 1;
+    for (uint64_t id = 1000000; status >= 0 && id < 1020000; id++) {
+        char url[URL_SIZE];
+        status = amq_frontier_push(f, url, make_url(url, id), &diag);
+    }
+    assert_int_equal(status, AMQ_ERANGE);
+    assert_non_null(strstr(diag.message, "segment id"));
+    check_invariants(f);
+    assert_int_equal(amq_frontier_save(f, &diag), AMQ_ERANGE);
+    amq_frontier_close(f);
+
+    /* The checkpoint is still the one made before. */
+    open_ok(&f, dir, &opt);
+    drain_and_check_seen(f, &m);
+    amq_frontier_close(f);
+    model_free(&m);
+}
+
+/* A manifest of generation 2^64 - 1 (well-formed; only damage gets there)
+ * opens, and a save answers AMQ_ERANGE rather than write generation 0,
+ * which reopening refuses for a frontier that is not empty. */
+static void test_last_generation(void **state)
+{
+    char dir[AMQ_TEST_PATH_MAX], manifest[AMQ_TEST_PATH_MAX];
+    char filter[AMQ_TEST_PATH_MAX], last_filter[AMQ_TEST_PATH_MAX];
+    amq_frontier_options opt;
+    smallest_frontier(state, dir, &opt);
+    amq_test_scratch_path(manifest, state, "frontier/frontier.amq");
+    amq_test_scratch_path(filter, state, "frontier/filter-0000000000000001.amq");
+    amq_test_scratch_path(last_filter, state, "frontier/filter-ffffffffffffffff.amq");
+    model m;
+    make_saved(dir, &opt, &m);
+    assert_int_equal(rename(filter, last_filter), 0);
+    set_manifest_field(manifest, GENERATION, UINT64_MAX);
+    amq_frontier *f;
+    open_ok(&f, dir, &opt);
+    amq_frontier_stats st;
+    amq_frontier_stats_get(f, &st);
+    assert_true(st.generation == UINT64_MAX);
+    char url[URL_SIZE];
+    assert_int_equal(amq_frontier_push(f, url, make_url(url, 1000000), NULL), 1);
+    amq_diag diag = { .message = "" };
+    assert_int_equal(amq_frontier_save(f, &diag), AMQ_ERANGE);
+    assert_non_null(strstr(diag.message, "last"));
+    amq_frontier_close(f);
+
+    open_ok(&f, dir, &opt);
+    drain_and_check_seen(f, &m);
+    amq_frontier_close(f);
+    model_free(&m);
+}
+
+/* A manifest that counts 2^64 - 1 pushes (well-formed; only damage gets
+ * there) opens, and another push answers AMQ_ERANGE, changing nothing,
+ * rather than wrap the count below the URLs enqueued, which reopening
+ * refuses. */
+static void test_push_count_at_its_limit(void **state)
+{
+    char dir[AMQ_TEST_PATH_MAX], manifest[AMQ_TEST_PATH_MAX];
+    amq_frontier_options opt;
+    smallest_frontier(state, dir, &opt);
+    amq_test_scratch_path(manifest, state, "frontier/frontier.amq");
+    model m;
+    make_saved(dir, &opt, &m);
+    set_manifest_field(manifest, PUSHED, UINT64_MAX);
+    amq_frontier *f;
+    open_ok(&f, dir, &opt);
+    char url[URL_SIZE];
+    amq_diag diag = { .message = "" };
+    /* A new URL and one enqueued before: either would count a push. */
+    assert_int_equal(amq_frontier_push(f, url, make_url(url, 1000000), &diag), AMQ_ERANGE);
+    assert_non_null(strstr(diag.message, "pushes"));
+    assert_int_equal(amq_frontier_push(f, url, make_url(url, 0), NULL), AMQ_ERANGE);
+    amq_frontier_stats st;
+    amq_frontier_stats_get(f, &st);
+    assert_true(st.pushed == UINT64_MAX);
+    assert_int_equal(st.enqueued, m.enqueued);
+    check_invariants(f);
+    assert_int_equal(amq_frontier_save(f, NULL), AMQ_OK);
+    amq_frontier_close(f);
+
+    open_ok(&f, dir, &opt);
+    amq_frontier_stats_get(f, &st);
+    assert_true(st.pushed == UINT64_MAX);
+    while (model_queued(&m) > 0)
+        pop_both(f, &m);
+    pop_both(f, &m);
+    amq_frontier_close(f);
     model_free(&m);
 }
 
@@ -1177,6 +1307,9 @@ int main(void)
         AMQ_TEST_WITH_SCRATCH(test_damaged_segments),
         AMQ_TEST_WITH_SCRATCH(test_damaged_manifest_and_filter),
         AMQ_TEST_WITH_SCRATCH(test_crafted_manifests),
+        AMQ_TEST_WITH_SCRATCH(test_segment_ids_exhausted),
+        AMQ_TEST_WITH_SCRATCH(test_last_generation),
+        AMQ_TEST_WITH_SCRATCH(test_push_count_at_its_limit),
         AMQ_TEST_WITH_SCRATCH(test_leftovers_swept),
         AMQ_TEST_WITH_SCRATCH(test_option_and_directory_errors),
         AMQ_TEST_WITH_SCRATCH(test_url_limits),
