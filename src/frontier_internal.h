@@ -83,7 +83,8 @@ void amq__spill_free(amq__spill *s);
 /* Append whole records (bytes [0, len)) to the newest segment, beginning
  * new segments at segment_bytes. *done_bytes and *done_records say how much
  * was appended: all of it on AMQ_OK, a prefix of whole records on failure
- * (AMQ_EIO, AMQ_ENOMEM). */
+ * (AMQ_EIO, AMQ_ENOMEM, AMQ_ERANGE: a new segment is needed and no segment
+ * id is left). */
 int amq__spill_append(amq__spill *s, const uint8_t *bytes, size_t len, size_t *done_bytes,
                       uint64_t *done_records, amq_diag *diag);
 

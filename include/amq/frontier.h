@@ -173,7 +173,9 @@ AMQ_API int amq_frontier_open(amq_frontier **out, const char *dir, const amq_fro
  *   AMQ_EINVAL: longer than AMQ_FRONTIER_MAX_URL (before or after the hook);
  *   any code the hook returns;
  *   AMQ_EIO: spilling to a segment file failed (the disk is full, ...);
- *   AMQ_ERANGE: the filter cannot grow another stage (64 stages);
+ *   AMQ_ERANGE: the filter cannot grow another stage (64 stages), 2^64 - 1
+ *   pushes are counted already, or a spill needs a new segment file and
+ *   every segment id has been used;
  *   AMQ_ENOMEM.
  * Allocates: queue buffers up to the memory cap, filter stages as it
  *   grows. Complexity: a hash and a probe of every filter stage; a spill
@@ -216,8 +218,11 @@ AMQ_API int amq_frontier_pop(amq_frontier *f, char *buffer, size_t capacity, siz
  *
  * @param f the frontier; not NULL.
  * @param diag on failure, what went wrong; may be NULL.
- * @return AMQ_OK; AMQ_EIO (errno tells why; the previous checkpoint stays the
- *   one a reopen finds, and the frontier stays usable); AMQ_ENOMEM.
+ * @return AMQ_OK; or, the previous checkpoint staying the one a reopen finds
+ *   and the frontier usable: AMQ_EIO (errno tells why); AMQ_ERANGE (the
+ *   checkpoint count is at 2^64 - 1, or spilling needs a new segment and
+ *   no segment id is left); AMQ_ECORRUPT (a file of the directory was
+ *   found damaged; diag says which); AMQ_ENOMEM.
  * Allocates: a copy of the segment table. Complexity: writes the whole
  *   filter and the URLs held in memory since the last spill.
  */
