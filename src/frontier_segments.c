@@ -188,7 +188,7 @@ static int segment_open(const amq__spill *s, amq__segment *seg, amq_diag *diag)
         return AMQ_OK;
     char name[AMQ__SEGMENT_NAME_SIZE];
     segment_name(name, seg->id);
-    int fd = openat(s->dir_fd, name, O_RDWR | O_CLOEXEC);
+    int fd = openat(s->dir_fd, name, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
     if (fd < 0)
         return amq__io_fail(diag, errno, "cannot open segment file '%s/%s'", s->dir, name);
     seg->fd = fd;
@@ -235,7 +235,7 @@ static int segment_create(amq__spill *s, amq_diag *diag)
     segment_name(name, s->next_id);
     /* A file of this name can only be left over from work after the last
      * checkpoint (reopening removes those), so it is replaced. */
-    int fd = openat(s->dir_fd, name, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    int fd = openat(s->dir_fd, name, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
     if (fd < 0)
         return amq__io_fail(diag, errno, "cannot create segment file '%s/%s'", s->dir, name);
     uint8_t header[AMQ__SEGMENT_HEADER] = { 0 };
@@ -468,7 +468,7 @@ static int segment_check_file(const amq__spill *s, const amq__segment *seg, amq_
 {
     char name[AMQ__SEGMENT_NAME_SIZE];
     segment_name(name, seg->id);
-    int fd = openat(s->dir_fd, name, O_RDWR | O_CLOEXEC);
+    int fd = openat(s->dir_fd, name, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
     if (fd < 0) {
         if (errno == ENOENT)
             return amq__fail(diag, AMQ_ECORRUPT,

@@ -727,6 +727,16 @@ static void test_damaged_segments(void **state)
     flip_byte(segment, 16);
     expect_open_error(dir, &opt, AMQ_ECORRUPT, "says it is segment");
     flip_byte(segment, 16);
+    /* A symbolic link in a segment's place is not followed: the file it
+     * names, outside the directory, is neither read nor changed. */
+    char outside[AMQ_TEST_PATH_MAX];
+    amq_test_scratch_path(outside, state, "outside.seg");
+    assert_int_equal(rename(segment, outside), 0);
+    assert_int_equal(symlink(outside, segment), 0);
+    expect_open_error(dir, &opt, AMQ_EIO, "cannot open segment file");
+    assert_int_equal(file_size(outside), size);
+    assert_int_equal(unlink(segment), 0);
+    assert_int_equal(rename(outside, segment), 0);
     assert_int_equal(truncate(segment, size - 1), 0);
     expect_open_error(dir, &opt, AMQ_ECORRUPT, "truncated");
     assert_int_equal(unlink(segment), 0);
