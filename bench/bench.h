@@ -166,6 +166,8 @@ extern const bench_workload bench_gcs_m65536_s32;
 extern const bench_workload bench_gcs_m65536_n64;
 extern const bench_workload bench_gcs_m65536_n16;
 extern const bench_workload bench_gcs_m65536;
+extern const bench_workload bench_floor_cache_line;
+extern const bench_workload bench_floor_three_bytes;
 
 /* ---- results (the runner's) -------------------------------------------------- */
 

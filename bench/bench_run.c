@@ -71,6 +71,8 @@ static const bench_workload *const own_workloads[] = {
     &bench_gcs_m65536_n64,
     &bench_gcs_m65536_n16,
     &bench_gcs_m65536,
+    &bench_floor_cache_line,
+    &bench_floor_three_bytes,
     &bench_hash_xxh3_64,
     &bench_hash_xxh3_128,
     &bench_hash_siphash,

@@ -1,0 +1,152 @@
+/*
+ * bench_floor.c - what this machine allows a query at best: the memory
+ * reads of a filter's query with nothing else around them, as reference
+ * points for the filter workloads (and for figures quoted from other
+ * machines).
+ *
+ *   floor/cache-line   one bit of one random 32-byte block of an array as
+ *                      large as a split-block Bloom filter for n keys at 1%
+ *                      (10.53 bits/key): the one cache miss of
+ *                      bloom/split-block's query-hashed pass, without its
+ *                      eight tests or the function calls.
+ *   floor/three-bytes  three random bytes of an array of 9.04 bits/key,
+ *                      xored and compared with a byte: fuse/8's query-hashed
+ *                      pass without the function calls.
+ *
+ * Each pass reads n precomputed random 64-bit values in order (as the
+ * hashed passes read their hashes) and does the reads inline, in one loop
+ * the compiler sees whole; the count of matches keeps the work from being
+ * optimized away. The array holds random bits, so about as many tests
+ * succeed as in a filter half full.
+ */
+#include "bench.h"
+#include "util.h"
+
+#include <stdlib.h>
+
+typedef enum floor_kind { FLOOR_CACHE_LINE, FLOOR_THREE_BYTES } floor_kind;
+
+typedef struct floor_state {
+    floor_kind kind;
+    uint8_t *array;
+    uint64_t array_bytes, blocks; /* blocks: 32-byte blocks (cache-line kind) */
+    uint64_t *values;
+    size_t count;
+    uint64_t matches;
+} floor_state;
+
+static uint64_t splitmix64(uint64_t *state)
+{
+    uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+static void floor_teardown(void *state)
+{
+    floor_state *s = state;
+    free(s->array);
+    free(s->values);
+    free(s);
+}
+
+static int floor_setup(void **state, const bench_config *config, const void *arg, amq_diag *diag)
+{
+    floor_state *s = calloc(1, sizeof *s);
+    if (!s)
+        return AMQ_ENOMEM;
+    s->kind = *(const floor_kind *)arg;
+    s->count = config->keys;
+    double bits_per_key = s->kind == FLOOR_CACHE_LINE ? 10.53 : 9.04;
+    s->array_bytes = (uint64_t)((double)config->keys * bits_per_key / 8) / 32 * 32 + 32;
+    s->blocks = s->array_bytes / 32;
+    s->array = aligned_alloc(64, (size_t)((s->array_bytes + 63) / 64 * 64));
+    s->values = malloc(s->count * sizeof *s->values);
+    if (!s->array || !s->values) {
+        floor_teardown(s);
+        return amq__fail(diag, AMQ_ENOMEM, "no memory for the floor workload");
+    }
+    uint64_t stream = config->seed;
+    for (uint64_t i = 0; i < s->array_bytes; i += 8) {
+        uint64_t word = splitmix64(&stream);
+        for (unsigned j = 0; j < 8 && i + j < s->array_bytes; j++)
+            s->array[i + j] = (uint8_t)(word >> (8 * j));
+    }
+    for (size_t i = 0; i < s->count; i++)
+        s->values[i] = splitmix64(&stream);
+    *state = s;
+    return AMQ_OK;
+}
+
+static uint64_t floor_cache_line(void *state)
+{
+    floor_state *s = state;
+    const uint32_t *words = (const uint32_t *)(const void *)s->array;
+    uint64_t matches = 0;
+    for (size_t i = 0; i < s->count; i++) {
+        uint64_t value = s->values[i];
+        const uint32_t *block = words + ((value >> 32) * s->blocks >> 32) * 8;
+        matches += (block[value & 7] >> ((value >> 3) & 31)) & 1;
+    }
+    s->matches = matches;
+    return s->count;
+}
+
+static uint64_t floor_three_bytes(void *state)
+{
+    floor_state *s = state;
+    uint64_t third = s->array_bytes / 3, matches = 0;
+    const uint8_t *bytes = s->array;
+    for (size_t i = 0; i < s->count; i++) {
+        uint64_t value = s->values[i];
+        uint64_t a = (uint64_t)(((unsigned __int128)value * third) >> 64);
+        uint64_t b = third + ((value >> 21) & 0xffffffffULL) * third / 0x100000000ULL;
+        uint64_t c = 2 * third + ((value >> 11) & 0xffffffffULL) * third / 0x100000000ULL;
+        matches += (uint8_t)(bytes[a] ^ bytes[b] ^ bytes[c]) == (uint8_t)(value >> 56);
+    }
+    s->matches = matches;
+    return s->count;
+}
+
+static void floor_report(void *state, bench_figures *out)
+{
+    floor_state *s = state;
+    bench_figures_add(out, "bytes", (double)s->array_bytes);
+    bench_figures_add(out, "bits_per_key", (double)s->array_bytes * 8 / (double)s->count);
+    bench_figures_add(out, "matches", (double)s->matches);
+}
+
+static const bench_phase cache_line_phases[] = {
+    { .name = "read-hashed", .run = floor_cache_line },
+    { .name = NULL },
+};
+static const bench_phase three_bytes_phases[] = {
+    { .name = "read-hashed", .run = floor_three_bytes },
+    { .name = NULL },
+};
+static const floor_kind cache_line_kind = FLOOR_CACHE_LINE, three_bytes_kind = FLOOR_THREE_BYTES;
+
+const bench_workload bench_floor_cache_line = {
+    .name = "floor/cache-line",
+    .group = "floor",
+    .description = "the machine's floor for bloom/split-block's query-hashed: one bit of one "
+                   "random 32-byte block of a 10.53 bits/key array, inline, no call",
+    .arg = &cache_line_kind,
+    .setup = floor_setup,
+    .phases = cache_line_phases,
+    .report = floor_report,
+    .teardown = floor_teardown,
+};
+
+const bench_workload bench_floor_three_bytes = {
+    .name = "floor/three-bytes",
+    .group = "floor",
+    .description = "the machine's floor for fuse/8's query-hashed: three random bytes of a "
+                   "9.04 bits/key array xored and compared inline, no call",
+    .arg = &three_bytes_kind,
+    .setup = floor_setup,
+    .phases = three_bytes_phases,
+    .report = floor_report,
+    .teardown = floor_teardown,
+};
