@@ -43,7 +43,9 @@
  *      m, remove it from all its slots (count - 1, keys ^= m) and queue
  *      those of its slots whose count fell to 1, unless the scan is still
  *      to reach them. The queue empties before the scan moves on, so the
- *      slots touched stay within a few segments of the scan. Any slot of
+ *      slots touched stay within a few segments of the scan; the window's
+ *      front, arity - 1 segments ahead of the block scanned, is prefetched
+ *      a block at a time. Any slot of
  *      count 1 is peeled sooner or later, and peeling until none is left
  *      ends in the same place (the graph's 2-core) whatever the order. The
  *      peel order overwrites the buffer of step 1: the keys m themselves,
@@ -91,9 +93,12 @@
  * so about 28 (29 for f = 16) from keys and 20 (21) from hashes, plus 8
  * when the hashes must be copied to be sorted for duplicates. Everything but
  * the fingerprints is freed before the build returns. 10^8 keys take about
- * 2.8 GB.
+ * 2.8 GB. The arrays from 2 MiB up, the fingerprints too, are asked for in
+ * 2 MiB pages (amq__alloc_table): the random accesses within the window,
+ * and a query's, then seldom miss the TLB.
  */
 #include "amq/fuse.h"
+#include "bits.h"
 #include "fuse_internal.h"
 #include "hash.h"
 #include "sort.h"
@@ -183,8 +188,8 @@ static int workspace_shape(workspace *w, const amq__fuse_shape *shape)
         shape->array_length > SIZE_MAX / sizeof *w->keys)
         return AMQ_ERANGE;
     w->starts = malloc(((size_t)shape->segment_count + 1) * sizeof *w->starts);
-    w->keys = malloc((size_t)shape->array_length * sizeof *w->keys);
-    w->counts = malloc((size_t)shape->array_length);
+    w->keys = amq__alloc_table(shape->array_length * sizeof *w->keys);
+    w->counts = amq__alloc_table(shape->array_length);
     return w->starts && w->keys && w->counts ? AMQ_OK : AMQ_ENOMEM;
 }
 
@@ -197,11 +202,13 @@ static void workspace_free(workspace *w)
 }
 
 /* Step 1: the mixed hashes into w->order, by the segment of their first
- * slot. */
+ * slot. The hashes are mixed twice, once to count the keys per segment and
+ * once to place them: cheaper than writing the mixed values out and
+ * reading them back. */
 static void partition(workspace *w, const uint64_t *hashes, size_t n, uint64_t seed)
 {
     uint64_t segments = w->shape.segment_count;
-    uint64_t *starts = w->starts;
+    uint64_t *starts = w->starts, *order = w->order;
     memset(starts, 0, ((size_t)segments + 1) * sizeof *starts);
     for (size_t i = 0; i < n; i++)
         starts[amq_reduce(amq__fuse_mix(hashes[i], seed), segments) + 1]++;
@@ -211,7 +218,7 @@ static void partition(workspace *w, const uint64_t *hashes, size_t n, uint64_t s
      * placed leaves it where segment s + 1 begins. */
     for (size_t i = 0; i < n; i++) {
         uint64_t m = amq__fuse_mix(hashes[i], seed);
-        w->order[starts[amq_reduce(m, segments)]++] = m;
+        order[starts[amq_reduce(m, segments)]++] = m;
     }
 }
 
@@ -290,6 +297,14 @@ static AMQ__ALWAYS_INLINE int peel(workspace *w, size_t n, size_t *peeled, uint3
         uint64_t end = length - start > SCAN_BLOCK ? start + SCAN_BLOCK : length;
         uint64_t *queue = w->queue;
         size_t head = 0, tail = 0;
+        /* The window's front: the slots arity - 1 segments on, which the
+         * keys peeled in this block reach. */
+        uint64_t front = start + (arity - 1) * shape.segment_length;
+        uint64_t front_end = front + SCAN_BLOCK < length ? front + SCAN_BLOCK : length;
+        for (uint64_t a = front; a < front_end; a += 64 / sizeof *keys)
+            __builtin_prefetch(keys + a);
+        for (uint64_t a = front; a < front_end; a += 64)
+            __builtin_prefetch(counts + a);
         for (uint64_t slot = start; slot < end; slot++) {
             queue[tail] = slot;
             tail += counts[slot] == 1;
@@ -423,7 +438,7 @@ static int build(amq_fuse **out, const amq_fuse_params *params, const uint64_t *
     status = workspace_shape(&w, &shape);
     /* Also the scratch of the sort that drops duplicates. */
     w.order = n <= SIZE_MAX / sizeof *w.order - AMQ__SORT_COUNTS
-                  ? malloc((n + AMQ__SORT_COUNTS) * sizeof *w.order)
+                  ? amq__alloc_table((n + AMQ__SORT_COUNTS) * sizeof *w.order)
                   : NULL;
     w.own = malloc(n ? n : 1);
     w.queue = malloc(w.queue_capacity * sizeof *w.queue);
@@ -469,8 +484,10 @@ static int build(amq_fuse **out, const amq_fuse_params *params, const uint64_t *
     amq_fuse *f = NULL;
     if (status == AMQ_OK && peeled_all) {
         f = calloc(1, sizeof *f);
+        /* Zeroed, and in 2 MiB pages when that large: queries then miss the
+         * TLB far less often. */
         uint8_t *fingerprints =
-            f ? calloc((size_t)shape.array_length, p.fingerprint_bits / 8) : NULL;
+            f ? amq__alloc_table(shape.array_length * (p.fingerprint_bits / 8)) : NULL;
         if (!fingerprints) {
             free(f);
             f = NULL;
