@@ -92,9 +92,13 @@
  * one multiply-high, arity loads, xors and one comparison, with no branch
  * on the data; the width and arity are branched on once per query (the
  * same way every time, so predicted) and the code for each is inlined
- * with constants. contains_many hashes each key PIPELINE_DEPTH keys
- * before testing it and prefetches its slots then, so that a large array's
- * cache misses overlap. Nothing in a query allocates.
+ * with constants. The batch calls copy the filter's fields into locals
+ * once; over an array the cache holds (CACHED_ARRAY_BYTES) they query key
+ * after key, which the processor overlaps by itself, and over a larger one
+ * they compute each key's slots PIPELINE_DEPTH keys before testing it and
+ * prefetch them then, so that the cache misses of that many keys overlap.
+ * A built filter's array is in 2 MiB pages where the system gives them
+ * (fuse_build.c). Nothing in a query allocates.
  *
  * Failures: construction as in fuse_build.c (AMQ_EINVAL, AMQ_ERANGE,
  * AMQ_EFULL, AMQ_ENOMEM); loading answers AMQ_ECORRUPT naming the field.

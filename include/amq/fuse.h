@@ -116,15 +116,17 @@ AMQ_API bool amq_fuse_contains_hash(const amq_fuse *filter, uint64_t hash);
 /**
  * Query count keys: results[i] is 1 when keys[i] (lens[i] bytes) is maybe in
  * the set, else 0. The same answers as amq_fuse_contains, faster for many
- * keys: keys are hashed some way ahead of the one being tested and their
- * slots prefetched, so that the cache misses of several keys overlap.
+ * keys: no call per key, and over an array larger than 2 MiB each key is
+ * hashed and its slots computed and prefetched 16 keys ahead of its test,
+ * so that the cache misses of that many keys overlap.
  * @param results count bytes; not NULL unless count is 0.
  * Allocates: never.
  */
 AMQ_API void amq_fuse_contains_many(const amq_fuse *filter, const void *const *keys,
                                     const size_t *lens, size_t count, uint8_t *results);
 
-/** As amq_fuse_contains_many, by the keys' 64-bit hashes. */
+/** As amq_fuse_contains_many, by the keys' 64-bit hashes: the fastest way
+ *  to ask many keys. */
 AMQ_API void amq_fuse_contains_many_hash(const amq_fuse *filter, const uint64_t *hashes,
                                          size_t count, uint8_t *results);
 
