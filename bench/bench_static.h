@@ -16,6 +16,9 @@
  *                  cost of a query without hashing the key - the figure
  *                  comparable to implementations that query 64-bit keys;
  *                  only where the family has one
+ *   hashed-batch   the same hashes through the family's batch
+ *                  pre-hashed call, batch hashes per call; only where the
+ *                  family has one and lists the phase
  *
  * A variant may limit the one-by-one queries to the first query_limit keys
  * (a query that decodes O(n) bits would otherwise take hours); the runner
@@ -49,6 +52,10 @@ typedef struct bench_static_ops {
      * the query by it. Both NULL when the family has none. */
     uint64_t (*hash)(const void *filter, const void *key, size_t len);
     bool (*contains_hash)(const void *filter, uint64_t hash);
+    /* The batch pre-hashed query: results[i] = 1 when hashes[i] may be in
+     * the set, else 0. NULL when the family has none. */
+    void (*contains_many_hash)(const void *filter, const uint64_t *hashes, size_t count,
+                               uint8_t *results);
     /* The family's own figures: at least bytes and bits_per_key. */
     void (*report)(const void *filter, size_t keys, bench_figures *out);
     void (*destroy)(void *filter);
@@ -76,6 +83,7 @@ uint64_t bench_static_query_present(void *state);
 uint64_t bench_static_query_absent(void *state);
 uint64_t bench_static_query_batch(void *state);
 uint64_t bench_static_query_hashed(void *state);
+uint64_t bench_static_query_hashed_batch(void *state); /* needs ops->contains_many_hash */
 
 /* build, query-present, query-absent, query-batch. */
 extern const bench_phase bench_static_phases[];

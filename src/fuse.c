@@ -92,9 +92,13 @@
  * one multiply-high, arity loads, xors and one comparison, with no branch
  * on the data; the width and arity are branched on once per query (the
  * same way every time, so predicted) and the code for each is inlined
- * with constants. contains_many hashes each key PREFETCH_DISTANCE keys
- * before testing it and prefetches its slots then, so that a large array's
- * cache misses overlap. Nothing in a query allocates.
+ * with constants. The batch calls copy the filter's fields into locals
+ * once; over an array the cache holds (CACHED_ARRAY_BYTES) they query key
+ * after key, which the processor overlaps by itself, and over a larger one
+ * they compute each key's slots PIPELINE_DEPTH keys before testing it and
+ * prefetch them then, so that the cache misses of that many keys overlap.
+ * A built filter's array is in 2 MiB pages where the system gives them
+ * (fuse_build.c). Nothing in a query allocates.
  *
  * Failures: construction as in fuse_build.c (AMQ_EINVAL, AMQ_ERANGE,
  * AMQ_EFULL, AMQ_ENOMEM); loading answers AMQ_ECORRUPT naming the field.
@@ -111,8 +115,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* How many keys contains_many hashes ahead of the one it tests. */
-#define PREFETCH_DISTANCE 16
+/* How many keys contains_many computes ahead of the one it tests (a power
+ * of two). */
+#define PIPELINE_DEPTH 16
+/* The largest fingerprint array the batch query takes to be in the cache
+ * (the project's test machine has 2 MiB of L2 cache per core): one that is
+ * is queried without prefetching. */
+#define CACHED_ARRAY_BYTES ((uint64_t)2 << 20)
 
 bool amq__fuse_shape_make(amq__fuse_shape *out, uint32_t arity, uint64_t segment_length,
                           uint64_t segment_count, uint32_t fingerprint_bits)
@@ -183,23 +192,48 @@ void amq_fuse_free(amq_fuse *filter)
 
 /* ---- queries --------------------------------------------------------------- */
 
-static AMQ__ALWAYS_INLINE bool query(const amq_fuse *f, uint64_t m, uint32_t fingerprint_bits,
+/* What a query reads of a filter, copied out of it into locals: the batch
+ * loops store results through a byte pointer, which may alias anything, so
+ * fields read through the filter's pointer would be reloaded after every
+ * store; copies whose address never escapes cannot be. */
+typedef struct query_view {
+    amq__fuse_shape shape;
+    const uint8_t *fingerprints;
+    uint64_t seed;
+} query_view;
+
+static AMQ__ALWAYS_INLINE query_view view_of(const amq_fuse *f)
+{
+    query_view v = { .shape = f->shape, .fingerprints = f->fingerprints, .seed = f->seed };
+    return v;
+}
+
+/* The test proper: the key's fingerprint xor its slots is 0. */
+static AMQ__ALWAYS_INLINE bool slots_match(const uint8_t *fingerprints, const uint64_t slots[4],
+                                           uint32_t fingerprint, uint32_t fingerprint_bits,
+                                           uint32_t arity)
+{
+    uint32_t x = fingerprint;
+    for (uint32_t k = 0; k < arity; k++)
+        x ^= amq__fuse_get(fingerprints, slots[k], fingerprint_bits);
+    return x == 0;
+}
+
+static AMQ__ALWAYS_INLINE bool query(const query_view *v, uint64_t hash, uint32_t fingerprint_bits,
                                      uint32_t arity)
 {
-    uint64_t slots[4];
-    amq__fuse_slots(&f->shape, m, arity, slots);
-    uint32_t x = amq__fuse_fingerprint(m, fingerprint_bits);
-    for (uint32_t k = 0; k < arity; k++)
-        x ^= amq__fuse_get(f->fingerprints, slots[k], fingerprint_bits);
-    return x == 0;
+    uint64_t m = amq__fuse_mix(hash, v->seed), slots[4];
+    amq__fuse_slots(&v->shape, m, arity, slots);
+    return slots_match(v->fingerprints, slots, amq__fuse_fingerprint(m, fingerprint_bits),
+                       fingerprint_bits, arity);
 }
 
 bool amq_fuse_contains_hash(const amq_fuse *filter, uint64_t hash)
 {
-    uint64_t m = amq__fuse_mix(hash, filter->seed);
+    query_view v = view_of(filter);
     if (filter->fingerprint_bits == 8)
-        return filter->shape.arity == 3 ? query(filter, m, 8, 3) : query(filter, m, 8, 4);
-    return filter->shape.arity == 3 ? query(filter, m, 16, 3) : query(filter, m, 16, 4);
+        return v.shape.arity == 3 ? query(&v, hash, 8, 3) : query(&v, hash, 8, 4);
+    return v.shape.arity == 3 ? query(&v, hash, 16, 3) : query(&v, hash, 16, 4);
 }
 
 bool amq_fuse_contains(const amq_fuse *filter, const void *key, size_t len)
@@ -207,55 +241,112 @@ bool amq_fuse_contains(const amq_fuse *filter, const void *key, size_t len)
     return amq_fuse_contains_hash(filter, amq__hash64(&filter->hasher, key, len));
 }
 
-/* A pipeline PREFETCH_DISTANCE keys deep: key i is hashed (or its hash
- * read) and its slots prefetched while key i - PREFETCH_DISTANCE is tested;
- * ahead[] holds the mixed hashes in between, key j at j mod
- * PREFETCH_DISTANCE. The prefetches sit in this loop itself, not in a
- * helper of their own, so that no compiler can judge them dead and drop
- * them. hashes NULL: hash keys[i] (lens[i] bytes). */
-static AMQ__ALWAYS_INLINE void pipeline(const amq_fuse *f, const void *const *keys,
-                                        const size_t *lens, const uint64_t *hashes, size_t count,
-                                        uint8_t *results, uint32_t fingerprint_bits, uint32_t arity)
+/* A key in flight in the batch pipeline: its slots, computed once, and its
+ * fingerprint. */
+typedef struct in_flight {
+    uint64_t slots[4];
+    uint32_t fingerprint;
+} in_flight;
+
+/* The first half of a batch query: key i's hash (hashes[i], or keys[i]
+ * hashed when by_hash is false), its slots and fingerprint into *out, and
+ * its slots prefetched. */
+static AMQ__ALWAYS_INLINE void stage(const query_view *v, const amq_hasher *hasher,
+                                     const void *const *keys, const size_t *lens,
+                                     const uint64_t *hashes, size_t i, bool by_hash, in_flight *out,
+                                     uint32_t fingerprint_bits, uint32_t arity)
 {
-    uint64_t ahead[PREFETCH_DISTANCE];
-    for (size_t i = 0; i < count + PREFETCH_DISTANCE; i++) {
-        if (i >= PREFETCH_DISTANCE)
-            results[i - PREFETCH_DISTANCE] =
-                query(f, ahead[i % PREFETCH_DISTANCE], fingerprint_bits, arity);
-        if (i < count) {
-            uint64_t hash = hashes ? hashes[i] : amq__hash64(&f->hasher, keys[i], lens[i]);
-            uint64_t m = amq__fuse_mix(hash, f->seed), slots[4];
-            amq__fuse_slots(&f->shape, m, arity, slots);
-            for (uint32_t k = 0; k < arity; k++)
-                __builtin_prefetch(f->fingerprints + slots[k] * (fingerprint_bits / 8));
-            ahead[i % PREFETCH_DISTANCE] = m;
-        }
+    uint64_t hash = by_hash ? hashes[i] : amq__hash64(hasher, keys[i], lens[i]);
+    uint64_t m = amq__fuse_mix(hash, v->seed), slots[4];
+    amq__fuse_slots(&v->shape, m, arity, slots);
+    for (uint32_t k = 0; k < arity; k++) {
+        __builtin_prefetch(v->fingerprints + slots[k] * (fingerprint_bits / 8));
+        out->slots[k] = slots[k];
+    }
+    out->fingerprint = amq__fuse_fingerprint(m, fingerprint_bits);
+}
+
+/* The batch query for an array the cache holds: the keys one after the
+ * other. Their loads are independent, so the processor already overlaps
+ * those of many keys, and they hit the cache: prefetching would only add
+ * work. hashes, or keys and lens: as in stage. */
+static AMQ__ALWAYS_INLINE void direct(const amq_fuse *f, const void *const *keys,
+                                      const size_t *lens, const uint64_t *hashes, size_t count,
+                                      uint8_t *results, bool by_hash, uint32_t fingerprint_bits,
+                                      uint32_t arity)
+{
+    const query_view v = view_of(f);
+    const amq_hasher hasher = f->hasher;
+    for (size_t i = 0; i < count; i++) {
+        uint64_t hash = by_hash ? hashes[i] : amq__hash64(&hasher, keys[i], lens[i]);
+        results[i] = query(&v, hash, fingerprint_bits, arity);
     }
 }
 
-static void contains_many(const amq_fuse *f, const void *const *keys, const size_t *lens,
-                          const uint64_t *hashes, size_t count, uint8_t *results)
+/* The batch query for a larger array: a pipeline PIPELINE_DEPTH keys deep.
+ * Key i is staged (hashed, its slots computed and prefetched) into ring
+ * entry i mod PIPELINE_DEPTH, and tested PIPELINE_DEPTH keys later, when
+ * its slots are in the cache: the cache misses of that many keys overlap,
+ * and no key's slots are computed twice. */
+static AMQ__ALWAYS_INLINE void pipeline(const amq_fuse *f, const void *const *keys,
+                                        const size_t *lens, const uint64_t *hashes, size_t count,
+                                        uint8_t *results, bool by_hash, uint32_t fingerprint_bits,
+                                        uint32_t arity)
+{
+    const query_view v = view_of(f);
+    const amq_hasher hasher = f->hasher;
+    in_flight ring[PIPELINE_DEPTH];
+    size_t ahead = count < PIPELINE_DEPTH ? count : PIPELINE_DEPTH, i = 0;
+    for (size_t j = 0; j < ahead; j++)
+        stage(&v, &hasher, keys, lens, hashes, j, by_hash, &ring[j], fingerprint_bits, arity);
+    for (; i + PIPELINE_DEPTH < count; i++) {
+        in_flight *key = &ring[i % PIPELINE_DEPTH];
+        results[i] =
+            slots_match(v.fingerprints, key->slots, key->fingerprint, fingerprint_bits, arity);
+        stage(&v, &hasher, keys, lens, hashes, i + PIPELINE_DEPTH, by_hash, key, fingerprint_bits,
+              arity);
+    }
+    for (; i < count; i++) {
+        const in_flight *key = &ring[i % PIPELINE_DEPTH];
+        results[i] =
+            slots_match(v.fingerprints, key->slots, key->fingerprint, fingerprint_bits, arity);
+    }
+}
+
+static AMQ__ALWAYS_INLINE void batch(const amq_fuse *f, const void *const *keys, const size_t *lens,
+                                     const uint64_t *hashes, size_t count, uint8_t *results,
+                                     bool by_hash, uint32_t fingerprint_bits, uint32_t arity)
+{
+    if (amq_fuse_size_bytes(f) <= CACHED_ARRAY_BYTES)
+        direct(f, keys, lens, hashes, count, results, by_hash, fingerprint_bits, arity);
+    else
+        pipeline(f, keys, lens, hashes, count, results, by_hash, fingerprint_bits, arity);
+}
+
+static AMQ__ALWAYS_INLINE void contains_many(const amq_fuse *f, const void *const *keys,
+                                             const size_t *lens, const uint64_t *hashes,
+                                             size_t count, uint8_t *results, bool by_hash)
 {
     if (f->fingerprint_bits == 8 && f->shape.arity == 3)
-        pipeline(f, keys, lens, hashes, count, results, 8, 3);
+        batch(f, keys, lens, hashes, count, results, by_hash, 8, 3);
     else if (f->fingerprint_bits == 8)
-        pipeline(f, keys, lens, hashes, count, results, 8, 4);
+        batch(f, keys, lens, hashes, count, results, by_hash, 8, 4);
     else if (f->shape.arity == 3)
-        pipeline(f, keys, lens, hashes, count, results, 16, 3);
+        batch(f, keys, lens, hashes, count, results, by_hash, 16, 3);
     else
-        pipeline(f, keys, lens, hashes, count, results, 16, 4);
+        batch(f, keys, lens, hashes, count, results, by_hash, 16, 4);
 }
 
 void amq_fuse_contains_many(const amq_fuse *filter, const void *const *keys, const size_t *lens,
                             size_t count, uint8_t *results)
 {
-    contains_many(filter, keys, lens, NULL, count, results);
+    contains_many(filter, keys, lens, NULL, count, results, false);
 }
 
 void amq_fuse_contains_many_hash(const amq_fuse *filter, const uint64_t *hashes, size_t count,
                                  uint8_t *results)
 {
-    contains_many(filter, NULL, NULL, hashes, count, results);
+    contains_many(filter, NULL, NULL, hashes, count, results, true);
 }
 
 /* ---- what a filter is ------------------------------------------------------ */

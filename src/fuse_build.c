@@ -34,31 +34,38 @@
  *      these updates stay within a window of arity segments that moves
  *      once through the array: at 10^7 keys the window is 3 x 2^15 slots x
  *      9 bytes = 885 KB, which fits the L2 cache, where updates in key order
- *      would miss it on almost every slot of a 100 MB array.
+ *      would miss it on almost every slot of a 100 MB array. The window's
+ *      front segment is zeroed as it enters, so that zeroing costs no pass
+ *      of its own over the array.
  *   3. Peel. Scan the slots in order, a block at a time, queueing those
  *      with count 1. For each queued slot j whose count is still 1, the
  *      key there is m = keys[j] (the xor of one hash is that hash): record
- *      j, remove m from all its slots (count - 1, keys ^= m; then restore
- *      keys[j] = m, so that the record can find m again) and queue those
- *      of its slots whose count fell to 1, unless the scan is still to
- *      reach them. The queue empties before the scan moves on, so the
- *      slots touched stay within a few segments of the scan. Any slot of
+ *      m, remove it from all its slots (count - 1, keys ^= m) and queue
+ *      those of its slots whose count fell to 1, unless the scan is still
+ *      to reach them. The queue empties before the scan moves on, so the
+ *      slots touched stay within a few segments of the scan; the window's
+ *      front, arity - 1 segments ahead of the block scanned, is prefetched
+ *      a block at a time. Any slot of
  *      count 1 is peeled sooner or later, and peeling until none is left
  *      ends in the same place (the graph's 2-core) whatever the order. The
- *      peel order, one slot per key, overwrites the buffer of step 1. All
- *      n keys peeled: success.
- *   4. Assign, in reverse peel order: for the key m recorded at slot j,
- *      fingerprints[j] = fingerprint(m) xor the fingerprints of its other
- *      slots. Slot j itself is still 0 then (each slot is recorded for one
- *      key at most), so all arity slots are xored in without asking which
- *      one j is. The slots assigned after it were each the slot of a key
- *      peeled before m, at a time when m was still in the graph and that
- *      key was alone there: none is a slot of m. So once assigned, a key's
- *      slots never change and their xor stays its fingerprint.
+ *      peel order overwrites the buffer of step 1: the keys m themselves,
+ *      and beside them, a byte each, which of its slots (0 .. arity - 1)
+ *      each was peeled from - j's segment less the first slot's. All n
+ *      keys peeled: success.
+ *   4. Assign, in reverse peel order, reading the peel order straight
+ *      through: for the key m peeled from its slot j, fingerprints[j] =
+ *      fingerprint(m) xor the fingerprints of its other slots. Slot j itself
+ *      is still 0 then (each slot is peeled for one key at most), so all
+ *      arity slots are xored in without asking which one j is. The slots assigned after it were
+ * each the slot of a key peeled before m, at a time when m was still in the graph and that key was
+ * alone there: none is a slot of m. So once assigned, a key's slots never change and their xor
+ * stays its fingerprint.
  *
- * Counts are bytes that stop at 255: such a slot is never taken for count 1
- * again. With distinct keys a slot is the slot of about arity x n / length
- * keys, 2.7 on average, and 255 essentially never happens.
+ * Counts are bytes. Filling stops them at 255; with distinct keys a slot
+ * is the slot of about arity x n / length keys, 2.7 on average, and 255
+ * never happens (a chance below 10^-300 per slot), so an attempt that
+ * finds one (memchr, a fast pass over a byte per slot) has equal hashes
+ * and fails at once. Peeling then counts down exactly.
  *
  * Retries. An attempt fails with a probability that depends on n: measured
  * over thousands of builds, up to 5% per attempt for some sets of 2 to
@@ -78,16 +85,20 @@
  *
  *     the keys' hashes (amq_fuse_build only)      8
  *     the segment-ordered hashes / peel order     8
+ *     which slot each key was peeled from         1
  *     per slot: xor of keys 8, count 1            10.1
  *     the fingerprints (kept)                     1.1 (f = 8) or 2.3
  *     segment starts and the peel queue           < 0.01
  *
- * so about 27 (28 for f = 16) from keys and 19 (20) from hashes, plus 8
+ * so about 28 (29 for f = 16) from keys and 20 (21) from hashes, plus 8
  * when the hashes must be copied to be sorted for duplicates. Everything but
  * the fingerprints is freed before the build returns. 10^8 keys take about
- * 2.7 GB.
+ * 2.8 GB. The arrays from 2 MiB up, the fingerprints too, are asked for in
+ * 2 MiB pages (amq__alloc_table): the random accesses within the window,
+ * and a query's, then seldom miss the TLB.
  */
 #include "amq/fuse.h"
+#include "bits.h"
 #include "fuse_internal.h"
 #include "hash.h"
 #include "sort.h"
@@ -150,7 +161,8 @@ bool amq__fuse_shape_for(amq__fuse_shape *out, uint64_t count, uint32_t arity,
 
 typedef struct workspace {
     amq__fuse_shape shape;
-    uint64_t *order;  /* n: mixed hashes in segment order, then the slots in peel order */
+    uint64_t *order;  /* n: mixed hashes in segment order, then in peel order */
+    uint8_t *own;     /* n: which of its slots each key in peel order was peeled from */
     uint64_t *starts; /* segment_count + 1: where each segment's keys start in order */
     uint64_t *keys;   /* array_length: xor of the mixed hashes of the keys in each slot */
     uint8_t *counts;  /* array_length: keys in each slot, up to 255 */
@@ -176,8 +188,8 @@ static int workspace_shape(workspace *w, const amq__fuse_shape *shape)
         shape->array_length > SIZE_MAX / sizeof *w->keys)
         return AMQ_ERANGE;
     w->starts = malloc(((size_t)shape->segment_count + 1) * sizeof *w->starts);
-    w->keys = malloc((size_t)shape->array_length * sizeof *w->keys);
-    w->counts = malloc((size_t)shape->array_length);
+    w->keys = amq__alloc_table(shape->array_length * sizeof *w->keys);
+    w->counts = amq__alloc_table(shape->array_length);
     return w->starts && w->keys && w->counts ? AMQ_OK : AMQ_ENOMEM;
 }
 
@@ -185,15 +197,18 @@ static void workspace_free(workspace *w)
 {
     workspace_free_shaped(w);
     free(w->order);
+    free(w->own);
     free(w->queue);
 }
 
 /* Step 1: the mixed hashes into w->order, by the segment of their first
- * slot. */
+ * slot. The hashes are mixed twice, once to count the keys per segment and
+ * once to place them: cheaper than writing the mixed values out and
+ * reading them back. */
 static void partition(workspace *w, const uint64_t *hashes, size_t n, uint64_t seed)
 {
     uint64_t segments = w->shape.segment_count;
-    uint64_t *starts = w->starts;
+    uint64_t *starts = w->starts, *order = w->order;
     memset(starts, 0, ((size_t)segments + 1) * sizeof *starts);
     for (size_t i = 0; i < n; i++)
         starts[amq_reduce(amq__fuse_mix(hashes[i], seed), segments) + 1]++;
@@ -203,22 +218,41 @@ static void partition(workspace *w, const uint64_t *hashes, size_t n, uint64_t s
      * placed leaves it where segment s + 1 begins. */
     for (size_t i = 0; i < n; i++) {
         uint64_t m = amq__fuse_mix(hashes[i], seed);
-        w->order[starts[amq_reduce(m, segments)]++] = m;
+        order[starts[amq_reduce(m, segments)]++] = m;
     }
 }
 
-/* Step 2. */
-static AMQ__ALWAYS_INLINE void fill(workspace *w, size_t n, uint32_t arity)
+/* Zero segment s's counts and key xors. */
+static void clear_segment(workspace *w, uint64_t s)
 {
-    memset(w->counts, 0, (size_t)w->shape.array_length);
-    memset(w->keys, 0, (size_t)w->shape.array_length * sizeof *w->keys);
-    for (size_t i = 0; i < n; i++) {
-        uint64_t m = w->order[i], slots[4];
-        amq__fuse_slots(&w->shape, m, arity, slots);
-        for (uint32_t k = 0; k < arity; k++) {
-            uint8_t c = w->counts[slots[k]];
-            w->counts[slots[k]] = (uint8_t)(c + (c != UINT8_MAX));
-            w->keys[slots[k]] ^= m;
+    size_t length = (size_t)w->shape.segment_length, first = (size_t)s * length;
+    memset(w->counts + first, 0, length);
+    memset(w->keys + first, 0, length * sizeof *w->keys);
+}
+
+/* Step 2, a segment's keys at a time. The keys of segment s touch
+ * segments s to s + arity - 1 only, so segment s + arity - 1 is zeroed just
+ * before them: zeroing then writes lines the updates are about to read,
+ * where zeroing the whole arrays first would write them all out to memory
+ * and read them back. */
+static AMQ__ALWAYS_INLINE void fill(workspace *w, uint32_t arity)
+{
+    const amq__fuse_shape shape = w->shape;
+    const uint64_t *starts = w->starts, *order = w->order;
+    uint8_t *counts = w->counts;
+    uint64_t *keys = w->keys;
+    for (uint64_t s = 0; s + 1 < arity; s++)
+        clear_segment(w, s);
+    for (uint64_t s = 0; s < shape.segment_count; s++) {
+        clear_segment(w, s + arity - 1);
+        for (size_t i = s ? (size_t)starts[s - 1] : 0; i < starts[s]; i++) {
+            uint64_t m = order[i], slots[4];
+            amq__fuse_slots(&shape, m, arity, slots);
+            for (uint32_t k = 0; k < arity; k++) {
+                uint8_t c = counts[slots[k]];
+                counts[slots[k]] = (uint8_t)(c + (c != UINT8_MAX));
+                keys[slots[k]] ^= m;
+            }
         }
     }
 }
@@ -237,11 +271,12 @@ static int reserve(workspace *w, size_t needed)
     return AMQ_OK;
 }
 
-/* Step 3: *peeled receives the keys peeled; their slots are in w->order.
- * The slots are scanned SCAN_BLOCK at a time: the block's slots of count 1
- * are queued, then the queue is peeled empty, the slots whose count falls
- * to 1 joining its end - those before the block's end only: the scan will
- * reach the others. Followed ahead, a chain of peelings can run through the
+/* Step 3: *peeled receives the keys peeled; they are in w->order, each
+ * with the index of its own slot in w->own. The slots are scanned
+ * SCAN_BLOCK at a time: the block's slots of count 1 are queued, then the
+ * queue is peeled empty, the slots whose count falls to 1 joining its end;
+ * those past the block's end are passed over when they come up, because
+ * the scan will reach them. Followed ahead, a chain of peelings can run through the
  * whole array (the fuse burning) and its front through memory far from the
  * scan: 140 ns per key at 10^8 keys, against 75 when it stays within the
  * few segments around the scan. Slots are queued without a branch - written
@@ -251,14 +286,25 @@ static int reserve(workspace *w, size_t needed)
  * done, so the processor can work on several at once. */
 static AMQ__ALWAYS_INLINE int peel(workspace *w, size_t n, size_t *peeled, uint32_t arity)
 {
-    uint8_t *counts = w->counts;
-    uint64_t *keys = w->keys;
-    uint64_t length = w->shape.array_length;
+    const amq__fuse_shape shape = w->shape;
+    uint8_t *counts = w->counts, *own = w->own;
+    uint64_t *keys = w->keys, *order = w->order;
+    uint64_t length = shape.array_length;
+    /* A key's k-th slot is in the k-th segment after its first one's. */
+    unsigned segment_bits = (unsigned)__builtin_ctzll(shape.segment_length);
     size_t done = 0;
     for (uint64_t start = 0; start < length; start += SCAN_BLOCK) {
         uint64_t end = length - start > SCAN_BLOCK ? start + SCAN_BLOCK : length;
         uint64_t *queue = w->queue;
         size_t head = 0, tail = 0;
+        /* The window's front: the slots arity - 1 segments on, which the
+         * keys peeled in this block reach. */
+        uint64_t front = start + (arity - 1) * shape.segment_length;
+        uint64_t front_end = front + SCAN_BLOCK < length ? front + SCAN_BLOCK : length;
+        for (uint64_t a = front; a < front_end; a += 64 / sizeof *keys)
+            __builtin_prefetch(keys + a);
+        for (uint64_t a = front; a < front_end; a += 64)
+            __builtin_prefetch(counts + a);
         for (uint64_t slot = start; slot < end; slot++) {
             queue[tail] = slot;
             tail += counts[slot] == 1;
@@ -267,7 +313,7 @@ static AMQ__ALWAYS_INLINE int peel(workspace *w, size_t n, size_t *peeled, uint3
             uint64_t j = queue[head++];
             /* With exact counts done < n always holds here; the test
              * keeps w->order in bounds whatever happens. */
-            if (counts[j] != 1 || done == n)
+            if (counts[j] != 1 || j >= end || done == n)
                 continue;
             if (tail + arity > w->queue_capacity) {
                 if (reserve(w, tail + arity) != AMQ_OK)
@@ -275,16 +321,17 @@ static AMQ__ALWAYS_INLINE int peel(workspace *w, size_t n, size_t *peeled, uint3
                 queue = w->queue;
             }
             uint64_t m = keys[j], slots[4];
-            amq__fuse_slots(&w->shape, m, arity, slots);
-            w->order[done++] = j;
+            amq__fuse_slots(&shape, m, arity, slots);
             for (uint32_t k = 0; k < arity; k++) {
                 uint64_t s = slots[k];
                 keys[s] ^= m;
-                counts[s] = (uint8_t)(counts[s] - (counts[s] != UINT8_MAX));
+                counts[s]--;
                 queue[tail] = s;
-                tail += (counts[s] == 1) & (s < end);
+                tail += counts[s] == 1;
             }
-            keys[j] = m;
+            order[done] = m;
+            own[done] = (uint8_t)((j >> segment_bits) - (slots[0] >> segment_bits));
+            done++;
         }
     }
     *peeled = done;
@@ -304,14 +351,16 @@ static AMQ__ALWAYS_INLINE void set_fingerprint(uint8_t *fingerprints, uint64_t i
 static AMQ__ALWAYS_INLINE void assign(const workspace *w, size_t n, uint8_t *fingerprints,
                                       uint32_t fingerprint_bits, uint32_t arity)
 {
+    const amq__fuse_shape shape = w->shape;
+    const uint64_t *order = w->order;
+    const uint8_t *own = w->own;
     for (size_t i = n; i-- > 0;) {
-        uint64_t j = w->order[i];
-        uint64_t m = w->keys[j], slots[4];
-        amq__fuse_slots(&w->shape, m, arity, slots);
+        uint64_t m = order[i], slots[4];
+        amq__fuse_slots(&shape, m, arity, slots);
         uint32_t value = amq__fuse_fingerprint(m, fingerprint_bits);
         for (uint32_t k = 0; k < arity; k++)
             value ^= amq__fuse_get(fingerprints, slots[k], fingerprint_bits);
-        set_fingerprint(fingerprints, j, value, fingerprint_bits);
+        set_fingerprint(fingerprints, slots[own[i]], value, fingerprint_bits);
     }
 }
 
@@ -319,12 +368,19 @@ static AMQ__ALWAYS_INLINE void assign(const workspace *w, size_t n, uint8_t *fin
 static int attempt(workspace *w, const uint64_t *hashes, size_t n, uint64_t seed, size_t *peeled)
 {
     partition(w, hashes, n, seed);
-    if (w->shape.arity == 3) {
-        fill(w, n, 3);
-        return peel(w, n, peeled, 3);
+    if (w->shape.arity == 3)
+        fill(w, 3);
+    else
+        fill(w, 4);
+    /* A slot of 255 keys or more: its count stopped at 255 and peeling's
+     * exact decrements would go wrong. Only equal hashes do that (distinct
+     * keys put 255 in one slot with a chance below 10^-300), and they can
+     * never peel anyway: fail the attempt, so that they are dropped. */
+    if (memchr(w->counts, UINT8_MAX, (size_t)w->shape.array_length)) {
+        *peeled = 0;
+        return AMQ_OK;
     }
-    fill(w, n, 4);
-    return peel(w, n, peeled, 4);
+    return w->shape.arity == 3 ? peel(w, n, peeled, 3) : peel(w, n, peeled, 4);
 }
 
 static void assign_any(const workspace *w, size_t n, uint8_t *fingerprints,
@@ -382,10 +438,11 @@ static int build(amq_fuse **out, const amq_fuse_params *params, const uint64_t *
     status = workspace_shape(&w, &shape);
     /* Also the scratch of the sort that drops duplicates. */
     w.order = n <= SIZE_MAX / sizeof *w.order - AMQ__SORT_COUNTS
-                  ? malloc((n + AMQ__SORT_COUNTS) * sizeof *w.order)
+                  ? amq__alloc_table((n + AMQ__SORT_COUNTS) * sizeof *w.order)
                   : NULL;
+    w.own = malloc(n ? n : 1);
     w.queue = malloc(w.queue_capacity * sizeof *w.queue);
-    if (status == AMQ_OK && (!w.order || !w.queue))
+    if (status == AMQ_OK && (!w.order || !w.own || !w.queue))
         status = AMQ_ENOMEM;
 
     uint64_t state = SEED_SEQUENCE_START, seed = 0;
@@ -427,8 +484,10 @@ static int build(amq_fuse **out, const amq_fuse_params *params, const uint64_t *
     amq_fuse *f = NULL;
     if (status == AMQ_OK && peeled_all) {
         f = calloc(1, sizeof *f);
+        /* Zeroed, and in 2 MiB pages when that large: queries then miss the
+         * TLB far less often. */
         uint8_t *fingerprints =
-            f ? calloc((size_t)shape.array_length, p.fingerprint_bits / 8) : NULL;
+            f ? amq__alloc_table(shape.array_length * (p.fingerprint_bits / 8)) : NULL;
         if (!fingerprints) {
             free(f);
             f = NULL;

@@ -17,8 +17,10 @@
  *   - construction retries with new seeds, and a build that cannot succeed
  *     stops after the attempt bound with AMQ_EFULL naming the keys and
  *     attempts; filters that needed retries answer correctly;
- *   - batch queries answer as single ones; the hash form builds the same
- *     filter as the key form;
+ *   - batch queries answer as single ones, on small filters and on large
+ *     ones (where they prefetch); the hash form builds the same filter as
+ *     the key form;
+ *   - filters saved by an earlier amq answer exactly as they did then;
  *   - parameter and spec errors are named; save/load, read and mapped,
  *     gives the same answers and the same bytes again; every flipped byte
  *     and truncation of a file is refused, and crafted parameter blocks
@@ -129,6 +131,38 @@ static uint64_t absent_key_hits(const amq_fuse *f, uint64_t trials)
     return hits;
 }
 
+/* The batch forms answer as single queries over a large filter (one whose
+ * batch queries prefetch: over 2 MiB): n hashes, those of the present keys
+ * alternating with random ones, and 3000 keys spread over the set, a third
+ * of them absent. */
+static void assert_batch_agrees(const amq_fuse *f, const uint64_t *hashes, uint64_t n)
+{
+    enum { CHUNK = 4096, KEYS = 3000 };
+    static uint64_t mixed[CHUNK];
+    static uint8_t results[CHUNK];
+    amq_test_rng rng;
+    amq_test_rng_init(&rng, seed ^ 0x7777);
+    for (uint64_t start = 0; start < n; start += CHUNK) {
+        size_t count = n - start < CHUNK ? (size_t)(n - start) : CHUNK;
+        for (size_t i = 0; i < count; i++)
+            mixed[i] = i % 2 ? hashes[start + i] : amq_test_next(&rng);
+        amq_fuse_contains_many_hash(f, mixed, count, results);
+        for (size_t i = 0; i < count; i++)
+            if (results[i] != amq_fuse_contains_hash(f, mixed[i]) || (i % 2 && !results[i]))
+                fail_msg("hash %llu: batch %d, alone %d", (unsigned long long)(start + i),
+                         results[i], amq_fuse_contains_hash(f, mixed[i]));
+    }
+    static amq_test_key keys[KEYS];
+    static const void *pointers[KEYS];
+    static size_t lens[KEYS];
+    amq_test_batch_keys(keys, pointers, lens, KEYS, seed, n / KEYS);
+    amq_fuse_contains_many(f, pointers, lens, KEYS, results);
+    for (size_t i = 0; i < KEYS; i++)
+        if (results[i] != amq_fuse_contains(f, pointers[i], lens[i]) || (i % 3 && !results[i]))
+            fail_msg("key %zu: batch %d, alone %d", i, results[i],
+                     amq_fuse_contains(f, pointers[i], lens[i]));
+}
+
 /* ---- large sets, size and FPR ----------------------------------------------------- */
 
 static void test_large_set_8_bits(void **state)
@@ -137,6 +171,7 @@ static void test_large_set_8_bits(void **state)
     amq_fuse_params params = params_of(8, 3);
     uint64_t *hashes = key_hashes(&params, large_n);
     amq_fuse *f = build_hashes(&params, hashes, large_n);
+    assert_batch_agrees(f, hashes, large_n);
     free(hashes);
     assert_int_equal(amq_fuse_count(f), large_n);
     print_message("n = %llu: %.3f bits/key, %u attempt(s)\n", (unsigned long long)large_n,
@@ -155,6 +190,8 @@ static void test_large_set_16_bits(void **state)
     amq_fuse_params params = params_of(16, 3);
     uint64_t *hashes = key_hashes(&params, large_n);
     amq_fuse *f = build_hashes(&params, hashes, large_n);
+    assert_true(amq_fuse_size_bytes(f) > 2 << 20);
+    assert_batch_agrees(f, hashes, large_n);
     free(hashes);
     print_message("n = %llu: %.3f bits/key, %u attempt(s)\n", (unsigned long long)large_n,
                   amq_fuse_bits_per_key(f), amq_fuse_attempts(f));
@@ -344,16 +381,19 @@ static void test_tiny_sets(void **state)
 }
 
 /* Every n from 1 to 1000 builds, for each width and arity, holds its keys,
- * and (over all n) rarely needs a retry. */
+ * and (over all n) rarely needs a retry. Each n hashes its keys with a seed
+ * of its own: were the sets prefixes of one set, a key that makes the
+ * first attempt fail at some n would make it fail at many n after it. */
 static void test_small_sets(void **state)
 {
     (void)state;
     for (uint32_t bits = 8; bits <= 16; bits += 8) {
         for (uint32_t arity = 3; arity <= 4; arity++) {
             amq_fuse_params params = params_of(bits, arity);
-            uint64_t *hashes = key_hashes(&params, 1000);
             uint64_t retried = 0, most = 0;
             for (uint64_t n = 1; n <= 1000; n++) {
+                amq_hasher_xxh3(&params.hasher, seed + n * 0x9E3779B97F4A7C15ULL);
+                uint64_t *hashes = key_hashes(&params, n);
                 amq_fuse *f = build_hashes(&params, hashes, n);
                 assert_int_equal(amq_fuse_count(f), n);
                 for (uint64_t i = 0; i < n; i++)
@@ -363,12 +403,12 @@ static void test_small_sets(void **state)
                 retried += amq_fuse_attempts(f) > 1;
                 most = amq_fuse_attempts(f) > most ? amq_fuse_attempts(f) : most;
                 amq_fuse_free(f);
+                free(hashes);
             }
             print_message("f = %u, arity %u, n = 1..1000: %llu needed a retry, at most %llu "
                           "attempts\n",
                           bits, arity, (unsigned long long)retried, (unsigned long long)most);
             assert_true(retried < 200);
-            free(hashes);
         }
     }
 }
@@ -700,6 +740,69 @@ static uint8_t *saved_file(const char *path, const char *spec, uint64_t count, s
     return bytes;
 }
 
+/* Filters saved by an earlier amq (tests/data/fuse/README.md) load, read
+ * and mapped, and answer as they did then: every key of their set, and the
+ * recorded false positives among 100,000 other keys, no more, no fewer.
+ * Pins the file format and the map from a key to its slots and
+ * fingerprint. */
+static void test_saved_filters_answer_as_before(void **state)
+{
+    (void)state;
+    static const char *const names[] = { "fuse/fuse8", "fuse/fuse16-arity4" };
+    enum { PRESENT = 1000, ABSENT = 100000 };
+    static uint8_t recorded[PRESENT + ABSENT];
+    for (size_t n = 0; n < sizeof names / sizeof names[0]; n++) {
+        char name[64];
+        snprintf(name, sizeof name, "%s.positives", names[n]);
+        char *path = amq_test_data_path(name);
+        size_t len = 0;
+        char *text = amq_test_read_file(path, &len);
+        if (!text)
+            fail_msg("cannot read %s", path);
+        free(path);
+        memset(recorded, 0, sizeof recorded);
+        size_t positives = 0;
+        for (char *line = text; *line;) {
+            char *end = NULL;
+            assert_int_equal(strncmp(line, "golden-", 7), 0);
+            unsigned long i = strtoul(line + 7, &end, 10);
+            assert_true(*end == '\n' && i >= PRESENT && i < PRESENT + ABSENT);
+            recorded[i] = 1;
+            positives++;
+            line = end + 1;
+        }
+        free(text);
+        assert_true(positives > 0);
+        snprintf(name, sizeof name, "%s.amq", names[n]);
+        path = amq_test_data_path(name);
+        for (unsigned flags = 0; flags <= AMQ_LOAD_MMAP; flags += AMQ_LOAD_MMAP) {
+            amq_filter *f = NULL;
+            amq_diag diag = { .message = "" };
+            if (amq_load_ex(&f, path, flags, &diag) != AMQ_OK)
+                fail_msg("load %s: %s", path, diag.message);
+            static char keys[PRESENT + ABSENT][16];
+            static const void *pointers[PRESENT + ABSENT];
+            static size_t lens[PRESENT + ABSENT];
+            static uint8_t batch[PRESENT + ABSENT];
+            for (size_t i = 0; i < PRESENT + ABSENT; i++) {
+                int written = snprintf(keys[i], sizeof keys[i], "golden-%zu", i);
+                pointers[i] = keys[i];
+                lens[i] = (size_t)written;
+            }
+            assert_int_equal(amq_contains_many(f, pointers, lens, PRESENT + ABSENT, batch), AMQ_OK);
+            for (size_t i = 0; i < PRESENT + ABSENT; i++) {
+                int expected = i < PRESENT || recorded[i];
+                int answer = amq_contains(f, pointers[i], lens[i]);
+                if (answer != expected || batch[i] != expected)
+                    fail_msg("%s, %s: %s answered %d (batch %d), recorded %d", path,
+                             flags ? "mapped" : "read", keys[i], answer, batch[i], expected);
+            }
+            amq_free(f);
+        }
+        free(path);
+    }
+}
+
 static void test_flipped_and_truncated_files(void **state)
 {
     char path[AMQ_TEST_PATH_MAX];
@@ -944,6 +1047,7 @@ int main(void)
         cmocka_unit_test(test_attempt_bound),
         cmocka_unit_test(test_retries_hold_every_key),
         cmocka_unit_test(test_batch_and_hash_forms_agree),
+        cmocka_unit_test(test_saved_filters_answer_as_before),
         cmocka_unit_test(test_parameter_errors),
         AMQ_TEST_WITH_SCRATCH(test_generic_round_trip),
         cmocka_unit_test(test_generic_specs),

@@ -18,7 +18,7 @@
  *           8.6 (4-wise) at a million keys and above; small sets take more
  *           per key (docs/FUSE.md has the table).
  *   build   from the keys' 64-bit hashes; a few tens of nanoseconds and
- *           about 27 temporary bytes per key (src/fuse_build.c). Duplicate
+ *           about 28 temporary bytes per key (src/fuse_build.c). Duplicate
  *           keys are allowed and stored once.
  *
  * Choose it for a set that is known in full before the first query and
@@ -78,7 +78,7 @@ typedef struct amq_fuse_params {
  *   AMQ_EFULL (no attempt of AMQ_FUSE_MAX_ATTEMPTS succeeded: the message
  *   names the keys and attempts; practically never happens); AMQ_ENOMEM.
  * Allocates: the filter (array length x f/8 bytes), and while building
- *   about 27 bytes per key that are freed before it returns.
+ *   about 28 bytes per key that are freed before it returns.
  * Complexity: O(count) expected.
  */
 AMQ_API int amq_fuse_build(amq_fuse **out, const amq_fuse_params *params, const void *const *keys,
@@ -93,7 +93,7 @@ AMQ_API int amq_fuse_build(amq_fuse **out, const amq_fuse_params *params, const 
  * @param hashes count values; not modified, not kept; may be NULL when
  *   count is 0.
  * @return as amq_fuse_build.
- * Allocates: the filter; while building, about 19 bytes per key (27 when
+ * Allocates: the filter; while building, about 20 bytes per key (28 when
  *   the hashes hold duplicates).
  */
 AMQ_API int amq_fuse_build_hashes(amq_fuse **out, const amq_fuse_params *params,
@@ -116,15 +116,17 @@ AMQ_API bool amq_fuse_contains_hash(const amq_fuse *filter, uint64_t hash);
 /**
  * Query count keys: results[i] is 1 when keys[i] (lens[i] bytes) is maybe in
  * the set, else 0. The same answers as amq_fuse_contains, faster for many
- * keys: keys are hashed some way ahead of the one being tested and their
- * slots prefetched, so that the cache misses of several keys overlap.
+ * keys: no call per key, and over an array larger than 2 MiB each key is
+ * hashed and its slots computed and prefetched 16 keys ahead of its test,
+ * so that the cache misses of that many keys overlap.
  * @param results count bytes; not NULL unless count is 0.
  * Allocates: never.
  */
 AMQ_API void amq_fuse_contains_many(const amq_fuse *filter, const void *const *keys,
                                     const size_t *lens, size_t count, uint8_t *results);
 
-/** As amq_fuse_contains_many, by the keys' 64-bit hashes. */
+/** As amq_fuse_contains_many, by the keys' 64-bit hashes: the fastest way
+ *  to ask many keys. */
 AMQ_API void amq_fuse_contains_many_hash(const amq_fuse *filter, const uint64_t *hashes,
                                          size_t count, uint8_t *results);
 
