@@ -24,8 +24,9 @@
  *   non-words amq_contains of every non-word: the false positives;
  *   batch     amq_contains_many of all non-words at once, which must give
  *             the same answers.
- * Each is run --runs times (default 5) and the median per word is kept:
- * this is a shared machine, and a median ignores the runs it preempted.
+ * Each is run --runs times (default 5), every filter's run r before any
+ * filter's run r + 1, and the median per word is kept: this is a shared
+ * machine, and a median ignores the runs it preempted.
  *
  * Exit status: 0, or 2 with a message on stderr (a bad argument, a word
  * list that cannot be read, a filter that cannot be built, or a wrong
@@ -100,102 +101,95 @@ static void spec_for(char *out, size_t capacity, const demo_variant *variant, do
         snprintf(out + used, capacity - used, " %s", variant->options);
 }
 
-/* Time amq_contains of every string of keys, runs times; the number that
- * answered "maybe" into *hits (the same every run, or -1 is returned). */
+/* One filter's timings, one entry per run. */
+typedef struct demo_timings {
+    double build[MAX_RUNS], present[MAX_RUNS], absent[MAX_RUNS], batch[MAX_RUNS];
+} demo_timings;
+
+/* amq_contains of every string of keys: ns per key, and the number that
+ * answered "maybe" into *hits. */
 static int time_queries(double *ns_per_key, uint64_t *hits, const amq_filter *filter,
-                        const demo_strings *keys, unsigned runs)
+                        const demo_strings *keys)
 {
-    double times[MAX_RUNS];
-    for (unsigned run = 0; run < runs; run++) {
-        uint64_t found = 0;
-        double start = now_ns();
-        for (size_t i = 0; i < keys->count; i++) {
-            int answer = amq_contains(filter, keys->pointers[i], keys->lens[i]);
-            if (answer < 0)
-                return answer;
-            found += (uint64_t)answer;
-        }
-        times[run] = (now_ns() - start) / (double)keys->count;
-        if (run > 0 && found != *hits)
-            return AMQ_EINVAL;
-        *hits = found;
+    uint64_t found = 0;
+    double start = now_ns();
+    for (size_t i = 0; i < keys->count; i++) {
+        int answer = amq_contains(filter, keys->pointers[i], keys->lens[i]);
+        if (answer < 0)
+            return answer;
+        found += (uint64_t)answer;
     }
-    *ns_per_key = median(times, runs);
+    *ns_per_key = (now_ns() - start) / (double)keys->count;
+    *hits = found;
     return AMQ_OK;
 }
 
-/* Build, time and check one filter into *result. Returns 0, or -1 after
- * saying what went wrong. */
-static int measure(demo_result *result, const char *spec, const demo_strings *words,
-                   const demo_strings *non_words, unsigned runs)
+/* Run `run` of one filter: build it, time its three queries into *times,
+ * and check its answers: every word found, the same false positives as the
+ * first run (which records them, with the sizes, in *result) and from the
+ * batch call as from the single ones. Returns 0, or -1 after saying what
+ * went wrong. */
+static int measure_run(demo_result *result, demo_timings *times, unsigned run,
+                       const demo_strings *words, const demo_strings *non_words, uint8_t *answers)
 {
-    snprintf(result->spec, sizeof result->spec, "%s", spec);
-    double times[MAX_RUNS];
+    const char *spec = result->spec;
     amq_filter *filter = NULL;
-    for (unsigned run = 0; run < runs; run++) {
-        amq_free(filter);
-        filter = NULL;
-        amq_diag diag = { 0 };
-        double start = now_ns();
-        int status = amq_build_ex(&filter, spec, words->pointers, words->lens, words->count, &diag);
-        times[run] = (now_ns() - start) / (double)words->count;
-        if (status != AMQ_OK) {
-            fprintf(stderr, "amq_demo: cannot build \"%s\": %s\n", spec,
-                    diag.message[0] ? diag.message : amq_strerror(status));
-            return -1;
-        }
+    amq_diag diag = { 0 };
+    double start = now_ns();
+    int status = amq_build_ex(&filter, spec, words->pointers, words->lens, words->count, &diag);
+    times->build[run] = (now_ns() - start) / (double)words->count;
+    if (status != AMQ_OK) {
+        fprintf(stderr, "amq_demo: cannot build \"%s\": %s\n", spec,
+                diag.message[0] ? diag.message : amq_strerror(status));
+        return -1;
     }
-    result->build_ns = median(times, runs);
-
-    amq_info info;
-    uint64_t saved_bytes = 0;
-    amq_info_get(filter, &info);
-    int status = amq_saved_size(filter, &saved_bytes);
-    result->bits_file = 8.0 * (double)saved_bytes / (double)words->count;
-    result->bits_memory = 8.0 * (double)info.size_bytes / (double)words->count;
-    if (strncmp(spec, "fuse", 4) == 0)
-        result->target_fpr = info.expected_fpr;
-    result->capabilities = amq_family_capabilities(amq_family(filter));
-
-    uint64_t found = 0;
-    uint8_t *answers = malloc(non_words->count);
+    if (run == 0) {
+        amq_info info;
+        uint64_t saved_bytes = 0;
+        amq_info_get(filter, &info);
+        status = amq_saved_size(filter, &saved_bytes);
+        result->bits_file = 8.0 * (double)saved_bytes / (double)words->count;
+        result->bits_memory = 8.0 * (double)info.size_bytes / (double)words->count;
+        if (strncmp(spec, "fuse", 4) == 0)
+            result->target_fpr = info.expected_fpr;
+        result->capabilities = amq_family_capabilities(amq_family(filter));
+        result->queries = non_words->count;
+    }
+    uint64_t found = 0, false_positives = 0;
     if (status == AMQ_OK)
-        status = time_queries(&result->present_ns, &found, filter, words, runs);
+        status = time_queries(&times->present[run], &found, filter, words);
     if (status == AMQ_OK && found != words->count) {
         fprintf(stderr, "amq_demo: \"%s\" lost %llu of its %zu words\n", spec,
                 (unsigned long long)(words->count - found), words->count);
         status = AMQ_EINVAL;
-    } else if (status == AMQ_OK) {
-        status =
-            time_queries(&result->absent_ns, &result->false_positives, filter, non_words, runs);
-        result->queries = non_words->count;
     }
-    for (unsigned run = 0; status == AMQ_OK && run < runs; run++) {
-        if (!answers) {
-            status = AMQ_ENOMEM;
-            break;
-        }
-        double start = now_ns();
+    if (status == AMQ_OK)
+        status = time_queries(&times->absent[run], &false_positives, filter, non_words);
+    if (status == AMQ_OK && run == 0)
+        result->false_positives = false_positives;
+    if (status == AMQ_OK && false_positives != result->false_positives) {
+        fprintf(stderr, "amq_demo: \"%s\" found %llu non-words, and %llu in its first run\n", spec,
+                (unsigned long long)false_positives, (unsigned long long)result->false_positives);
+        status = AMQ_EINVAL;
+    }
+    if (status == AMQ_OK) {
+        start = now_ns();
         status = amq_contains_many(filter, non_words->pointers, non_words->lens, non_words->count,
                                    answers);
-        times[run] = (now_ns() - start) / (double)non_words->count;
+        times->batch[run] = (now_ns() - start) / (double)non_words->count;
         uint64_t batch_hits = 0;
         for (size_t i = 0; i < non_words->count; i++)
             batch_hits += answers[i];
-        if (status == AMQ_OK && batch_hits != result->false_positives) {
+        if (status == AMQ_OK && batch_hits != false_positives) {
             fprintf(stderr,
                     "amq_demo: \"%s\": the batch query found %llu non-words, "
                     "the single queries %llu\n",
-                    spec, (unsigned long long)batch_hits,
-                    (unsigned long long)result->false_positives);
+                    spec, (unsigned long long)batch_hits, (unsigned long long)false_positives);
             status = AMQ_EINVAL;
         }
     }
-    if (status == AMQ_OK)
-        result->batch_ns = median(times, runs);
-    else
+    if (status != AMQ_OK && status != AMQ_EINVAL)
         fprintf(stderr, "amq_demo: \"%s\": %s\n", spec, amq_strerror(status));
-    free(answers);
     amq_free(filter);
     return status == AMQ_OK ? 0 : -1;
 }
@@ -284,26 +278,41 @@ int main(int argc, char **argv)
     size_t shown_count = list_variants(shown, MAX_RESULTS / 2);
     demo_result results[MAX_RESULTS];
     size_t result_count = 0;
-    int exit_code = 0;
-    for (size_t tier = 0; tier < 2 && exit_code == 0; tier++) {
-        for (size_t i = 0; i < shown_count && exit_code == 0; i++) {
+    for (size_t tier = 0; tier < 2; tier++) {
+        for (size_t i = 0; i < shown_count; i++) {
             if (!(shown[i].tiers & (1 << tier)))
                 continue;
-            demo_result *result = &results[result_count];
+            demo_result *result = &results[result_count++];
             memset(result, 0, sizeof *result);
             snprintf(result->label, sizeof result->label, "%s%s%s%s", shown[i].family,
                      shown[i].variant[0] ? " (" : "", shown[i].variant,
                      shown[i].variant[0] ? ")" : "");
             result->target_fpr = tier_rates[tier];
-            char spec[160];
-            spec_for(spec, sizeof spec, &shown[i], tier_rates[tier], words.count);
-            fprintf(stderr, "amq_demo: %s\n", spec);
-            if (measure(result, spec, &words, &non_words, (unsigned)runs) != 0)
-                exit_code = 2;
-            else
-                result_count++;
+            spec_for(result->spec, sizeof result->spec, &shown[i], tier_rates[tier], words.count);
         }
     }
+    /* Run r of every filter before run r + 1 of any: a stretch of time the
+     * machine gives to something else then slows one run of several
+     * filters, which their medians ignore, not every run of one filter. */
+    demo_timings *timings = calloc(result_count, sizeof *timings);
+    uint8_t *answers = malloc(non_words.count);
+    int exit_code = timings && answers ? 0 : 2;
+    if (exit_code)
+        fprintf(stderr, "amq_demo: out of memory\n");
+    for (unsigned run = 0; run < runs && exit_code == 0; run++) {
+        fprintf(stderr, "amq_demo: run %u of %llu\n", run + 1, runs);
+        for (size_t i = 0; i < result_count && exit_code == 0; i++)
+            if (measure_run(&results[i], &timings[i], run, &words, &non_words, answers) != 0)
+                exit_code = 2;
+    }
+    for (size_t i = 0; i < result_count && exit_code == 0; i++) {
+        results[i].build_ns = median(timings[i].build, runs);
+        results[i].present_ns = median(timings[i].present, runs);
+        results[i].absent_ns = median(timings[i].absent, runs);
+        results[i].batch_ns = median(timings[i].batch, runs);
+    }
+    free(timings);
+    free(answers);
     if (exit_code == 0) {
         demo_print_table(stdout, results, result_count);
         if (tsv_path) {
