@@ -672,6 +672,26 @@ static void make_saved(const char *dir, const amq_frontier_options *opt, model *
     amq_frontier_close(f);
 }
 
+/* make_saved on the smallest frontier, and the path of its manifest, for
+ * the tests that set one of the manifest's fields. */
+static void make_saved_smallest(void **state, char *dir, char *manifest, amq_frontier_options *opt,
+                                model *m)
+{
+    smallest_frontier(state, dir, opt);
+    amq_test_scratch_path(manifest, state, "frontier/frontier.amq");
+    make_saved(dir, opt, m);
+}
+
+/* Reopen dir: what the model has queued comes out, and nothing it has seen
+ * is enqueued again. */
+static void reopen_and_check_seen(const char *dir, const amq_frontier_options *opt, model *m)
+{
+    amq_frontier *f;
+    open_ok(&f, dir, opt);
+    drain_and_check_seen(f, m);
+    amq_frontier_close(f);
+}
+
 static void test_damaged_segments(void **state)
 {
     char dir[AMQ_TEST_PATH_MAX], segment[AMQ_TEST_PATH_MAX];
@@ -952,10 +972,7 @@ static void test_crafted_manifests(void **state)
 
     /* Restored, it opens, and every segment file survived the refusals. */
     amq_test_write_file(path, file, len);
-    amq_frontier *f;
-    open_ok(&f, dir, &opt);
-    drain_and_check_seen(f, &m);
-    amq_frontier_close(f);
+    reopen_and_check_seen(dir, &opt, &m);
     free(file);
     model_free(&m);
 }
@@ -968,10 +985,8 @@ static void test_segment_ids_exhausted(void **state)
 {
     char dir[AMQ_TEST_PATH_MAX], manifest[AMQ_TEST_PATH_MAX];
     amq_frontier_options opt;
-    smallest_frontier(state, dir, &opt);
-    amq_test_scratch_path(manifest, state, "frontier/frontier.amq");
     model m;
-    make_saved(dir, &opt, &m);
+    make_saved_smallest(state, dir, manifest, &opt, &m);
     set_manifest_field(manifest, NEXT_SEGMENT, UINT64_MAX);
     amq_frontier *f;
     open_ok(&f, dir, &opt);
@@ -990,9 +1005,7 @@ static void test_segment_ids_exhausted(void **state)
     amq_frontier_close(f);
 
     /* The checkpoint is still the one made before. */
-    open_ok(&f, dir, &opt);
-    drain_and_check_seen(f, &m);
-    amq_frontier_close(f);
+    reopen_and_check_seen(dir, &opt, &m);
     model_free(&m);
 }
 
@@ -1004,12 +1017,10 @@ static void test_last_generation(void **state)
     char dir[AMQ_TEST_PATH_MAX], manifest[AMQ_TEST_PATH_MAX];
     char filter[AMQ_TEST_PATH_MAX], last_filter[AMQ_TEST_PATH_MAX];
     amq_frontier_options opt;
-    smallest_frontier(state, dir, &opt);
-    amq_test_scratch_path(manifest, state, "frontier/frontier.amq");
+    model m;
+    make_saved_smallest(state, dir, manifest, &opt, &m);
     amq_test_scratch_path(filter, state, "frontier/filter-0000000000000001.amq");
     amq_test_scratch_path(last_filter, state, "frontier/filter-ffffffffffffffff.amq");
-    model m;
-    make_saved(dir, &opt, &m);
     assert_int_equal(rename(filter, last_filter), 0);
     set_manifest_field(manifest, GENERATION, UINT64_MAX);
     amq_frontier *f;
@@ -1024,9 +1035,7 @@ static void test_last_generation(void **state)
     assert_non_null(strstr(diag.message, "last"));
     amq_frontier_close(f);
 
-    open_ok(&f, dir, &opt);
-    drain_and_check_seen(f, &m);
-    amq_frontier_close(f);
+    reopen_and_check_seen(dir, &opt, &m);
     model_free(&m);
 }
 
@@ -1038,10 +1047,8 @@ static void test_push_count_at_its_limit(void **state)
 {
     char dir[AMQ_TEST_PATH_MAX], manifest[AMQ_TEST_PATH_MAX];
     amq_frontier_options opt;
-    smallest_frontier(state, dir, &opt);
-    amq_test_scratch_path(manifest, state, "frontier/frontier.amq");
     model m;
-    make_saved(dir, &opt, &m);
+    make_saved_smallest(state, dir, manifest, &opt, &m);
     set_manifest_field(manifest, PUSHED, UINT64_MAX);
     amq_frontier *f;
     open_ok(&f, dir, &opt);
