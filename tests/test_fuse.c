@@ -754,12 +754,7 @@ static void test_saved_filters_answer_as_before(void **state)
     for (size_t n = 0; n < sizeof names / sizeof names[0]; n++) {
         char name[64];
         snprintf(name, sizeof name, "%s.positives", names[n]);
-        char *path = amq_test_data_path(name);
-        size_t len = 0;
-        char *text = amq_test_read_file(path, &len);
-        if (!text)
-            fail_msg("cannot read %s", path);
-        free(path);
+        char *text = amq_test_read_data(name, NULL);
         memset(recorded, 0, sizeof recorded);
         size_t positives = 0;
         for (char *line = text; *line;) {
@@ -774,7 +769,7 @@ static void test_saved_filters_answer_as_before(void **state)
         free(text);
         assert_true(positives > 0);
         snprintf(name, sizeof name, "%s.amq", names[n]);
-        path = amq_test_data_path(name);
+        char *path = amq_test_data_path(name);
         for (unsigned flags = 0; flags <= AMQ_LOAD_MMAP; flags += AMQ_LOAD_MMAP) {
             amq_filter *f = NULL;
             amq_diag diag = { .message = "" };

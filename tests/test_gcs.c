@@ -122,17 +122,6 @@ static uint64_t distinct_values(const uint64_t *hashes, size_t n, uint64_t range
     return d;
 }
 
-static char *read_data(const char *name)
-{
-    char *path = amq_test_data_path(name);
-    size_t len = 0;
-    char *text = amq_test_read_file(path, &len);
-    if (!text)
-        fail_msg("cannot read %s", path);
-    free(path);
-    return text;
-}
-
 /* The string value of "key" at or after from in a JSON text, copied into
  * out; returns a pointer past it, or NULL. */
 static const char *json_string(const char *from, const char *key, char *out, size_t size)
@@ -180,7 +169,7 @@ static void hex_of(char *out, const uint8_t *bytes, size_t len)
 static void test_article_example(void **state)
 {
     (void)state;
-    char *json = read_data("gcs/gcs-seed-example.json");
+    char *json = amq_test_read_data("gcs/gcs-seed-example.json", NULL);
     enum { WORDS = 26 };
     char words[WORDS][16];
     const void *keys[WORDS];
@@ -335,7 +324,7 @@ static void expect_elements_match(const amq_gcs *f, const bip158_vector *v, cons
 static void test_bip158_vectors(void **state)
 {
     (void)state;
-    char *text = read_data("gcs/bip158-elements.jsonl");
+    char *text = amq_test_read_data("gcs/bip158-elements.jsonl", NULL);
     int vectors = 0, empty = 0;
     for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
         bip158_vector v;

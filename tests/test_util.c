@@ -92,6 +92,17 @@ char *amq_test_read_file(const char *path, size_t *len)
     return buf;
 }
 
+char *amq_test_read_data(const char *name, size_t *len)
+{
+    char *path = amq_test_data_path(name);
+    assert_non_null(path);
+    char *text = amq_test_read_file(path, len);
+    if (!text)
+        fail_msg("cannot read %s", path);
+    free(path);
+    return text;
+}
+
 void amq_test_write_file(const char *path, const void *bytes, size_t len)
 {
     FILE *out = fopen(path, "wb");

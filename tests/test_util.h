@@ -69,6 +69,10 @@ char *amq_test_data_path(const char *name);
 /* Read a whole file; returns malloc'd bytes (NUL-terminated) or NULL. */
 char *amq_test_read_file(const char *path, size_t *len);
 
+/* Read a whole file of tests/data (amq_test_data_path); fails the test,
+ * naming the path, when it cannot. len may be NULL. */
+char *amq_test_read_data(const char *name, size_t *len);
+
 /* Write len bytes to path, replacing it; fails the test on any error. */
 void amq_test_write_file(const char *path, const void *bytes, size_t len);
 
