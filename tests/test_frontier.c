@@ -672,16 +672,6 @@ static void make_saved(const char *dir, const amq_frontier_options *opt, model *
     amq_frontier_close(f);
 }
 
-/* make_saved on the smallest frontier, and the path of its manifest, for
- * the tests that set one of the manifest's fields. */
-static void make_saved_smallest(void **state, char *dir, char *manifest, amq_frontier_options *opt,
-                                model *m)
-{
-    smallest_frontier(state, dir, opt);
-    amq_test_scratch_path(manifest, state, "frontier/frontier.amq");
-    make_saved(dir, opt, m);
-}
-
 /* Reopen dir: what the model has queued comes out, and nothing it has seen
  * is enqueued again. */
 static void reopen_and_check_seen(const char *dir, const amq_frontier_options *opt, model *m)
@@ -870,6 +860,18 @@ static void set_manifest_field(const char *path, enum manifest_field field, uint
     free(file);
 }
 
+/* make_saved on the smallest frontier, then one counter of its manifest set
+ * to 2^64 - 1: well-formed, though only damage gets there. */
+static void make_saved_at_limit(void **state, char *dir, amq_frontier_options *opt, model *m,
+                                enum manifest_field field)
+{
+    char manifest[AMQ_TEST_PATH_MAX];
+    smallest_frontier(state, dir, opt);
+    amq_test_scratch_path(manifest, state, "frontier/frontier.amq");
+    make_saved(dir, opt, m);
+    set_manifest_field(manifest, field, UINT64_MAX);
+}
+
 /* Write the manifest with the given parameter block and segment table
  * (a correct container: damage only the frontier can find), then expect
  * opening to fail with status and a message holding fragment. */
@@ -983,11 +985,10 @@ static void test_crafted_manifests(void **state)
  * would not reopen (the id after 2^64 - 1 would be 0). */
 static void test_segment_ids_exhausted(void **state)
 {
-    char dir[AMQ_TEST_PATH_MAX], manifest[AMQ_TEST_PATH_MAX];
+    char dir[AMQ_TEST_PATH_MAX];
     amq_frontier_options opt;
     model m;
-    make_saved_smallest(state, dir, manifest, &opt, &m);
-    set_manifest_field(manifest, NEXT_SEGMENT, UINT64_MAX);
+    make_saved_at_limit(state, dir, &opt, &m, NEXT_SEGMENT);
     amq_frontier *f;
     open_ok(&f, dir, &opt);
 
@@ -1014,15 +1015,13 @@ static void test_segment_ids_exhausted(void **state)
  * which reopening refuses for a frontier that is not empty. */
 static void test_last_generation(void **state)
 {
-    char dir[AMQ_TEST_PATH_MAX], manifest[AMQ_TEST_PATH_MAX];
-    char filter[AMQ_TEST_PATH_MAX], last_filter[AMQ_TEST_PATH_MAX];
+    char dir[AMQ_TEST_PATH_MAX], filter[AMQ_TEST_PATH_MAX], last_filter[AMQ_TEST_PATH_MAX];
     amq_frontier_options opt;
     model m;
-    make_saved_smallest(state, dir, manifest, &opt, &m);
+    make_saved_at_limit(state, dir, &opt, &m, GENERATION);
     amq_test_scratch_path(filter, state, "frontier/filter-0000000000000001.amq");
     amq_test_scratch_path(last_filter, state, "frontier/filter-ffffffffffffffff.amq");
     assert_int_equal(rename(filter, last_filter), 0);
-    set_manifest_field(manifest, GENERATION, UINT64_MAX);
     amq_frontier *f;
     open_ok(&f, dir, &opt);
     amq_frontier_stats st;
@@ -1045,11 +1044,10 @@ static void test_last_generation(void **state)
  * refuses. */
 static void test_push_count_at_its_limit(void **state)
 {
-    char dir[AMQ_TEST_PATH_MAX], manifest[AMQ_TEST_PATH_MAX];
+    char dir[AMQ_TEST_PATH_MAX];
     amq_frontier_options opt;
     model m;
-    make_saved_smallest(state, dir, manifest, &opt, &m);
-    set_manifest_field(manifest, PUSHED, UINT64_MAX);
+    make_saved_at_limit(state, dir, &opt, &m, PUSHED);
     amq_frontier *f;
     open_ok(&f, dir, &opt);
     char url[URL_SIZE];
