@@ -570,6 +570,17 @@ static int family_add(void *state, const void *key, size_t len)
     return AMQ_OK;
 }
 
+/* One hash for the question and the increment. */
+static int family_add_unique(void *state, const void *key, size_t len)
+{
+    amq_counting_bloom *f = state;
+    amq_u128 hash = amq__hash128(&f->hasher, key, len);
+    if (amq_counting_bloom_contains_hash(f, hash))
+        return 0;
+    amq_counting_bloom_add_hash(f, hash);
+    return 1;
+}
+
 static int family_remove(void *state, const void *key, size_t len)
 {
     return amq_counting_bloom_remove(state, key, len);
@@ -692,6 +703,7 @@ const amq__family amq__counting_bloom_family = {
     .options = counting_options,
     .create = family_create,
     .add = family_add,
+    .add_unique = family_add_unique,
     .remove = family_remove,
     .contains = family_contains,
     .contains_many = family_contains_many,

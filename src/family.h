@@ -43,7 +43,8 @@ typedef struct amq__family {
                  size_t count, amq_diag *diag);
     int (*add)(void *state, const void *key, size_t len);
     /* Add unless maybe present: 1 added, 0 maybe present (nothing
-     * changed), or an error. NULL: contains, then add. */
+     * changed), or an error; one hash per key. Every dynamic family has
+     * it. */
     int (*add_unique)(void *state, const void *key, size_t len);
     int (*remove)(void *state, const void *key, size_t len);
     int (*contains)(const void *state, const void *key, size_t len);

@@ -153,15 +153,9 @@ int amq_add(amq_filter *f, const void *key, size_t len)
 int amq_add_unique(amq_filter *f, const void *key, size_t len)
 {
     assert(f);
-    if (!f->family->add)
+    if (!f->family->add_unique)
         return AMQ_EUNSUPPORTED;
-    if (f->family->add_unique)
-        return f->family->add_unique(f->state, key, len);
-    int present = f->family->contains(f->state, key, len);
-    if (present != 0)
-        return present < 0 ? present : 0;
-    int status = f->family->add(f->state, key, len);
-    return status < 0 ? status : 1;
+    return f->family->add_unique(f->state, key, len);
 }
 
 int amq_remove(amq_filter *f, const void *key, size_t len)
