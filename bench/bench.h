@@ -72,6 +72,10 @@ static inline const uint8_t *bench_key(const bench_keyset *keys, size_t i)
     return keys->bytes + keys->offsets[i];
 }
 
+/* The next value of the splitmix64 stream at *state (the generator behind
+ * the key sets, for workloads that need random values of their own). */
+uint64_t bench_splitmix64(uint64_t *state);
+
 static inline size_t bench_key_len(const bench_keyset *keys, size_t i)
 {
     return keys->offsets[i + 1] - keys->offsets[i];

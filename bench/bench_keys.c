@@ -46,7 +46,7 @@ static uint64_t mix64(uint64_t z)
     return z ^ (z >> 31);
 }
 
-static uint64_t splitmix64_next(uint64_t *state)
+uint64_t bench_splitmix64(uint64_t *state)
 {
     *state += GOLDEN_GAMMA;
     return mix64(*state);
@@ -89,7 +89,7 @@ int bench_keys_binary(bench_keyset *out, size_t count, size_t len, uint64_t seed
         amq__store_u64le(key, stream);
         for (size_t at = 8; at < len; at += 8) {
             uint8_t word[8];
-            amq__store_u64le(word, splitmix64_next(&stream));
+            amq__store_u64le(word, bench_splitmix64(&stream));
             memcpy(key + at, word, len - at < 8 ? len - at : 8);
         }
         out->offsets[i + 1] = (i + 1) * len;
@@ -113,11 +113,11 @@ int bench_keys_urls(bench_keyset *out, size_t count, uint64_t seed, bench_key_ro
         int written = snprintf(url, URL_MAX_LEN + 1, "https://host%llu.example",
                                (unsigned long long)(2 * (uint64_t)i + (uint64_t)role));
         size_t len = (size_t)written;
-        uint64_t segments = 1 + splitmix64_next(&stream) % 3;
+        uint64_t segments = 1 + bench_splitmix64(&stream) % 3;
         for (uint64_t s = 0; s < segments; s++) {
-            uint64_t bits = splitmix64_next(&stream);
+            uint64_t bits = bench_splitmix64(&stream);
             size_t segment_len = 3 + (size_t)(bits % 10);
-            bits = splitmix64_next(&stream);
+            bits = bench_splitmix64(&stream);
             url[len++] = '/';
             for (size_t c = 0; c < segment_len; c++) {
                 url[len++] = alphabet[bits % (sizeof alphabet - 1)];
