@@ -37,8 +37,9 @@ grep -q '^<!-- demo: begin -->$' "$readme" && grep -q '^<!-- demo: end -->$' "$r
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-printf '\n$ amq calc -n %s -p 0.01\n' "$(wc -l <"$words" | tr -d ' ')"
-"$amq" calc -n "$(wc -l <"$words" | tr -d ' ')" -p 0.01
+lines=$(wc -l <"$words" | tr -d ' ')
+printf '\n$ amq calc -n %s -p 0.01\n' "$lines"
+"$amq" calc -n "$lines" -p 0.01
 
 echo
 "$demo" --runs "$runs" --tsv "$work/demo.tsv" "$words" >"$work/table.md"
