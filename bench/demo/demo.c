@@ -150,8 +150,6 @@ static int measure_run(demo_result *result, demo_timings *times, unsigned run,
         status = amq_saved_size(filter, &saved_bytes);
         result->bits_file = 8.0 * (double)saved_bytes / (double)words->count;
         result->bits_memory = 8.0 * (double)info.size_bytes / (double)words->count;
-        if (strncmp(spec, "fuse", 4) == 0)
-            result->target_fpr = info.expected_fpr;
         result->capabilities = amq_family_capabilities(amq_family(filter));
         result->queries = non_words->count;
     }
