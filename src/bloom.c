@@ -21,12 +21,17 @@
  * apart even then and brings the FPR to that of k independent hashes for
  * the filter sizes used here.
  *
- * Adding sets the k bits; a query reads them and stops at the first clear
- * one, so a query for an absent key costs two memory accesses on average
- * (each bit is set with probability 1/2 in a filter at capacity). On
- * filters larger than the caches that early exit is what matters; reading
- * all k bits without the exit's branch is faster only for present keys. The filter counts its set
- * bits X as they change (an add knows whether each bit was already set), which gives in O(1):
+ * Adding sets the k bits; a query reads them two at a time and stops at the
+ * first pair with a clear bit. In a filter at capacity each bit is set with
+ * probability 1/2, so an absent key is rejected by its first pair three
+ * times in four. Testing bit by bit reads fewer words (two on average) but
+ * puts an unpredictable branch after each read, and each mispredicted exit
+ * costs more than the read it saves; reading all k bits before one branch
+ * is no faster for present keys and reads k words for every absent one. In
+ * pairs, an absent key's query took 25 ns instead of 38 pre-hashed, at
+ * n = 10^6 (docs/PERFORMANCE.md). The filter counts its set bits X as they
+ * change (an add knows whether each bit was already set), which gives in
+ * O(1):
  *
  *     estimated distinct keys   n = -(m/k) ln(1 - X/m)     (Swamidass-Baldi)
  *     FPR to expect now         (X/m)^k
@@ -200,15 +205,21 @@ void amq_bloom_add(amq_bloom *f, const void *key, size_t len)
     amq_bloom_add_hash(f, amq__hash128(&f->hasher, key, len));
 }
 
+/* The bits are tested two at a time: both words are read before the branch
+ * that leaves at a clear bit (see the top of the file). */
 bool amq_bloom_contains_hash(const amq_bloom *f, amq_u128 hash)
 {
     amq__bloom_probe p = amq__bloom_probe_start(hash, f->bits.bit_count);
-    for (uint32_t i = 0; i < f->hashes; i++) {
-        if (!amq__bitvec_get(&f->bits, p.position))
-            return false;
+    uint32_t i = 0;
+    for (; i + 1 < f->hashes; i += 2) {
+        bool first = amq__bitvec_get(&f->bits, p.position);
         amq__bloom_probe_next(&p, i);
+        bool second = amq__bitvec_get(&f->bits, p.position);
+        amq__bloom_probe_next(&p, i + 1);
+        if (!(first & second))
+            return false;
     }
-    return true;
+    return i == f->hashes || amq__bitvec_get(&f->bits, p.position);
 }
 
 bool amq_bloom_contains(const amq_bloom *f, const void *key, size_t len)
