@@ -1,19 +1,21 @@
 /*
  * demo.c - amq_demo: every filter type of this build, built from a word
- * list at about 1% and about 0.1% false positives, asked about every word
- * and as many non-words, in one table (what `make demo` shows; see
- * scripts/demo.sh, which also plots the data file).
+ * list at two false-positive rates (about 1% and about 0.1% unless --rates
+ * says otherwise), asked about every word and as many non-words, in one
+ * table (what `make demo` shows; see scripts/demo.sh, which also plots the
+ * data file).
  *
- *   amq_demo [--runs R] [--seed S] [--tsv FILE] WORDLIST
+ *   amq_demo [--runs R] [--seed S] [--rates P1,P2] [--tsv FILE] WORDLIST
  *
  * Each filter comes from one amq_build spec: "<type> p=<rate> <options>".
- * The types are asked in two tiers, p = 1% and p = 0.1%, with the variants
+ * The types are asked in two tiers, p = P1 and p = P2, with the variants
  * worth seeing side by side (both blocked-Bloom layouts; a scalable Bloom
  * filter started at 1/64 of the words, so that it has to grow; hfb over the
  * words' MD5 digests, since it takes random IDs). The binary fuse filters
  * have fixed rates: fuse8 (0.39%) stands in the first tier and fuse16
- * (0.0015%) in the second. A type this table does not name is built with
- * its plain spec in both tiers, so every type of the build is shown.
+ * (0.0015%) in the second (docs/PERFORMANCE.md's table of every family
+ * uses --rates 0.004,0.0001, the rates closest to theirs). A type this table does not name is built
+ * with its plain spec in both tiers, so every type of the build is shown.
  *
  * What is timed, through the generic calls a user of the library makes
  * (the typed APIs and batch paths are faster; bench/ measures those):
@@ -55,7 +57,6 @@ typedef struct demo_variant {
 } demo_variant;
 
 enum { TIER_1 = 1, TIER_01 = 2, BOTH_TIERS = 3 };
-static const double tier_rates[] = { 0.01, 0.001 };
 
 /* Options that depend on the word count are added by spec_for. */
 static const demo_variant variants[] = {
@@ -217,8 +218,8 @@ static size_t list_variants(demo_variant *out, size_t capacity)
 static int usage_error(const char *message, const char *argument)
 {
     fprintf(stderr,
-            "amq_demo: %s%s\nUsage: amq_demo [--runs R] [--seed S] [--tsv FILE] "
-            "WORDLIST\n",
+            "amq_demo: %s%s\nUsage: amq_demo [--runs R] [--seed S] [--rates P1,P2] "
+            "[--tsv FILE] WORDLIST\n",
             message, argument);
     return 2;
 }
@@ -234,9 +235,26 @@ static int parse_number(unsigned long long *out, const char *text, unsigned long
     return 0;
 }
 
+/* "P1,P2": two rates in (0, 1), the first the larger. */
+static int parse_rates(double rates[2], const char *text)
+{
+    char *end = NULL;
+    errno = 0;
+    rates[0] = strtod(text, &end);
+    if (errno || end == text || *end != ',')
+        return -1;
+    const char *second = end + 1;
+    rates[1] = strtod(second, &end);
+    if (errno || end == second || *end)
+        return -1;
+    bool in_range = rates[0] > 0 && rates[0] < 1 && rates[1] > 0 && rates[1] < 1;
+    return in_range && rates[1] < rates[0] ? 0 : -1;
+}
+
 int main(int argc, char **argv)
 {
     unsigned long long runs = 5, seed = 0x6e6f6e776f7264ULL;
+    double tier_rates[2] = { 0.01, 0.001 };
     const char *tsv_path = NULL, *word_path = NULL;
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i];
@@ -247,6 +265,11 @@ int main(int argc, char **argv)
         } else if (strcmp(arg, "--seed") == 0 && has_value) {
             if (parse_number(&seed, argv[++i], UINT64_MAX) != 0)
                 return usage_error("--seed takes a number, not ", argv[i]);
+        } else if (strcmp(arg, "--rates") == 0 && has_value) {
+            if (parse_rates(tier_rates, argv[++i]) != 0)
+                return usage_error("--rates takes two rates in (0, 1), the larger first, as "
+                                   "0.01,0.001, not ",
+                                   argv[i]);
         } else if (strcmp(arg, "--tsv") == 0 && has_value) {
             tsv_path = argv[++i];
         } else if (arg[0] == '-' && arg[1]) {

@@ -48,16 +48,28 @@ done
 rows=$(($(grep -c '^| ' "$dir/table.md") - 1)) # less the header
 tsv_rows=$(grep -vc '^#' "$dir/demo.tsv")
 [ "$rows" -eq "$tsv_rows" ] || fail "$rows table rows but $tsv_rows data rows"
-# The Bloom filter's false positives: binomial(queries, p), within 5 sigma.
-awk -F '\t' '$1 == "\"bloom\"" {
-    mean = $12 * $2; sigma = sqrt($12 * $2 * (1 - $2))
-    if ($11 < mean - 5 * sigma || $11 > mean + 5 * sigma) {
-        printf "bloom at p = %g: %d false positives of %d, expected %.0f +- %.0f\n", $2, $11, $12, mean, 5 * sigma
-        bad = 1
-    }
-    checked++
-} END { if (checked != 2) { print "expected 2 bloom rows, found " checked; bad = 1 }; exit bad }' "$dir/demo.tsv" ||
-    fail "the Bloom filter's measured rate"
+# The Bloom filter's rows: p as asked, and false positives binomial(queries,
+# p) within 5 sigma.
+check_bloom_rows() { # data file, the two rates asked
+    awk -F '\t' -v first="$2" -v second="$3" '$1 == "\"bloom\"" {
+        mean = $12 * $2; sigma = sqrt($12 * $2 * (1 - $2))
+        if ($11 < mean - 5 * sigma || $11 > mean + 5 * sigma) {
+            printf "bloom at p = %g: %d false positives of %d, expected %.0f +- %.0f\n", $2, $11, $12, mean, 5 * sigma
+            bad = 1
+        }
+        asked[++checked] = $2
+    } END {
+        if (checked != 2) { print "expected 2 bloom rows, found " checked; bad = 1 }
+        else if (asked[1] != first || asked[2] != second) { print "bloom rows at p = " asked[1] ", " asked[2] ", asked " first ", " second; bad = 1 }
+        exit bad
+    }' "$1"
+}
+check_bloom_rows "$dir/demo.tsv" 0.01 0.001 || fail "the Bloom filter's rows"
+
+# Other rates, as docs/PERFORMANCE.md's table of every family asks.
+"$demo" --runs 1 --rates 0.004,0.0001 --tsv "$dir/rates.tsv" "$dir/words.txt" >"$dir/rates.md" 2>"$dir/err" ||
+    { fail "amq_demo --rates exited $?"; sed 's/^/  /' "$dir/err"; }
+check_bloom_rows "$dir/rates.tsv" 0.004 0.0001 || fail "the Bloom filter's rows with --rates"
 
 # Bad arguments: refused with a message, exit 2.
 refused() {
@@ -77,6 +89,9 @@ refused "has no words" "$dir/blank.txt"
 refused "--runs takes a number from 1 to 99" --runs 0 "$dir/words.txt"
 refused "--runs takes a number from 1 to 99" --runs 1x "$dir/words.txt"
 refused "one word list only" "$dir/words.txt" "$dir/words.txt"
+for rates in 0.001,0.01 1,0.1 0.01,0 0.01 0.01,0.001x x,y 0.01,,0.001; do
+    refused "--rates takes two rates in (0, 1), the larger first" --rates "$rates" "$dir/words.txt"
+done
 refused "give the word list"
 refused "unknown option" --plot "$dir/words.txt"
 
