@@ -172,6 +172,7 @@ extern const bench_workload bench_gcs_m65536_n16;
 extern const bench_workload bench_gcs_m65536;
 extern const bench_workload bench_floor_cache_line;
 extern const bench_workload bench_floor_three_bytes;
+extern const bench_workload bench_floor_seven_bits;
 
 /* ---- results (the runner's) -------------------------------------------------- */
 

@@ -12,6 +12,10 @@
  *   floor/three-bytes  three random bytes of an array of 9.04 bits/key,
  *                      xored and compared with a byte: fuse/8's query-hashed
  *                      pass without the function calls.
+ *   floor/seven-bits   seven random bits of an array of 9.585 bits/key, all
+ *                      read and and-ed: the classic filter's query for a
+ *                      present key (k = 7 at 1%), without the probe
+ *                      sequence's arithmetic, the early exit or the call.
  *
  * Each pass reads n precomputed random 64-bit values in order (as the
  * hashed passes read their hashes) and does the reads inline, in one loop
@@ -24,7 +28,10 @@
 
 #include <stdlib.h>
 
-typedef enum floor_kind { FLOOR_CACHE_LINE, FLOOR_THREE_BYTES } floor_kind;
+typedef enum floor_kind { FLOOR_CACHE_LINE, FLOOR_THREE_BYTES, FLOOR_SEVEN_BITS } floor_kind;
+
+/* The array's size per key for each kind (see the top of the file). */
+static const double floor_bits_per_key[] = { 10.53, 9.04, 9.585 };
 
 typedef struct floor_state {
     floor_kind kind;
@@ -50,7 +57,7 @@ static int floor_setup(void **state, const bench_config *config, const void *arg
         return AMQ_ENOMEM;
     s->kind = *(const floor_kind *)arg;
     s->count = config->keys;
-    double bits_per_key = s->kind == FLOOR_CACHE_LINE ? 10.53 : 9.04;
+    double bits_per_key = floor_bits_per_key[s->kind];
     s->array_bytes = (uint64_t)((double)config->keys * bits_per_key / 8) / 32 * 32 + 32;
     s->blocks = s->array_bytes / 32;
     s->array = aligned_alloc(64, (size_t)((s->array_bytes + 63) / 64 * 64));
@@ -101,6 +108,28 @@ static uint64_t floor_three_bytes(void *state)
     return s->count;
 }
 
+/* Bit j of a value's seven is at (value + j * step) scaled to the array's
+ * bits, step odd and drawn from the value: independent positions that need
+ * no conditional subtraction between them. */
+static uint64_t floor_seven_bits(void *state)
+{
+    floor_state *s = state;
+    const uint64_t *words = (const uint64_t *)(const void *)s->array;
+    uint64_t bits = s->array_bytes / 8 * 64, matches = 0;
+    for (size_t i = 0; i < s->count; i++) {
+        uint64_t position_hash = s->values[i], step = s->values[i] * 0x9e3779b97f4a7c15ULL | 1;
+        uint64_t all = 1;
+        for (unsigned j = 0; j < 7; j++) {
+            uint64_t bit = (uint64_t)(((unsigned __int128)position_hash * bits) >> 64);
+            all &= words[bit >> 6] >> (bit & 63);
+            position_hash += step;
+        }
+        matches += all & 1;
+    }
+    s->matches = matches;
+    return s->count;
+}
+
 static void floor_report(void *state, bench_figures *out)
 {
     floor_state *s = state;
@@ -112,14 +141,19 @@ static void floor_report(void *state, bench_figures *out)
 static uint64_t floor_read(void *state)
 {
     const floor_state *s = state;
-    return s->kind == FLOOR_CACHE_LINE ? floor_cache_line(state) : floor_three_bytes(state);
+    if (s->kind == FLOOR_CACHE_LINE)
+        return floor_cache_line(state);
+    if (s->kind == FLOOR_THREE_BYTES)
+        return floor_three_bytes(state);
+    return floor_seven_bits(state);
 }
 
 static const bench_phase floor_phases[] = {
     { .name = "read-hashed", .run = floor_read },
     { .name = NULL },
 };
-static const floor_kind cache_line_kind = FLOOR_CACHE_LINE, three_bytes_kind = FLOOR_THREE_BYTES;
+static const floor_kind cache_line_kind = FLOOR_CACHE_LINE, three_bytes_kind = FLOOR_THREE_BYTES,
+                        seven_bits_kind = FLOOR_SEVEN_BITS;
 
 const bench_workload bench_floor_cache_line = {
     .name = "floor/cache-line",
@@ -139,6 +173,18 @@ const bench_workload bench_floor_three_bytes = {
     .description = "the machine's floor for fuse/8's query-hashed: three random bytes of a "
                    "9.04 bits/key array xored and compared inline, no call",
     .arg = &three_bytes_kind,
+    .setup = floor_setup,
+    .phases = floor_phases,
+    .report = floor_report,
+    .teardown = floor_teardown,
+};
+
+const bench_workload bench_floor_seven_bits = {
+    .name = "floor/seven-bits",
+    .group = "floor",
+    .description = "the machine's floor for bloom/classic's present-key query: seven random "
+                   "bits of a 9.585 bits/key array read and and-ed inline, no call",
+    .arg = &seven_bits_kind,
     .setup = floor_setup,
     .phases = floor_phases,
     .report = floor_report,

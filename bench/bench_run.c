@@ -73,6 +73,7 @@ static const bench_workload *const own_workloads[] = {
     &bench_gcs_m65536,
     &bench_floor_cache_line,
     &bench_floor_three_bytes,
+    &bench_floor_seven_bits,
     &bench_hash_xxh3_64,
     &bench_hash_xxh3_128,
     &bench_hash_siphash,
