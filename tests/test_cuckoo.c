@@ -37,6 +37,7 @@
 
 #include "amq/amq.h"
 #include "amq/cuckoo.h"
+#include "cuckoo_internal.h"
 #include "format.h"
 #include "test_util.h"
 
@@ -587,6 +588,50 @@ static void test_semi_sorted_buckets(void **state)
             check_bucket_holds(f, fingerprints, amq_test_below(&rng, buckets));
         }
         amq_cuckoo_free(f);
+    }
+}
+
+/* A semi-sorted filter answers alike whether it spreads its suffixes with
+ * BMI2's pdep (where the CPU has it) or portably, for every f from 5 (a
+ * one-bit suffix: nearly every query compares whole fingerprints) to 16 (a
+ * bucket wider than one 64-bit window), nearly full, for present keys,
+ * absent keys (a few per cent of them false positives) and batches. */
+static void test_semi_sorted_pdep_and_portable_agree(void **state)
+{
+    (void)state;
+    enum { CAPACITY = 4000, KEYS = 3900, ABSENT = 40000, BATCH = 1000 };
+    amq_test_key keys[BATCH];
+    const void *pointers[BATCH];
+    size_t lens[BATCH];
+    uint8_t fast_results[BATCH], portable_results[BATCH];
+    for (uint32_t bits = AMQ_CUCKOO_SEMI_SORT_MIN_FINGERPRINT_BITS;
+         bits <= AMQ_CUCKOO_SEMI_SORT_MAX_FINGERPRINT_BITS; bits++) {
+        amq_cuckoo *fast = new_semi_sorted(CAPACITY, bits);
+        amq_cuckoo *portable = new_semi_sorted(CAPACITY, bits);
+        amq__cuckoo_use_portable(portable);
+        assert_false(amq__cuckoo_uses_bmi2(portable));
+        if (bits == AMQ_CUCKOO_SEMI_SORT_MIN_FINGERPRINT_BITS)
+            print_message("this CPU %s the pdep path\n",
+                          amq__cuckoo_uses_bmi2(fast) ? "takes" : "does not take");
+        add_all(fast, seed, KEYS);
+        add_all(portable, seed, KEYS);
+        assert_all_found(portable, seed, KEYS);
+        uint64_t positives = 0;
+        for (uint64_t i = 0; i < ABSENT; i++) {
+            amq_test_key key = amq_test_make_key(seed, 1, i);
+            bool answer = amq_cuckoo_contains(fast, &key, sizeof key);
+            if (answer != amq_cuckoo_contains(portable, &key, sizeof key))
+                fail_msg("f = %u: absent key %llu is %s with pdep, not portably", bits,
+                         (unsigned long long)i, answer ? "maybe present" : "absent");
+            positives += answer;
+        }
+        assert_true(positives > 0);
+        amq_test_batch_keys(keys, pointers, lens, BATCH, seed, 3);
+        amq_cuckoo_contains_many(fast, pointers, lens, BATCH, fast_results);
+        amq_cuckoo_contains_many(portable, pointers, lens, BATCH, portable_results);
+        assert_memory_equal(fast_results, portable_results, BATCH);
+        amq_cuckoo_free(fast);
+        amq_cuckoo_free(portable);
     }
 }
 
@@ -1945,6 +1990,7 @@ int main(void)
         cmocka_unit_test(test_fingerprints_are_packed),
         cmocka_unit_test(test_semi_sorted_buckets),
         cmocka_unit_test(test_semi_sorted_size),
+        cmocka_unit_test(test_semi_sorted_pdep_and_portable_agree),
         AMQ_TEST_WITH_SCRATCH(test_semi_sorted_files),
         AMQ_TEST_WITH_SCRATCH(test_saved_files_still_answer),
         cmocka_unit_test(test_duplicates),
