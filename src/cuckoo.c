@@ -190,6 +190,9 @@
 /* Another odd multiplier, for the low bucket bits of a grown table. */
 #define FINGERPRINT_FLIP 0xD6E8FEB86659FD93ULL
 
+/* The most slots a bucket has. */
+#define MAX_BUCKET_SIZE 8
+
 /* How many keys contains_many hashes ahead of the one it tests. */
 #define PREFETCH_DISTANCE 16
 
@@ -551,8 +554,12 @@ static void semi_sorted_store(const amq_cuckoo *f, cuckoo_table *t, uint64_t buc
         suffixes |= (uint64_t)(fingerprints[slot] & suffix_mask) << (f->suffix_bits * slot);
     }
     uint64_t bit = bucket_bit(f, bucket);
-    amq__packed_set(t->slots, bit, SEMI_SORT_CODE_BITS,
-                    prefix_code(prefix[0], prefix[1], prefix[2], prefix[3]));
+    uint64_t code = prefix_code(prefix[0], prefix[1], prefix[2], prefix[3]);
+    if (f->bucket_bits <= 57) {
+        amq__packed_set(t->slots, bit, f->bucket_bits, code | suffixes << SEMI_SORT_CODE_BITS);
+        return;
+    }
+    amq__packed_set(t->slots, bit, SEMI_SORT_CODE_BITS, code);
     amq__packed_set(t->slots, bit + SEMI_SORT_CODE_BITS, SEMI_SORT_SLOTS * f->suffix_bits,
                     suffixes);
 }
@@ -627,21 +634,41 @@ static uint32_t bucket_count(const amq_cuckoo *f, const cuckoo_table *t, uint64_
     return copies;
 }
 
-static bool bucket_put(const amq_cuckoo *f, cuckoo_table *t, uint64_t bucket, uint32_t fingerprint)
+/* Put fingerprint in a free slot of the bucket; false if it has none. */
+static inline bool bucket_put(const amq_cuckoo *f, cuckoo_table *t, uint64_t bucket,
+                              uint32_t fingerprint)
 {
     if (f->semi_sorted) {
         /* Empty slots hold 0 and sort first: a bucket with room has it in
-         * slot 0. One decoding, one encoding. */
-        uint64_t word = semi_sorted_word(f, t, bucket);
-        if (word & f->fingerprint_range)
+         * slot 0, whose prefix is the lowest in the code's sequence and
+         * whose suffix comes first. A full bucket is told by those alone;
+         * one with room is decoded once and encoded once. */
+        uint64_t code;
+        uint64_t suffixes = semi_sorted_read(f, t, bucket, &code);
+        if ((prefix_sequences[code] & 0xffff) | (suffixes & f->suffix_mask))
             return false;
-        semi_sorted_store(f, t, bucket, word | fingerprint);
+        semi_sorted_store(f, t, bucket, semi_sorted_word(f, t, bucket) | fingerprint);
         return true;
     }
-    int slot = bucket_find(f, t, bucket, 0);
-    if (slot < 0)
+    if (!f->bucket_in_word) {
+        int slot = bucket_find(f, t, bucket, 0);
+        if (slot < 0)
+            return false;
+        slot_set(f, t, bucket, (uint32_t)slot, fingerprint);
+        return true;
+    }
+    /* One load and one store: the first free lane's top bit, bit f - 1 of
+     * it, is the lowest one lanes_equal sets, and the lane is all zero, so
+     * the fingerprint is or-ed into place. */
+    uint64_t bit = bucket_bit(f, bucket);
+    uint8_t *at = t->slots + (bit >> 3);
+    unsigned shift = (unsigned)(bit & 7);
+    uint64_t word = amq__load_u64le(at);
+    uint64_t free_lanes = lanes_equal(f, (word >> shift) & f->bucket_mask, 0);
+    if (!free_lanes)
         return false;
-    slot_set(f, t, bucket, (uint32_t)slot, fingerprint);
+    unsigned lane_start = (unsigned)__builtin_ctzll(free_lanes) - (f->fingerprint_bits - 1);
+    amq__store_u64le(at, word | (uint64_t)fingerprint << (shift + lane_start));
     return true;
 }
 
@@ -658,6 +685,13 @@ static uint64_t next_random(amq_cuckoo *f)
 
 /* ---- one table ------------------------------------------------------------------ */
 
+/* Where a bucket's first byte is, to prefetch. */
+static inline const uint8_t *bucket_start(const amq_cuckoo *f, const cuckoo_table *t,
+                                          uint64_t bucket)
+{
+    return t->slots + (bucket_bit(f, bucket) >> 3);
+}
+
 /* One step of look-ahead for the walk from the full bucket: if some
  * fingerprint in it has a free slot in its alternate bucket, move it there
  * and put fingerprint in its place. */
@@ -667,11 +701,17 @@ static bool move_one_aside(const amq_cuckoo *f, cuckoo_table *t, uint64_t bucket
     /* A bucket that fits a word is read once, not once per slot (a
      * semi-sorted one would be decoded four times). */
     uint64_t word = f->bucket_in_word ? bucket_word(f, t, bucket) : 0;
+    uint32_t residents[MAX_BUCKET_SIZE];
+    uint64_t alternates[MAX_BUCKET_SIZE];
     for (uint32_t slot = 0; slot < f->bucket_size; slot++) {
-        uint32_t resident = f->bucket_in_word ? (uint32_t)(word >> (slot * f->fingerprint_bits)) &
-                                                    f->fingerprint_range
-                                              : slot_get(f, t, bucket, slot);
-        if (bucket_put(f, t, alternate(f, t, bucket, resident), resident)) {
+        residents[slot] = f->bucket_in_word ? (uint32_t)(word >> (slot * f->fingerprint_bits)) &
+                                                  f->fingerprint_range
+                                            : slot_get(f, t, bucket, slot);
+        alternates[slot] = alternate(f, t, bucket, residents[slot]);
+        __builtin_prefetch(bucket_start(f, t, alternates[slot]), 1);
+    }
+    for (uint32_t slot = 0; slot < f->bucket_size; slot++) {
+        if (bucket_put(f, t, alternates[slot], residents[slot])) {
             slot_set(f, t, bucket, slot, fingerprint);
             return true;
         }
@@ -685,6 +725,7 @@ static bool move_one_aside(const amq_cuckoo *f, cuckoo_table *t, uint64_t bucket
 static void table_insert(amq_cuckoo *f, cuckoo_table *t, uint32_t fingerprint, uint64_t bucket)
 {
     uint64_t other = alternate(f, t, bucket, fingerprint);
+    __builtin_prefetch(bucket_start(f, t, other), 1);
     t->stored++;
     if (bucket_put(f, t, bucket, fingerprint) || bucket_put(f, t, other, fingerprint))
         return;
@@ -972,13 +1013,6 @@ bool amq_cuckoo_contains_hash(const amq_cuckoo *filter, uint64_t hash)
 bool amq_cuckoo_contains(const amq_cuckoo *filter, const void *key, size_t len)
 {
     return amq_cuckoo_contains_hash(filter, amq__hash64(&filter->hasher, key, len));
-}
-
-/* Where a bucket's first byte is, to prefetch. */
-static inline const uint8_t *bucket_start(const amq_cuckoo *f, const cuckoo_table *t,
-                                          uint64_t bucket)
-{
-    return t->slots + (bucket_bit(f, bucket) >> 3);
 }
 
 /* A pipeline PREFETCH_DISTANCE keys deep: key i is hashed (or its hash
