@@ -13,6 +13,8 @@
  *   query-present  amq_cuckoo_contains of the n keys
  *   query-absent   the same for n keys never added: its hits give fpr
  *   query-batch    amq_cuckoo_contains_many of the n keys, 1024 per call
+ *   query-hashed   amq_cuckoo_contains_hash of the absent keys' hashes,
+ *                  computed untimed in setup: the bucket work alone
  *   delete         amq_cuckoo_remove of every key, from a filter refilled
  *                  untimed before each pass; a removal that finds nothing
  *                  counts as a false negative

@@ -138,18 +138,34 @@
  *
  *     code = C(a, 1) + C(b + 1, 2) + C(c + 2, 3) + C(d + 3, 4)    in 0 .. 3875.
  *
- * Decoding goes through a table of the 3876 sequences (4 nibbles each,
- * 7.6 KiB, built once): listing them with d outermost and a innermost, each
- * in ascending order, visits the codes 0, 1, 2, ... in turn. A semi-sorted
- * bucket is 12 bits of code, then the four suffixes of f - 4 bits, slot 0
- * first. Every operation decodes the bucket into the plain layout's word of
- * four f-bit lanes - the lookup then proceeds exactly as for a plain bucket
- * - and a change sorts the four fingerprints and encodes them again. The
- * lanes must fit one 64-bit word, so semi-sorting takes f <= 16 (and
- * f >= 5: a suffix of at least one bit).
+ * Decoding goes through a table of the 3876 sequences (built once, 31 KiB:
+ * each the four prefixes already in the top 4 bits of four 16-bit lanes):
+ * listing them with d outermost and a innermost, each in ascending order,
+ * visits the codes 0, 1, 2, ... in turn. A semi-sorted bucket is 12 bits
+ * of code, then the four suffixes of f - 4 bits, slot 0 first:
+ *
+ *     bit 0          12          12 + w      12 + 2w     12 + 3w     12 + 4w
+ *         | code     | suffix 0  | suffix 1  | suffix 2  | suffix 3  |
+ *                                                             (w = f - 4)
+ *
+ * A lookup first compares the key's suffix with the four stored ones where
+ * they lie (the zero-lane test on lanes of w bits): for an absent key that
+ * settles most buckets - neither of its two holds its suffix with chance
+ * about 1 - 8 / 2^w, 97% for f = 12 - without the table. Otherwise it
+ * builds the bucket's four fingerprints in 16-bit lanes, prefix << 12 |
+ * suffix, from the table's entry and the suffixes spread into the lanes'
+ * low bits, and compares all four at once. The spreading is one BMI2 pdep
+ * where the CPU has a fast one (chosen at run time; Intel since Haswell,
+ * AMD since Zen 3), else four shifts and masks; both give the same lanes.
+ * Insertions and removals decode a bucket into the plain layout's word of
+ * four f-bit lanes, change it as a plain bucket, sort the four
+ * fingerprints and encode them again. The lanes must fit one 64-bit word,
+ * so semi-sorting takes f <= 16 (and f >= 5: a suffix of at least one
+ * bit).
  */
 #include "amq/cuckoo.h"
 #include "bits.h"
+#include "cuckoo_internal.h"
 #include "family.h"
 #include "hash.h"
 #include "util.h"
@@ -160,12 +176,22 @@
 #include <stdlib.h>
 #include <string.h>
 
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define CUCKOO_HAVE_BMI2 1
+#include <immintrin.h>
+#else
+#define CUCKOO_HAVE_BMI2 0
+#endif
+
 /* Multiplier spreading a fingerprint into the alternate bucket's offset
  * (2^64 divided by the golden ratio, an odd constant with well-mixed high
  * bits). */
 #define FINGERPRINT_SPREAD 0x9E3779B97F4A7C15ULL
 /* Another odd multiplier, for the low bucket bits of a grown table. */
 #define FINGERPRINT_FLIP 0xD6E8FEB86659FD93ULL
+
+/* The most slots a bucket has. */
+#define MAX_BUCKET_SIZE 8
 
 /* How many keys contains_many hashes ahead of the one it tests. */
 #define PREFETCH_DISTANCE 16
@@ -177,6 +203,12 @@
 #define SEMI_SORT_CODES       3876
 #define SEMI_SORT_CODE_BITS   12
 #define SEMI_SORT_CODE_MASK   0xfff
+
+/* A semi-sorted bucket is examined in 16-bit lanes, lane i holding slot
+ * i's fingerprint as prefix << 12 | suffix (suffixes have at most 12 bits). */
+#define WIDE_LANE_BITS  16
+#define WIDE_LANE_ONES  0x0001000100010001ULL
+#define WIDE_LANE_HIGHS 0x8000800080008000ULL
 
 typedef struct cuckoo_table {
     uint8_t *slots;             /* buckets * b fields of f bits, + padding */
@@ -200,6 +232,10 @@ struct amq_cuckoo {
     uint32_t bucket_bits;       /* a bucket's bits in the table: b*f, or 4f - 4 */
     uint32_t suffix_bits;       /* semi-sorted: f - 4 */
     uint32_t suffix_mask;       /* semi-sorted: the low f - 4 bits */
+    uint64_t suffix_lanes;      /* semi-sorted: suffix_mask in each 16-bit lane */
+    uint64_t suffix_ones;       /* semi-sorted: bit 0 of each of the 4 suffixes as stored */
+    uint64_t suffix_highs;      /* semi-sorted: bit f - 5 of each */
+    bool use_bmi2;              /* semi-sorted: spread suffixes with pdep */
     bool bucket_in_word;        /* a bucket's lanes fit one 64-bit word */
     uint64_t bucket_mask;       /* the low b*f bits */
     uint64_t lane_ones;         /* bit 0 of each of the b lanes of f bits */
@@ -261,6 +297,19 @@ static uint64_t table_bytes(const amq_cuckoo *f, uint64_t buckets)
     return (table_bits(f, buckets) + 7) / 8;
 }
 
+/* Whether the CPU has BMI2's pdep, and not the microcoded one of AMD's
+ * Zen 1 and 2 (hundreds of cycles, slower than the portable spread). */
+static bool cpu_has_fast_pdep(void)
+{
+#if CUCKOO_HAVE_BMI2
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("bmi2") && !__builtin_cpu_is("znver1") &&
+           !__builtin_cpu_is("znver2");
+#else
+    return false;
+#endif
+}
+
 /* Set f, b, the layout and the constants derived from them. */
 static void set_shape(amq_cuckoo *f, uint32_t fingerprint_bits, uint32_t bucket_size,
                       bool semi_sorted)
@@ -281,6 +330,12 @@ static void set_shape(amq_cuckoo *f, uint32_t fingerprint_bits, uint32_t bucket_
     f->lane_highs = f->lane_ones << (fingerprint_bits - 1);
     f->slot_reciprocal = ((1u << 16) + fingerprint_bits - 1) / fingerprint_bits;
     f->suffix_mask = ((uint32_t)1 << f->suffix_bits) - 1;
+    f->suffix_lanes = f->suffix_mask * WIDE_LANE_ONES;
+    f->suffix_ones = 0;
+    for (uint32_t slot = 0; semi_sorted && slot < SEMI_SORT_SLOTS; slot++)
+        f->suffix_ones |= (uint64_t)1 << (slot * f->suffix_bits);
+    f->suffix_highs = semi_sorted ? f->suffix_ones << (f->suffix_bits - 1) : 0;
+    f->use_bmi2 = semi_sorted && cpu_has_fast_pdep();
 }
 
 static bool bucket_size_valid(uint32_t bucket_size)
@@ -336,13 +391,6 @@ static inline uint64_t alternate(const amq_cuckoo *f, const cuckoo_table *t, uin
 
 /* ---- semi-sorted buckets (see the top of the file) ----------------------------------- */
 
-/* A semi-sorted bucket is examined in 16-bit lanes, lane i holding slot
- * i's fingerprint as prefix << 12 | suffix (suffixes have at most 12 bits). */
-#define WIDE_LANE_BITS  16
-#define WIDE_LANE_ONES  0x0001000100010001ULL
-#define WIDE_LANE_LOWS  0x7fff7fff7fff7fffULL
-#define WIDE_LANE_HIGHS 0x8000800080008000ULL
-
 /* The sorted prefix sequences by code, each prefix in the top 4 bits of its
  * 16-bit lane. */
 static uint64_t prefix_sequences[SEMI_SORT_CODES];
@@ -377,33 +425,93 @@ static inline uint64_t wide_lanes(const amq_cuckoo *f, uint32_t fingerprint)
            WIDE_LANE_ONES;
 }
 
+/* A semi-sorted bucket's suffixes, slot 0's in the low f - 4 bits (the
+ * bits above the four are not defined), and its prefix code in *code. */
+static inline uint64_t semi_sorted_read(const amq_cuckoo *f, const cuckoo_table *t, uint64_t bucket,
+                                        uint64_t *code)
+{
+    uint64_t bit = bucket_bit(f, bucket);
+    uint64_t window = amq__packed_window(t->slots, bit);
+    *code = window & SEMI_SORT_CODE_MASK;
+    return f->bucket_bits <= 57 ? window >> SEMI_SORT_CODE_BITS
+                                : amq__packed_window(t->slots, bit + SEMI_SORT_CODE_BITS);
+}
+
+/* The suffixes of a bucket, each moved to the low bits of its 16-bit lane. */
+static inline uint64_t spread_suffixes(const amq_cuckoo *f, uint64_t suffixes)
+{
+    unsigned w = f->suffix_bits;
+    return (suffixes & f->suffix_mask) | (suffixes >> w & f->suffix_mask) << WIDE_LANE_BITS |
+           (suffixes >> 2 * w & f->suffix_mask) << 2 * WIDE_LANE_BITS |
+           (suffixes >> 3 * w & f->suffix_mask) << 3 * WIDE_LANE_BITS;
+}
+
 /* A semi-sorted bucket in 16-bit lanes: the prefixes from the table, the
  * suffixes spread out beneath them. */
 static inline uint64_t semi_sorted_lanes(const amq_cuckoo *f, const cuckoo_table *t,
                                          uint64_t bucket)
 {
-    uint64_t bit = bucket_bit(f, bucket);
-    uint64_t window = amq__packed_window(t->slots, bit);
-    uint64_t suffixes = f->bucket_bits <= 57
-                            ? window >> SEMI_SORT_CODE_BITS
-                            : amq__packed_window(t->slots, bit + SEMI_SORT_CODE_BITS);
-    unsigned w = f->suffix_bits;
-    return prefix_sequences[window & SEMI_SORT_CODE_MASK] | (suffixes & f->suffix_mask) |
-           (suffixes >> w & f->suffix_mask) << WIDE_LANE_BITS |
-           (suffixes >> 2 * w & f->suffix_mask) << 2 * WIDE_LANE_BITS |
-           (suffixes >> 3 * w & f->suffix_mask) << 3 * WIDE_LANE_BITS;
+    uint64_t code;
+    uint64_t suffixes = semi_sorted_read(f, t, bucket, &code);
+    return prefix_sequences[code] | spread_suffixes(f, suffixes);
 }
 
-/* For a semi-sorted bucket: non-zero iff it holds the fingerprint whose
- * wide_lanes are target. By the exact zero-lane test: for x = lanes xor target,
- * ~(((x & lows) + lows) | x) & highs has the top bit of each zero lane set
- * (adding the low bits carries into a lane's top bit iff they are not all
- * zero). */
-static inline uint64_t semi_sorted_matches(const amq_cuckoo *f, const cuckoo_table *t,
-                                           uint64_t bucket, uint64_t target)
+/* Non-zero iff some 16-bit lane of lanes equals that of target (whose
+ * lanes are all alike). The zero-lane test on x = lanes xor target:
+ * (x - ones) & ~x & highs sets the top bit of the lowest zero lane, and of
+ * no lane when none is zero (a lane's borrow only reaches the lanes above a
+ * zero one). */
+static inline uint64_t wide_lanes_match(uint64_t lanes, uint64_t target)
 {
-    uint64_t x = semi_sorted_lanes(f, t, bucket) ^ target;
-    return ~(((x & WIDE_LANE_LOWS) + WIDE_LANE_LOWS) | x) & WIDE_LANE_HIGHS;
+    uint64_t x = lanes ^ target;
+    return (x - WIDE_LANE_ONES) & ~x & WIDE_LANE_HIGHS;
+}
+
+/* Non-zero iff one of the four (f - 4)-bit suffixes in suffixes (as
+ * semi_sorted_read gives them) equals that of target, which is a suffix in
+ * every one of the four lanes: the zero-lane test again, on lanes of
+ * f - 4 bits. */
+static inline uint64_t suffixes_match(const amq_cuckoo *f, uint64_t suffixes, uint64_t target)
+{
+    uint64_t x = suffixes ^ target;
+    return (x - f->suffix_ones) & ~x & f->suffix_highs;
+}
+
+#if CUCKOO_HAVE_BMI2
+/* Whether bucket 1 or 2, given by their prefix codes and suffixes, holds
+ * the fingerprint whose wide_lanes are target: the suffixes spread into
+ * their lanes by one pdep each. */
+__attribute__((target("bmi2"))) static bool
+semi_sorted_pair_matches_bmi2(const amq_cuckoo *f, uint64_t code1, uint64_t suffixes1,
+                              uint64_t code2, uint64_t suffixes2, uint64_t target)
+{
+    uint64_t lanes1 = prefix_sequences[code1] | _pdep_u64(suffixes1, f->suffix_lanes);
+    uint64_t lanes2 = prefix_sequences[code2] | _pdep_u64(suffixes2, f->suffix_lanes);
+    return (wide_lanes_match(lanes1, target) | wide_lanes_match(lanes2, target)) != 0;
+}
+#endif
+
+/* Whether semi-sorted bucket i1 or i2 holds fingerprint. The suffixes are
+ * compared first, where they lie, which needs neither the prefix table nor
+ * the spreading: an absent key's suffix is in neither bucket with chance
+ * about 1 - 8 / 2^(f - 4) (97% for f = 12), and that answers it. Only when
+ * a suffix matches are the whole fingerprints compared. */
+static inline bool semi_sorted_pair_holds(const amq_cuckoo *f, const cuckoo_table *t, uint64_t i1,
+                                          uint64_t i2, uint32_t fingerprint)
+{
+    uint64_t code1, code2;
+    uint64_t suffixes1 = semi_sorted_read(f, t, i1, &code1);
+    uint64_t suffixes2 = semi_sorted_read(f, t, i2, &code2);
+    uint64_t suffix = (fingerprint & f->suffix_mask) * f->suffix_ones;
+    if (!(suffixes_match(f, suffixes1, suffix) | suffixes_match(f, suffixes2, suffix)))
+        return false;
+    uint64_t target = wide_lanes(f, fingerprint);
+#if CUCKOO_HAVE_BMI2
+    if (f->use_bmi2)
+        return semi_sorted_pair_matches_bmi2(f, code1, suffixes1, code2, suffixes2, target);
+#endif
+    return (wide_lanes_match(prefix_sequences[code1] | spread_suffixes(f, suffixes1), target) |
+            wide_lanes_match(prefix_sequences[code2] | spread_suffixes(f, suffixes2), target)) != 0;
 }
 
 /* A semi-sorted bucket decoded into four f-bit lanes, as a plain bucket
@@ -446,8 +554,12 @@ static void semi_sorted_store(const amq_cuckoo *f, cuckoo_table *t, uint64_t buc
         suffixes |= (uint64_t)(fingerprints[slot] & suffix_mask) << (f->suffix_bits * slot);
     }
     uint64_t bit = bucket_bit(f, bucket);
-    amq__packed_set(t->slots, bit, SEMI_SORT_CODE_BITS,
-                    prefix_code(prefix[0], prefix[1], prefix[2], prefix[3]));
+    uint64_t code = prefix_code(prefix[0], prefix[1], prefix[2], prefix[3]);
+    if (f->bucket_bits <= 57) {
+        amq__packed_set(t->slots, bit, f->bucket_bits, code | suffixes << SEMI_SORT_CODE_BITS);
+        return;
+    }
+    amq__packed_set(t->slots, bit, SEMI_SORT_CODE_BITS, code);
     amq__packed_set(t->slots, bit + SEMI_SORT_CODE_BITS, SEMI_SORT_SLOTS * f->suffix_bits,
                     suffixes);
 }
@@ -522,21 +634,41 @@ static uint32_t bucket_count(const amq_cuckoo *f, const cuckoo_table *t, uint64_
     return copies;
 }
 
-static bool bucket_put(const amq_cuckoo *f, cuckoo_table *t, uint64_t bucket, uint32_t fingerprint)
+/* Put fingerprint in a free slot of the bucket; false if it has none. */
+static inline bool bucket_put(const amq_cuckoo *f, cuckoo_table *t, uint64_t bucket,
+                              uint32_t fingerprint)
 {
     if (f->semi_sorted) {
         /* Empty slots hold 0 and sort first: a bucket with room has it in
-         * slot 0. One decoding, one encoding. */
-        uint64_t word = semi_sorted_word(f, t, bucket);
-        if (word & f->fingerprint_range)
+         * slot 0, whose prefix is the lowest in the code's sequence and
+         * whose suffix comes first. A full bucket is told by those alone;
+         * one with room is decoded once and encoded once. */
+        uint64_t code;
+        uint64_t suffixes = semi_sorted_read(f, t, bucket, &code);
+        if ((prefix_sequences[code] & 0xffff) | (suffixes & f->suffix_mask))
             return false;
-        semi_sorted_store(f, t, bucket, word | fingerprint);
+        semi_sorted_store(f, t, bucket, semi_sorted_word(f, t, bucket) | fingerprint);
         return true;
     }
-    int slot = bucket_find(f, t, bucket, 0);
-    if (slot < 0)
+    if (!f->bucket_in_word) {
+        int slot = bucket_find(f, t, bucket, 0);
+        if (slot < 0)
+            return false;
+        slot_set(f, t, bucket, (uint32_t)slot, fingerprint);
+        return true;
+    }
+    /* One load and one store: the first free lane's top bit, bit f - 1 of
+     * it, is the lowest one lanes_equal sets, and the lane is all zero, so
+     * the fingerprint is or-ed into place. */
+    uint64_t bit = bucket_bit(f, bucket);
+    uint8_t *at = t->slots + (bit >> 3);
+    unsigned shift = (unsigned)(bit & 7);
+    uint64_t word = amq__load_u64le(at);
+    uint64_t free_lanes = lanes_equal(f, (word >> shift) & f->bucket_mask, 0);
+    if (!free_lanes)
         return false;
-    slot_set(f, t, bucket, (uint32_t)slot, fingerprint);
+    unsigned lane_start = (unsigned)__builtin_ctzll(free_lanes) - (f->fingerprint_bits - 1);
+    amq__store_u64le(at, word | (uint64_t)fingerprint << (shift + lane_start));
     return true;
 }
 
@@ -553,6 +685,13 @@ static uint64_t next_random(amq_cuckoo *f)
 
 /* ---- one table ------------------------------------------------------------------ */
 
+/* Where a bucket's first byte is, to prefetch. */
+static inline const uint8_t *bucket_start(const amq_cuckoo *f, const cuckoo_table *t,
+                                          uint64_t bucket)
+{
+    return t->slots + (bucket_bit(f, bucket) >> 3);
+}
+
 /* One step of look-ahead for the walk from the full bucket: if some
  * fingerprint in it has a free slot in its alternate bucket, move it there
  * and put fingerprint in its place. */
@@ -562,11 +701,17 @@ static bool move_one_aside(const amq_cuckoo *f, cuckoo_table *t, uint64_t bucket
     /* A bucket that fits a word is read once, not once per slot (a
      * semi-sorted one would be decoded four times). */
     uint64_t word = f->bucket_in_word ? bucket_word(f, t, bucket) : 0;
+    uint32_t residents[MAX_BUCKET_SIZE];
+    uint64_t alternates[MAX_BUCKET_SIZE];
     for (uint32_t slot = 0; slot < f->bucket_size; slot++) {
-        uint32_t resident = f->bucket_in_word ? (uint32_t)(word >> (slot * f->fingerprint_bits)) &
-                                                    f->fingerprint_range
-                                              : slot_get(f, t, bucket, slot);
-        if (bucket_put(f, t, alternate(f, t, bucket, resident), resident)) {
+        residents[slot] = f->bucket_in_word ? (uint32_t)(word >> (slot * f->fingerprint_bits)) &
+                                                  f->fingerprint_range
+                                            : slot_get(f, t, bucket, slot);
+        alternates[slot] = alternate(f, t, bucket, residents[slot]);
+        __builtin_prefetch(bucket_start(f, t, alternates[slot]), 1);
+    }
+    for (uint32_t slot = 0; slot < f->bucket_size; slot++) {
+        if (bucket_put(f, t, alternates[slot], residents[slot])) {
             slot_set(f, t, bucket, slot, fingerprint);
             return true;
         }
@@ -580,6 +725,7 @@ static bool move_one_aside(const amq_cuckoo *f, cuckoo_table *t, uint64_t bucket
 static void table_insert(amq_cuckoo *f, cuckoo_table *t, uint32_t fingerprint, uint64_t bucket)
 {
     uint64_t other = alternate(f, t, bucket, fingerprint);
+    __builtin_prefetch(bucket_start(f, t, other), 1);
     t->stored++;
     if (bucket_put(f, t, bucket, fingerprint) || bucket_put(f, t, other, fingerprint))
         return;
@@ -608,8 +754,7 @@ static inline bool table_contains(const amq_cuckoo *f, const cuckoo_table *t, ui
     uint64_t i1 = index_of(hash, t->buckets);
     uint64_t i2 = alternate(f, t, i1, fingerprint);
     if (f->semi_sorted) {
-        uint64_t target = wide_lanes(f, fingerprint);
-        if (semi_sorted_matches(f, t, i1, target) | semi_sorted_matches(f, t, i2, target))
+        if (semi_sorted_pair_holds(f, t, i1, i2, fingerprint))
             return true;
     } else if (AMQ__LIKELY(f->bucket_in_word)) {
         uint64_t first = bucket_word(f, t, i1), second = bucket_word(f, t, i2);
@@ -870,13 +1015,6 @@ bool amq_cuckoo_contains(const amq_cuckoo *filter, const void *key, size_t len)
     return amq_cuckoo_contains_hash(filter, amq__hash64(&filter->hasher, key, len));
 }
 
-/* Where a bucket's first byte is, to prefetch. */
-static inline const uint8_t *bucket_start(const amq_cuckoo *f, const cuckoo_table *t,
-                                          uint64_t bucket)
-{
-    return t->slots + (bucket_bit(f, bucket) >> 3);
-}
-
 /* A pipeline PREFETCH_DISTANCE keys deep: key i is hashed (or its hash
  * taken from hashes, when keys is NULL), and its two buckets prefetched,
  * while key i - PREFETCH_DISTANCE is tested; ahead[] holds the hashes in
@@ -1043,6 +1181,16 @@ double amq_cuckoo_expected_fpr(const amq_cuckoo *filter)
 const amq_hasher *amq_cuckoo_hasher(const amq_cuckoo *filter)
 {
     return &filter->hasher;
+}
+
+void amq__cuckoo_use_portable(amq_cuckoo *filter)
+{
+    filter->use_bmi2 = false;
+}
+
+bool amq__cuckoo_uses_bmi2(const amq_cuckoo *filter)
+{
+    return filter->use_bmi2;
 }
 
 /* ---- the generic handle's view ------------------------------------------------- */
