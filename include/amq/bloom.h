@@ -94,8 +94,8 @@ AMQ_API void amq_bloom_add_hash(amq_bloom *filter, amq_u128 hash);
 /**
  * Ask whether a key may be in the filter.
  * @return true: maybe present; false: certainly absent.
- * Allocates: never. Complexity: one hash, at most k bit reads (stops at the
- * first clear bit).
+ * Allocates: never. Complexity: one hash, at most k bit reads (two at a
+ * time; stops after the first pair with a clear bit).
  */
 AMQ_API bool amq_bloom_contains(const amq_bloom *filter, const void *key, size_t len);
 
