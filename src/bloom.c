@@ -84,10 +84,6 @@ struct amq_bloom {
 
 static const double LN2 = 0.69314718055994530942;
 
-/* How many keys ahead amq_bloom_contains_many hashes and prefetches (each
- * key prefetches k words). */
-#define BLOOM_PREFETCH_DISTANCE 8
-
 /* ---- sizing ---------------------------------------------------------------- */
 
 int amq__bloom_size(uint64_t *bits, uint32_t *hashes, uint64_t *capacity,
@@ -227,37 +223,16 @@ bool amq_bloom_contains(const amq_bloom *f, const void *key, size_t len)
     return amq_bloom_contains_hash(f, amq__hash128(&f->hasher, key, len));
 }
 
-/* Start fetching the k words a key's query will read. */
-static inline void prefetch_key(const amq_bloom *f, amq_u128 hash)
+static bool contains_hash(const void *f, amq_u128 hash)
 {
-    amq__bloom_probe p = amq__bloom_probe_start(hash, f->bits.bit_count);
-    for (uint32_t i = 0; i < f->hashes; i++) {
-        __builtin_prefetch(&f->bits.words[p.position >> 6]);
-        amq__bloom_probe_next(&p, i);
-    }
+    return amq_bloom_contains_hash(f, hash);
 }
 
-/* A pipeline BLOOM_PREFETCH_DISTANCE keys deep: key i + D is hashed and its
- * words prefetched just before key i is tested; ahead[] holds the hashes in
- * between, key j at j mod D (slot i is read before key i + D overwrites it). */
 void amq_bloom_contains_many(const amq_bloom *f, const void *const *keys, const size_t *lens,
                              size_t count, uint8_t *results)
 {
-    amq_u128 ahead[BLOOM_PREFETCH_DISTANCE];
-    for (size_t i = 0; i < count && i < BLOOM_PREFETCH_DISTANCE; i++) {
-        ahead[i] = amq__hash128(&f->hasher, keys[i], lens[i]);
-        prefetch_key(f, ahead[i]);
-    }
-    for (size_t i = 0; i < count; i++) {
-        amq_u128 hash = ahead[i % BLOOM_PREFETCH_DISTANCE];
-        size_t next = i + BLOOM_PREFETCH_DISTANCE;
-        if (next < count) {
-            amq_u128 next_hash = amq__hash128(&f->hasher, keys[next], lens[next]);
-            ahead[i % BLOOM_PREFETCH_DISTANCE] = next_hash;
-            prefetch_key(f, next_hash);
-        }
-        results[i] = amq_bloom_contains_hash(f, hash);
-    }
+    amq__bloom_table table = { (const uint8_t *)f->bits.words, 0, f->bits.bit_count, f->hashes };
+    amq__bloom_contains_many(f, contains_hash, &table, &f->hasher, keys, lens, count, results);
 }
 
 /* ---- what the filter knows about itself ----------------------------------------- */

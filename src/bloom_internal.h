@@ -6,6 +6,8 @@
 #define AMQ_BLOOM_INTERNAL_H
 
 #include "amq/bloom.h"
+#include "hash.h"
+#include "util.h"
 
 #include <stdint.h>
 
@@ -40,6 +42,59 @@ static inline void amq__bloom_probe_next(amq__bloom_probe *p, uint32_t i)
     p->position -= p->position >= p->bits ? p->bits : 0;
     p->step += i + 1;
     p->step -= p->step >= p->bits ? p->bits : 0;
+}
+
+/* The batch query of the classic and counting filters, whose tables are
+ * slots of 2^slot_bits_log2 bits (1: the classic filter's bits; 4 or 8:
+ * counters) at the k positions of amq__bloom_probe. */
+typedef struct amq__bloom_table {
+    const uint8_t *bytes;    /* the slots, slot i at bit i << slot_bits_log2 */
+    unsigned slot_bits_log2; /* 0, 2 or 3 */
+    uint64_t slots;          /* m */
+    uint32_t hashes;         /* k */
+} amq__bloom_table;
+
+/* How many keys ahead amq__bloom_contains_many hashes and prefetches. */
+#define AMQ__BLOOM_PREFETCH_DISTANCE 8
+
+/* Start fetching the k slots a key's query will read. */
+static inline void amq__bloom_prefetch(const amq__bloom_table *table, amq_u128 hash)
+{
+    amq__bloom_probe p = amq__bloom_probe_start(hash, table->slots);
+    for (uint32_t i = 0; i < table->hashes; i++) {
+        __builtin_prefetch(table->bytes + ((p.position << table->slot_bits_log2) >> 3));
+        amq__bloom_probe_next(&p, i);
+    }
+}
+
+/* results[i] = contains_hash(filter, the hash of key i), through a pipeline
+ * AMQ__BLOOM_PREFETCH_DISTANCE keys deep: key i + D is hashed and its slots
+ * prefetched just before key i is tested; ahead[] holds the hashes in
+ * between, key j at j mod D (entry i is read before key i + D overwrites
+ * it). Fetching a group of keys and then testing it leaves the memory idle
+ * while the group is tested. Inlined into each family's contains_many, so
+ * that contains_hash, a constant there, is called directly. */
+static AMQ__ALWAYS_INLINE void
+amq__bloom_contains_many(const void *filter, bool (*contains_hash)(const void *, amq_u128),
+                         const amq__bloom_table *table, const amq_hasher *hasher,
+                         const void *const *keys, const size_t *lens, size_t count,
+                         uint8_t *results)
+{
+    amq_u128 ahead[AMQ__BLOOM_PREFETCH_DISTANCE];
+    for (size_t i = 0; i < count && i < AMQ__BLOOM_PREFETCH_DISTANCE; i++) {
+        ahead[i] = amq__hash128(hasher, keys[i], lens[i]);
+        amq__bloom_prefetch(table, ahead[i]);
+    }
+    for (size_t i = 0; i < count; i++) {
+        amq_u128 hash = ahead[i % AMQ__BLOOM_PREFETCH_DISTANCE];
+        size_t next = i + AMQ__BLOOM_PREFETCH_DISTANCE;
+        if (next < count) {
+            amq_u128 next_hash = amq__hash128(hasher, keys[next], lens[next]);
+            ahead[i % AMQ__BLOOM_PREFETCH_DISTANCE] = next_hash;
+            amq__bloom_prefetch(table, next_hash);
+        }
+        results[i] = contains_hash(filter, hash);
+    }
 }
 
 /* AMQ_OK if the filter's invariants hold, else AMQ_ECORRUPT. O(m). */

@@ -113,10 +113,6 @@ struct amq_counting_bloom {
     amq_hasher hasher;
 };
 
-/* How many keys ahead amq_counting_bloom_contains_many hashes and prefetches
- * (each key prefetches k counters). */
-#define COUNTING_PREFETCH_DISTANCE 8
-
 /* The size of a parameter block: u64 m, u32 k, u32 w, u64 capacity,
  * f64 p, u64 non-zero, u64 saturated. */
 #define COUNTING_PARAMS_SIZE 48
@@ -331,38 +327,16 @@ int amq_counting_bloom_remove(amq_counting_bloom *f, const void *key, size_t len
     return amq_counting_bloom_remove_hash(f, amq__hash128(&f->hasher, key, len));
 }
 
-/* Start fetching the k counters a key's query will read. */
-static inline void prefetch_key(const amq_counting_bloom *f, amq_u128 hash)
+static bool contains_hash(const void *f, amq_u128 hash)
 {
-    amq__bloom_probe p = amq__bloom_probe_start(hash, f->counter_count);
-    for (uint32_t i = 0; i < f->hashes; i++) {
-        __builtin_prefetch(&f->counters[(p.position << f->width_log2) >> 3]);
-        amq__bloom_probe_next(&p, i);
-    }
+    return amq_counting_bloom_contains_hash(f, hash);
 }
 
-/* The pipeline of amq_bloom_contains_many: key i + D is hashed and its
- * counters prefetched just before key i is tested; ahead[] holds the hashes
- * in between, key j at j mod D. Fetching a whole group of keys and then
- * testing it left the memory idle while each group was tested. */
 void amq_counting_bloom_contains_many(const amq_counting_bloom *f, const void *const *keys,
                                       const size_t *lens, size_t count, uint8_t *results)
 {
-    amq_u128 ahead[COUNTING_PREFETCH_DISTANCE];
-    for (size_t i = 0; i < count && i < COUNTING_PREFETCH_DISTANCE; i++) {
-        ahead[i] = amq__hash128(&f->hasher, keys[i], lens[i]);
-        prefetch_key(f, ahead[i]);
-    }
-    for (size_t i = 0; i < count; i++) {
-        amq_u128 hash = ahead[i % COUNTING_PREFETCH_DISTANCE];
-        size_t next = i + COUNTING_PREFETCH_DISTANCE;
-        if (next < count) {
-            amq_u128 next_hash = amq__hash128(&f->hasher, keys[next], lens[next]);
-            ahead[i % COUNTING_PREFETCH_DISTANCE] = next_hash;
-            prefetch_key(f, next_hash);
-        }
-        results[i] = amq_counting_bloom_contains_hash(f, hash);
-    }
+    amq__bloom_table table = { f->counters, f->width_log2, f->counter_count, f->hashes };
+    amq__bloom_contains_many(f, contains_hash, &table, &f->hasher, keys, lens, count, results);
 }
 
 uint32_t amq_counting_bloom_count(const amq_counting_bloom *f, const void *key, size_t len)
