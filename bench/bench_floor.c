@@ -28,19 +28,23 @@
 
 #include <stdlib.h>
 
-typedef enum floor_kind { FLOOR_CACHE_LINE, FLOOR_THREE_BYTES, FLOOR_SEVEN_BITS } floor_kind;
+typedef struct floor_state floor_state;
 
-/* The array's size per key for each kind (see the top of the file). */
-static const double floor_bits_per_key[] = { 10.53, 9.04, 9.585 };
+/* A workload's reads (see the top of the file): the array's size per key,
+ * and one pass over the values. */
+typedef struct floor_kind {
+    double bits_per_key;
+    uint64_t (*read)(floor_state *state);
+} floor_kind;
 
-typedef struct floor_state {
-    floor_kind kind;
+struct floor_state {
+    const floor_kind *kind;
     uint8_t *array;
-    uint64_t array_bytes, blocks; /* blocks: 32-byte blocks (cache-line kind) */
+    uint64_t array_bytes; /* a multiple of 32 */
     uint64_t *values;
     size_t count;
     uint64_t matches;
-} floor_state;
+};
 
 static void floor_teardown(void *state)
 {
@@ -55,11 +59,9 @@ static int floor_setup(void **state, const bench_config *config, const void *arg
     floor_state *s = calloc(1, sizeof *s);
     if (!s)
         return AMQ_ENOMEM;
-    s->kind = *(const floor_kind *)arg;
+    s->kind = arg;
     s->count = config->keys;
-    double bits_per_key = floor_bits_per_key[s->kind];
-    s->array_bytes = (uint64_t)((double)config->keys * bits_per_key / 8) / 32 * 32 + 32;
-    s->blocks = s->array_bytes / 32;
+    s->array_bytes = (uint64_t)((double)config->keys * s->kind->bits_per_key / 8) / 32 * 32 + 32;
     s->array = aligned_alloc(64, (size_t)((s->array_bytes + 63) / 64 * 64));
     s->values = malloc(s->count * sizeof *s->values);
     if (!s->array || !s->values) {
@@ -78,23 +80,21 @@ static int floor_setup(void **state, const bench_config *config, const void *arg
     return AMQ_OK;
 }
 
-static uint64_t floor_cache_line(void *state)
+static uint64_t floor_cache_line(floor_state *s)
 {
-    floor_state *s = state;
     const uint32_t *words = (const uint32_t *)(const void *)s->array;
-    uint64_t matches = 0;
+    uint64_t blocks = s->array_bytes / 32, matches = 0;
     for (size_t i = 0; i < s->count; i++) {
         uint64_t value = s->values[i];
-        const uint32_t *block = words + ((value >> 32) * s->blocks >> 32) * 8;
+        const uint32_t *block = words + ((value >> 32) * blocks >> 32) * 8;
         matches += (block[value & 7] >> ((value >> 3) & 31)) & 1;
     }
     s->matches = matches;
     return s->count;
 }
 
-static uint64_t floor_three_bytes(void *state)
+static uint64_t floor_three_bytes(floor_state *s)
 {
-    floor_state *s = state;
     uint64_t third = s->array_bytes / 3, matches = 0;
     const uint8_t *bytes = s->array;
     for (size_t i = 0; i < s->count; i++) {
@@ -111,9 +111,8 @@ static uint64_t floor_three_bytes(void *state)
 /* Bit j of a value's seven is at (value + j * step) scaled to the array's
  * bits, step odd and drawn from the value: independent positions that need
  * no conditional subtraction between them. */
-static uint64_t floor_seven_bits(void *state)
+static uint64_t floor_seven_bits(floor_state *s)
 {
-    floor_state *s = state;
     const uint64_t *words = (const uint64_t *)(const void *)s->array;
     uint64_t bits = s->array_bytes / 8 * 64, matches = 0;
     for (size_t i = 0; i < s->count; i++) {
@@ -140,20 +139,17 @@ static void floor_report(void *state, bench_figures *out)
 
 static uint64_t floor_read(void *state)
 {
-    const floor_state *s = state;
-    if (s->kind == FLOOR_CACHE_LINE)
-        return floor_cache_line(state);
-    if (s->kind == FLOOR_THREE_BYTES)
-        return floor_three_bytes(state);
-    return floor_seven_bits(state);
+    floor_state *s = state;
+    return s->kind->read(s);
 }
 
 static const bench_phase floor_phases[] = {
     { .name = "read-hashed", .run = floor_read },
     { .name = NULL },
 };
-static const floor_kind cache_line_kind = FLOOR_CACHE_LINE, three_bytes_kind = FLOOR_THREE_BYTES,
-                        seven_bits_kind = FLOOR_SEVEN_BITS;
+static const floor_kind cache_line_kind = { 10.53, floor_cache_line },
+                        three_bytes_kind = { 9.04, floor_three_bytes },
+                        seven_bits_kind = { 9.585, floor_seven_bits };
 
 const bench_workload bench_floor_cache_line = {
     .name = "floor/cache-line",
