@@ -446,13 +446,11 @@ static inline uint64_t spread_suffixes(const amq_cuckoo *f, uint64_t suffixes)
            (suffixes >> 3 * w & f->suffix_mask) << 3 * WIDE_LANE_BITS;
 }
 
-/* A semi-sorted bucket in 16-bit lanes: the prefixes from the table, the
- * suffixes spread out beneath them. */
-static inline uint64_t semi_sorted_lanes(const amq_cuckoo *f, const cuckoo_table *t,
-                                         uint64_t bucket)
+/* A semi-sorted bucket in 16-bit lanes, from its code and suffixes as
+ * semi_sorted_read gives them: the prefixes from the table, the suffixes
+ * spread out beneath them. */
+static inline uint64_t semi_sorted_lanes(const amq_cuckoo *f, uint64_t code, uint64_t suffixes)
 {
-    uint64_t code;
-    uint64_t suffixes = semi_sorted_read(f, t, bucket, &code);
     return prefix_sequences[code] | spread_suffixes(f, suffixes);
 }
 
@@ -510,15 +508,15 @@ static inline bool semi_sorted_pair_holds(const amq_cuckoo *f, const cuckoo_tabl
     if (f->use_bmi2)
         return semi_sorted_pair_matches_bmi2(f, code1, suffixes1, code2, suffixes2, target);
 #endif
-    return (wide_lanes_match(prefix_sequences[code1] | spread_suffixes(f, suffixes1), target) |
-            wide_lanes_match(prefix_sequences[code2] | spread_suffixes(f, suffixes2), target)) != 0;
+    return (wide_lanes_match(semi_sorted_lanes(f, code1, suffixes1), target) |
+            wide_lanes_match(semi_sorted_lanes(f, code2, suffixes2), target)) != 0;
 }
 
-/* A semi-sorted bucket decoded into four f-bit lanes, as a plain bucket
- * word. */
-static inline uint64_t semi_sorted_word(const amq_cuckoo *f, const cuckoo_table *t, uint64_t bucket)
+/* A semi-sorted bucket, given by its code and suffixes, decoded into four
+ * f-bit lanes, as a plain bucket word. */
+static inline uint64_t semi_sorted_word(const amq_cuckoo *f, uint64_t code, uint64_t suffixes)
 {
-    uint64_t lanes = semi_sorted_lanes(f, t, bucket), word = 0;
+    uint64_t lanes = semi_sorted_lanes(f, code, suffixes), word = 0;
     for (uint32_t slot = 0; slot < SEMI_SORT_SLOTS; slot++) {
         uint64_t lane = lanes >> (WIDE_LANE_BITS * slot);
         uint64_t fingerprint = (lane >> 12 & 15) << f->suffix_bits | (lane & f->suffix_mask);
@@ -574,8 +572,11 @@ static inline uint64_t slot_bit(const amq_cuckoo *f, uint64_t bucket, uint32_t s
 /* The bucket's b lanes of f bits, when bucket_in_word. */
 static inline uint64_t bucket_word(const amq_cuckoo *f, const cuckoo_table *t, uint64_t bucket)
 {
-    if (f->semi_sorted)
-        return semi_sorted_word(f, t, bucket);
+    if (f->semi_sorted) {
+        uint64_t code;
+        uint64_t suffixes = semi_sorted_read(f, t, bucket, &code);
+        return semi_sorted_word(f, code, suffixes);
+    }
     return amq__packed_window(t->slots, bucket_bit(f, bucket)) & f->bucket_mask;
 }
 
@@ -647,7 +648,7 @@ static inline bool bucket_put(const amq_cuckoo *f, cuckoo_table *t, uint64_t buc
         uint64_t suffixes = semi_sorted_read(f, t, bucket, &code);
         if ((prefix_sequences[code] & 0xffff) | (suffixes & f->suffix_mask))
             return false;
-        semi_sorted_store(f, t, bucket, semi_sorted_word(f, t, bucket) | fingerprint);
+        semi_sorted_store(f, t, bucket, semi_sorted_word(f, code, suffixes) | fingerprint);
         return true;
     }
     if (!f->bucket_in_word) {
