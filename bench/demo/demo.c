@@ -224,46 +224,35 @@ static int usage_error(const char *message, const char *argument)
     return 2;
 }
 
-static int parse_number(unsigned long long *out, const char *text, unsigned long long max)
-{
-    char *end = NULL;
-    errno = 0;
-    unsigned long long value = strtoull(text, &end, 0);
-    if (errno || end == text || *end || text[0] == '-' || value > max)
-        return -1;
-    *out = value;
-    return 0;
-}
-
-/* "P1,P2": two rates in (0, 1), the first the larger. */
+/* "P1,P2": two rates as amq_parse_probability takes them ("0.004",
+ * "1/8192", "0.4%"), the first the larger. */
 static int parse_rates(double rates[2], const char *text)
 {
-    char *end = NULL;
-    errno = 0;
-    rates[0] = strtod(text, &end);
-    if (errno || end == text || *end != ',')
+    const char *comma = strchr(text, ',');
+    char first[64];
+    if (!comma || (size_t)(comma - text) >= sizeof first)
         return -1;
-    const char *second = end + 1;
-    rates[1] = strtod(second, &end);
-    if (errno || end == second || *end)
+    memcpy(first, text, (size_t)(comma - text));
+    first[comma - text] = '\0';
+    if (amq_parse_probability(&rates[0], first, NULL) != AMQ_OK ||
+        amq_parse_probability(&rates[1], comma + 1, NULL) != AMQ_OK)
         return -1;
-    bool in_range = rates[0] > 0 && rates[0] < 1 && rates[1] > 0 && rates[1] < 1;
-    return in_range && rates[1] < rates[0] ? 0 : -1;
+    return rates[1] < rates[0] ? 0 : -1;
 }
 
 int main(int argc, char **argv)
 {
-    unsigned long long runs = 5, seed = 0x6e6f6e776f7264ULL;
+    uint64_t runs = 5, seed = 0x6e6f6e776f7264ULL;
     double tier_rates[2] = { 0.01, 0.001 };
     const char *tsv_path = NULL, *word_path = NULL;
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i];
         bool has_value = i + 1 < argc;
         if (strcmp(arg, "--runs") == 0 && has_value) {
-            if (parse_number(&runs, argv[++i], MAX_RUNS) != 0 || runs == 0)
+            if (amq_parse_count(&runs, argv[++i], 1, MAX_RUNS, NULL) != AMQ_OK)
                 return usage_error("--runs takes a number from 1 to 99, not ", argv[i]);
         } else if (strcmp(arg, "--seed") == 0 && has_value) {
-            if (parse_number(&seed, argv[++i], UINT64_MAX) != 0)
+            if (amq_parse_count(&seed, argv[++i], 0, UINT64_MAX, NULL) != AMQ_OK)
                 return usage_error("--seed takes a number, not ", argv[i]);
         } else if (strcmp(arg, "--rates") == 0 && has_value) {
             if (parse_rates(tier_rates, argv[++i]) != 0)
@@ -292,7 +281,7 @@ int main(int argc, char **argv)
     }
     printf("%zu distinct words from %s, and as many non-words (random letters, none a word); "
            "medians of %llu runs.\n\n",
-           words.count, word_path, runs);
+           words.count, word_path, (unsigned long long)runs);
     fflush(stdout);
 
     demo_variant shown[MAX_RESULTS / 2];
@@ -321,7 +310,7 @@ int main(int argc, char **argv)
     if (exit_code)
         fprintf(stderr, "amq_demo: out of memory\n");
     for (unsigned run = 0; run < runs && exit_code == 0; run++) {
-        fprintf(stderr, "amq_demo: run %u of %llu\n", run + 1, runs);
+        fprintf(stderr, "amq_demo: run %u of %llu\n", run + 1, (unsigned long long)runs);
         for (size_t i = 0; i < result_count && exit_code == 0; i++)
             if (measure_run(&results[i], &timings[i], run, &words, &non_words, answers) != 0)
                 exit_code = 2;
