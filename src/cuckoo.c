@@ -1002,7 +1002,34 @@ int amq_cuckoo_add_unique(amq_cuckoo *filter, const void *key, size_t len)
     return amq_cuckoo_add_unique_hash(filter, amq__hash64(&filter->hasher, key, len));
 }
 
-bool amq_cuckoo_contains_hash(const amq_cuckoo *filter, uint64_t hash)
+/* Whether the filter is one table of plain buckets that each fit a 64-bit
+ * word: the shape lookups take plain_contains for. */
+static inline bool plain_single_table(const amq_cuckoo *filter)
+{
+    return filter->table_count == 1 && !filter->semi_sorted && filter->bucket_in_word;
+}
+
+/* table_contains for a filter of plain_single_table's shape, written out
+ * with nothing else around it: the first table's alternate bucket needs no
+ * shift, and the lanes above a bucket need no mask (the zero-lane test only
+ * looks at the bucket's own b lanes, and a borrow only moves upwards). */
+static inline bool plain_contains(const amq_cuckoo *f, uint64_t hash)
+{
+    const cuckoo_table *t = &f->tables[0];
+    uint32_t fingerprint = fingerprint_of(f, hash);
+    uint64_t i1 = index_of(hash, t->buckets);
+    uint64_t offset = ((fingerprint * FINGERPRINT_SPREAD) >> 32) * t->buckets >> 32;
+    uint64_t i2 = offset >= i1 ? offset - i1 : offset + t->buckets - i1;
+    uint64_t target = fingerprint * f->lane_ones;
+    uint64_t x1 = amq__packed_window(t->slots, bucket_bit(f, i1)) ^ target;
+    uint64_t x2 = amq__packed_window(t->slots, bucket_bit(f, i2)) ^ target;
+    uint64_t zero_lanes = ((x1 - f->lane_ones) & ~x1) | ((x2 - f->lane_ones) & ~x2);
+    return (zero_lanes & f->lane_highs) || stash_holds(t, fingerprint, i1, i2);
+}
+
+/* Any other shape: each table in turn. Kept out of line, so that the
+ * common case does not pay for its registers. */
+static AMQ__NOINLINE bool contains_any_table(const amq_cuckoo *filter, uint64_t hash)
 {
     uint32_t fingerprint = fingerprint_of(filter, hash);
     for (size_t i = 0; i < filter->table_count; i++)
@@ -1011,9 +1038,21 @@ bool amq_cuckoo_contains_hash(const amq_cuckoo *filter, uint64_t hash)
     return false;
 }
 
+static inline bool contains_hash(const amq_cuckoo *filter, uint64_t hash)
+{
+    if (AMQ__LIKELY(plain_single_table(filter)))
+        return plain_contains(filter, hash);
+    return contains_any_table(filter, hash);
+}
+
+bool amq_cuckoo_contains_hash(const amq_cuckoo *filter, uint64_t hash)
+{
+    return contains_hash(filter, hash);
+}
+
 bool amq_cuckoo_contains(const amq_cuckoo *filter, const void *key, size_t len)
 {
-    return amq_cuckoo_contains_hash(filter, amq__hash64(&filter->hasher, key, len));
+    return contains_hash(filter, amq__hash64(&filter->hasher, key, len));
 }
 
 /* A pipeline PREFETCH_DISTANCE keys deep: key i is hashed (or its hash
@@ -1037,8 +1076,7 @@ static void contains_pipelined(const amq_cuckoo *filter, const void *const *keys
     for (size_t i = 0; i < count + PREFETCH_DISTANCE; i++) {
         if (i >= PREFETCH_DISTANCE) {
             uint64_t hash = ahead[i % PREFETCH_DISTANCE];
-            results[i - PREFETCH_DISTANCE] =
-                table_contains(filter, t, hash, fingerprint_of(filter, hash));
+            results[i - PREFETCH_DISTANCE] = contains_hash(filter, hash);
         }
         if (i < count) {
             uint64_t hash = keys ? amq__hash64(&filter->hasher, keys[i], lens[i]) : hashes[i];

@@ -14,17 +14,21 @@
 #include <string.h>
 
 /* AMQ__ALWAYS_INLINE: for a function whose callers pass constants (a
- * width, an arity, a flag) so that each inlined copy is specialized to them. */
+ * width, an arity, a flag) so that each inlined copy is specialized to them.
+ * AMQ__NOINLINE: for a rare path kept out of a hot function, whose entry
+ * would otherwise save and restore the registers that path needs. */
 #if defined(__GNUC__)
 #define AMQ__PRINTF(fmt_index, first_arg) __attribute__((format(printf, fmt_index, first_arg)))
 #define AMQ__LIKELY(x)                    __builtin_expect(!!(x), 1)
 #define AMQ__UNLIKELY(x)                  __builtin_expect(!!(x), 0)
 #define AMQ__ALWAYS_INLINE                inline __attribute__((always_inline))
+#define AMQ__NOINLINE                     __attribute__((noinline))
 #else
 #define AMQ__PRINTF(fmt_index, first_arg)
 #define AMQ__LIKELY(x)     (x)
 #define AMQ__UNLIKELY(x)   (x)
 #define AMQ__ALWAYS_INLINE inline
+#define AMQ__NOINLINE
 #endif
 
 /* Write a printf-style message into diag (when diag is not NULL) and return
