@@ -26,10 +26,14 @@
  * roots of the first 16 primes, made odd: constants with no structure.
  *
  * The split layout's eight multiplies, shifts and masks are one AVX2
- * instruction each, and its query one 256-bit test; on CPUs with AVX2
- * (checked once, when the filter is created or loaded) that path runs, and
- * elsewhere a portable loop that sets and tests exactly the same bits (the
- * tests compare the two).
+ * instruction each, and its query one 256-bit test. The block layout's query
+ * takes its positions eight at a time the same way; each lane then picks its
+ * word out of the block's sixteen with two in-register permutes (one per
+ * half of the block) and a blend on bit 3 of the word's index, and one
+ * 256-bit test checks the eight bits. On CPUs with AVX2 (checked once, when
+ * the filter is created or loaded) those paths run, and elsewhere portable
+ * loops that set and test exactly the same bits (the tests compare the two).
+ * The block layout's add stays scalar: its k bits may share words.
  *
  * False-positive rate. Keys fall into blocks unevenly: with lambda = n/blocks
  * keys per block on average, a block holds j keys with probability
@@ -89,7 +93,8 @@ struct amq_blocked_bloom {
     uint32_t words_per_block; /* 8 (split) or 16 (block) */
     uint32_t hashes;          /* k */
     amq_blocked_layout layout;
-    bool use_avx2;     /* split layout on a CPU with AVX2 */
+    bool use_avx2;     /* the CPU has AVX2: the split layout's add and query and
+                          the block layout's query take it */
     uint64_t capacity; /* n it was sized for */
     double target_fpr; /* p it was sized for */
     amq_hasher hasher;
@@ -307,7 +312,7 @@ static int allocate(amq_blocked_bloom **out, amq_blocked_layout layout, uint64_t
         return amq__fail(diag, AMQ_ENOMEM, "cannot allocate %llu bytes of blocks",
                          (unsigned long long)bytes);
     }
-    f->use_avx2 = layout == AMQ_BLOCKED_SPLIT && cpu_has_avx2();
+    f->use_avx2 = cpu_has_avx2();
     *out = f;
     return AMQ_OK;
 }
@@ -329,7 +334,7 @@ static int blocked_new(amq_blocked_bloom **out, const amq_blocked_bloom_params *
     status = size_filter(&size, params, p, diag);
     if (status != AMQ_OK)
         return status;
-    amq_blocked_bloom *f;
+    amq_blocked_bloom *f = NULL;
     status = allocate(&f, params->layout, size.blocks, diag);
     if (status != AMQ_OK)
         return status;
@@ -437,6 +442,41 @@ __attribute__((target("avx2"))) static bool split_contains_key_avx2(const amq_bl
     uint64_t hash = amq__hash64(&f->hasher, key, len);
     return split_contains_avx2(block_of(f, hash), (uint32_t)hash);
 }
+
+/* The block layout's query (see the top of the file): positions j .. j + 7
+ * of key in one vector, their words gathered from the block's two halves,
+ * lanes at or past k left out of the test. */
+__attribute__((target("avx2"))) static inline bool block_contains_avx2(const uint32_t *block,
+                                                                       uint32_t key, uint32_t k)
+{
+    const __m256i *halves = (const __m256i *)(const void *)block;
+    const __m256i low = _mm256_load_si256(halves), high = _mm256_load_si256(halves + 1);
+    const __m256i keys = _mm256_set1_epi32((int)key), ones = _mm256_set1_epi32(1);
+    const __m256i lane_numbers = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    __m256i missing = _mm256_setzero_si256();
+    for (uint32_t first = 0; first < k; first += 8) {
+        __m256i salts = _mm256_loadu_si256((const __m256i *)(const void *)(BLOCK_SALT + first));
+        __m256i positions = _mm256_srli_epi32(_mm256_mullo_epi32(keys, salts), 23);
+        __m256i word_indexes = _mm256_srli_epi32(positions, 5);
+        __m256i from_low = _mm256_permutevar8x32_epi32(low, word_indexes);
+        __m256i from_high = _mm256_permutevar8x32_epi32(high, word_indexes);
+        __m256i words = _mm256_castps_si256(
+            _mm256_blendv_ps(_mm256_castsi256_ps(from_low), _mm256_castsi256_ps(from_high),
+                             _mm256_castsi256_ps(_mm256_slli_epi32(word_indexes, 28))));
+        __m256i bits = _mm256_sllv_epi32(ones, _mm256_and_si256(positions, _mm256_set1_epi32(31)));
+        __m256i in_use = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)(k - first)), lane_numbers);
+        missing =
+            _mm256_or_si256(missing, _mm256_andnot_si256(words, _mm256_and_si256(bits, in_use)));
+    }
+    return _mm256_testz_si256(missing, missing);
+}
+
+__attribute__((target("avx2"))) static bool block_contains_key_avx2(const amq_blocked_bloom *f,
+                                                                    const void *key, size_t len)
+{
+    uint64_t hash = amq__hash64(&f->hasher, key, len);
+    return block_contains_avx2(block_of(f, hash), (uint32_t)hash, f->hashes);
+}
 #endif
 
 static inline bool block_add(uint32_t *block, uint32_t key, uint32_t k)
@@ -479,7 +519,7 @@ static bool add_hash_changed(amq_blocked_bloom *f, uint64_t hash)
 static bool add_key_changed(amq_blocked_bloom *f, const void *key, size_t len)
 {
 #if BLOCKED_HAVE_AVX2
-    if (f->use_avx2)
+    if (f->use_avx2 && f->layout == AMQ_BLOCKED_SPLIT)
         return split_add_key_avx2(f, key, len);
 #endif
     return add_hash_changed(f, amq__hash64(&f->hasher, key, len));
@@ -499,12 +539,13 @@ bool amq_blocked_bloom_contains_hash(const amq_blocked_bloom *f, uint64_t hash)
 {
     const uint32_t *block = block_of(f, hash);
     uint32_t key = (uint32_t)hash;
-    if (f->layout == AMQ_BLOCKED_BLOCK)
-        return block_contains(block, key, f->hashes);
 #if BLOCKED_HAVE_AVX2
     if (f->use_avx2)
-        return split_contains_avx2(block, key);
+        return f->layout == AMQ_BLOCKED_SPLIT ? split_contains_avx2(block, key)
+                                              : block_contains_avx2(block, key, f->hashes);
 #endif
+    if (f->layout == AMQ_BLOCKED_BLOCK)
+        return block_contains(block, key, f->hashes);
     return split_contains_portable(block, key);
 }
 
@@ -512,7 +553,8 @@ bool amq_blocked_bloom_contains(const amq_blocked_bloom *f, const void *key, siz
 {
 #if BLOCKED_HAVE_AVX2
     if (f->use_avx2)
-        return split_contains_key_avx2(f, key, len);
+        return f->layout == AMQ_BLOCKED_SPLIT ? split_contains_key_avx2(f, key, len)
+                                              : block_contains_key_avx2(f, key, len);
 #endif
     return amq_blocked_bloom_contains_hash(f, amq__hash64(&f->hasher, key, len));
 }
@@ -808,7 +850,7 @@ static int family_load(void **state, const amq__container *c, bool *borrows_imag
                          "blocked-bloom payload is %llu bytes, %llu blocks need %llu",
                          (unsigned long long)c->payload_len, (unsigned long long)blocks,
                          (unsigned long long)bytes);
-    amq_blocked_bloom *f;
+    amq_blocked_bloom *f = NULL;
     int status = allocate(&f, (amq_blocked_layout)layout, blocks, diag);
     if (status != AMQ_OK)
         return status;
