@@ -373,16 +373,23 @@ static inline uint64_t index_of(uint64_t hash, uint64_t buckets)
     return ((hash >> 32) * buckets) >> 32;
 }
 
+/* The other bucket of a fingerprint in bucket of the first table, which
+ * has buckets buckets: (t(fp) - bucket) mod buckets. */
+static inline uint64_t first_alternate(uint64_t bucket, uint32_t fingerprint, uint64_t buckets)
+{
+    uint64_t offset = ((fingerprint * FINGERPRINT_SPREAD) >> 32) * buckets >> 32;
+    return offset >= bucket ? offset - bucket : offset + buckets - bucket;
+}
+
 /* The other bucket of a fingerprint in bucket of table t: in the first
- * table (t(fp) - bucket) mod buckets; in a table grown 2^shift times larger,
- * that of the bucket's top part, with the low shift bits flipped by bits of
- * the fingerprint (see "Growth" at the top of the file). */
+ * table first_alternate; in a table grown 2^shift times larger, that of the
+ * bucket's top part, with the low shift bits flipped by bits of the
+ * fingerprint (see "Growth" at the top of the file). */
+
 static inline uint64_t alternate(const amq_cuckoo *f, const cuckoo_table *t, uint64_t bucket,
                                  uint32_t fingerprint)
 {
-    uint64_t base = bucket >> t->shift;
-    uint64_t offset = ((fingerprint * FINGERPRINT_SPREAD) >> 32) * f->base_buckets >> 32;
-    uint64_t other = offset >= base ? offset - base : offset + f->base_buckets - base;
+    uint64_t other = first_alternate(bucket >> t->shift, fingerprint, f->base_buckets);
     if (t->shift == 0)
         return other;
     uint64_t flip = (fingerprint * FINGERPRINT_FLIP) >> (64 - t->shift);
@@ -635,6 +642,9 @@ static uint32_t bucket_count(const amq_cuckoo *f, const cuckoo_table *t, uint64_
     return copies;
 }
 
+static inline bool plain_put(const amq_cuckoo *f, cuckoo_table *t, uint64_t bucket,
+                             uint32_t fingerprint);
+
 /* Put fingerprint in a free slot of the bucket; false if it has none. */
 static inline bool bucket_put(const amq_cuckoo *f, cuckoo_table *t, uint64_t bucket,
                               uint32_t fingerprint)
@@ -658,9 +668,16 @@ static inline bool bucket_put(const amq_cuckoo *f, cuckoo_table *t, uint64_t buc
         slot_set(f, t, bucket, (uint32_t)slot, fingerprint);
         return true;
     }
-    /* One load and one store: the first free lane's top bit, bit f - 1 of
-     * it, is the lowest one lanes_equal sets, and the lane is all zero, so
-     * the fingerprint is or-ed into place. */
+    return plain_put(f, t, bucket, fingerprint);
+}
+
+/* bucket_put for a plain bucket that fits a word. One load and one store:
+ * the first free lane's top bit, bit f - 1 of it, is the lowest one
+ * lanes_equal sets, and the lane is all zero, so the fingerprint is or-ed
+ * into place. */
+static inline bool plain_put(const amq_cuckoo *f, cuckoo_table *t, uint64_t bucket,
+                             uint32_t fingerprint)
+{
     uint64_t bit = bucket_bit(f, bucket);
     uint8_t *at = t->slots + (bit >> 3);
     unsigned shift = (unsigned)(bit & 7);
@@ -720,16 +737,12 @@ static bool move_one_aside(const amq_cuckoo *f, cuckoo_table *t, uint64_t bucket
     return false;
 }
 
-/* Store fingerprint, which belongs in bucket or its alternate, in a table
- * whose stash is empty: in a free slot, by the random walk, or finally in
- * the stash. */
-static void table_insert(amq_cuckoo *f, cuckoo_table *t, uint32_t fingerprint, uint64_t bucket)
+/* The rest of table_insert, for a fingerprint (counted in t->stored
+ * already) whose buckets, bucket and other, are both full: the random walk,
+ * and finally the stash. Out of line: most inserts never get here. */
+static AMQ__NOINLINE void table_walk(amq_cuckoo *f, cuckoo_table *t, uint32_t fingerprint,
+                                     uint64_t bucket, uint64_t other)
 {
-    uint64_t other = alternate(f, t, bucket, fingerprint);
-    __builtin_prefetch(bucket_start(f, t, other), 1);
-    t->stored++;
-    if (bucket_put(f, t, bucket, fingerprint) || bucket_put(f, t, other, fingerprint))
-        return;
     uint64_t random = next_random(f);
     uint64_t current = random & 1 ? other : bucket;
     for (uint32_t kick = 0; kick < f->max_kicks; kick++) {
@@ -747,6 +760,26 @@ static void table_insert(amq_cuckoo *f, cuckoo_table *t, uint32_t fingerprint, u
     }
     t->stash_fingerprint = fingerprint;
     t->stash_bucket = current;
+}
+
+/* Store fingerprint, which belongs in bucket or its alternate, in a table
+ * whose stash is empty: in a free slot, by the random walk, or finally in
+ * the stash. */
+static void table_insert(amq_cuckoo *f, cuckoo_table *t, uint32_t fingerprint, uint64_t bucket)
+{
+    uint64_t other = alternate(f, t, bucket, fingerprint);
+    __builtin_prefetch(bucket_start(f, t, other), 1);
+    t->stored++;
+    if (bucket_put(f, t, bucket, fingerprint) || bucket_put(f, t, other, fingerprint))
+        return;
+    table_walk(f, t, fingerprint, bucket, other);
+}
+
+/* Whether the filter is one table of plain buckets that each fit a 64-bit
+ * word: the shape inserts and lookups take paths written out for. */
+static inline bool plain_single_table(const amq_cuckoo *filter)
+{
+    return filter->table_count == 1 && !filter->semi_sorted && filter->bucket_in_word;
 }
 
 static inline bool table_contains(const amq_cuckoo *f, const cuckoo_table *t, uint64_t hash,
@@ -980,7 +1013,18 @@ int amq_cuckoo_add_hash(amq_cuckoo *filter, uint64_t hash)
             return status;
         t++;
     }
-    table_insert(filter, t, fingerprint_of(filter, hash), index_of(hash, t->buckets));
+    uint32_t fingerprint = fingerprint_of(filter, hash);
+    uint64_t bucket = index_of(hash, t->buckets);
+    if (AMQ__LIKELY(plain_single_table(filter))) {
+        /* table_insert written out for this shape, as plain_contains is. */
+        uint64_t other = first_alternate(bucket, fingerprint, t->buckets);
+        __builtin_prefetch(bucket_start(filter, t, other), 1);
+        t->stored++;
+        if (!plain_put(filter, t, bucket, fingerprint) && !plain_put(filter, t, other, fingerprint))
+            table_walk(filter, t, fingerprint, bucket, other);
+        return AMQ_OK;
+    }
+    table_insert(filter, t, fingerprint, bucket);
     return AMQ_OK;
 }
 
@@ -1002,13 +1046,6 @@ int amq_cuckoo_add_unique(amq_cuckoo *filter, const void *key, size_t len)
     return amq_cuckoo_add_unique_hash(filter, amq__hash64(&filter->hasher, key, len));
 }
 
-/* Whether the filter is one table of plain buckets that each fit a 64-bit
- * word: the shape lookups take plain_contains for. */
-static inline bool plain_single_table(const amq_cuckoo *filter)
-{
-    return filter->table_count == 1 && !filter->semi_sorted && filter->bucket_in_word;
-}
-
 /* table_contains for a filter of plain_single_table's shape, written out
  * with nothing else around it: the first table's alternate bucket needs no
  * shift, and the lanes above a bucket need no mask (the zero-lane test only
@@ -1018,8 +1055,7 @@ static inline bool plain_contains(const amq_cuckoo *f, uint64_t hash)
     const cuckoo_table *t = &f->tables[0];
     uint32_t fingerprint = fingerprint_of(f, hash);
     uint64_t i1 = index_of(hash, t->buckets);
-    uint64_t offset = ((fingerprint * FINGERPRINT_SPREAD) >> 32) * t->buckets >> 32;
-    uint64_t i2 = offset >= i1 ? offset - i1 : offset + t->buckets - i1;
+    uint64_t i2 = first_alternate(i1, fingerprint, t->buckets);
     uint64_t target = fingerprint * f->lane_ones;
     uint64_t x1 = amq__packed_window(t->slots, bucket_bit(f, i1)) ^ target;
     uint64_t x2 = amq__packed_window(t->slots, bucket_bit(f, i2)) ^ target;
