@@ -427,8 +427,9 @@ __attribute__((target("avx2"))) static inline bool split_contains_avx2(const uin
     return _mm256_testc_si256(_mm256_load_si256(lanes), split_masks_avx2(key));
 }
 
-/* Hash and add or query in one AVX2 function: the hash inlines into it, and
- * a key costs one call rather than two. */
+/* Hash and add or query in one AVX2 function, so that the block's test is
+ * not a second call after the hash's (GCC keeps XXH3's body, long-key
+ * paths and all, out of line either way). */
 __attribute__((target("avx2"))) static bool split_add_key_avx2(amq_blocked_bloom *f,
                                                                const void *key, size_t len)
 {
