@@ -385,7 +385,6 @@ static inline uint64_t first_alternate(uint64_t bucket, uint32_t fingerprint, ui
  * table first_alternate; in a table grown 2^shift times larger, that of the
  * bucket's top part, with the low shift bits flipped by bits of the
  * fingerprint (see "Growth" at the top of the file). */
-
 static inline uint64_t alternate(const amq_cuckoo *f, const cuckoo_table *t, uint64_t bucket,
                                  uint32_t fingerprint)
 {
@@ -611,7 +610,9 @@ static inline void slot_set(const amq_cuckoo *f, cuckoo_table *t, uint64_t bucke
 }
 
 /* For a bucket word: non-zero iff some lane holds value, and then its
- * lowest set bit is bit f - 1 of the first such lane. */
+ * lowest set bit is bit f - 1 of the first such lane. Bits of word above
+ * the b lanes may be anything: the test looks at the b lanes' top bits
+ * only, and a lane's borrow only reaches the lanes above it. */
 static inline uint64_t lanes_equal(const amq_cuckoo *f, uint64_t word, uint32_t value)
 {
     uint64_t x = word ^ (value * f->lane_ones);
@@ -642,8 +643,24 @@ static uint32_t bucket_count(const amq_cuckoo *f, const cuckoo_table *t, uint64_
     return copies;
 }
 
+/* Put fingerprint in a free slot of a plain bucket that fits a word;
+ * false if it has none. One load and one store: the first free lane's top
+ * bit, bit f - 1 of it, is the lowest one lanes_equal sets, and the lane is
+ * all zero, so the fingerprint is or-ed into place. */
 static inline bool plain_put(const amq_cuckoo *f, cuckoo_table *t, uint64_t bucket,
-                             uint32_t fingerprint);
+                             uint32_t fingerprint)
+{
+    uint64_t bit = bucket_bit(f, bucket);
+    uint8_t *at = t->slots + (bit >> 3);
+    unsigned shift = (unsigned)(bit & 7);
+    uint64_t word = amq__load_u64le(at);
+    uint64_t free_lanes = lanes_equal(f, word >> shift, 0);
+    if (!free_lanes)
+        return false;
+    unsigned lane_start = (unsigned)__builtin_ctzll(free_lanes) - (f->fingerprint_bits - 1);
+    amq__store_u64le(at, word | (uint64_t)fingerprint << (shift + lane_start));
+    return true;
+}
 
 /* Put fingerprint in a free slot of the bucket; false if it has none. */
 static inline bool bucket_put(const amq_cuckoo *f, cuckoo_table *t, uint64_t bucket,
@@ -669,25 +686,6 @@ static inline bool bucket_put(const amq_cuckoo *f, cuckoo_table *t, uint64_t buc
         return true;
     }
     return plain_put(f, t, bucket, fingerprint);
-}
-
-/* bucket_put for a plain bucket that fits a word. One load and one store:
- * the first free lane's top bit, bit f - 1 of it, is the lowest one
- * lanes_equal sets, and the lane is all zero, so the fingerprint is or-ed
- * into place. */
-static inline bool plain_put(const amq_cuckoo *f, cuckoo_table *t, uint64_t bucket,
-                             uint32_t fingerprint)
-{
-    uint64_t bit = bucket_bit(f, bucket);
-    uint8_t *at = t->slots + (bit >> 3);
-    unsigned shift = (unsigned)(bit & 7);
-    uint64_t word = amq__load_u64le(at);
-    uint64_t free_lanes = lanes_equal(f, (word >> shift) & f->bucket_mask, 0);
-    if (!free_lanes)
-        return false;
-    unsigned lane_start = (unsigned)__builtin_ctzll(free_lanes) - (f->fingerprint_bits - 1);
-    amq__store_u64le(at, word | (uint64_t)fingerprint << (shift + lane_start));
-    return true;
 }
 
 static bool stash_holds(const cuckoo_table *t, uint32_t fingerprint, uint64_t i1, uint64_t i2)
@@ -775,8 +773,17 @@ static void table_insert(amq_cuckoo *f, cuckoo_table *t, uint32_t fingerprint, u
     table_walk(f, t, fingerprint, bucket, other);
 }
 
+/* Whether plain buckets i1 or i2, each fitting a word, hold fingerprint:
+ * lanes_equal on the two words as they are read. */
+static inline bool plain_pair_holds(const amq_cuckoo *f, const cuckoo_table *t, uint64_t i1,
+                                    uint64_t i2, uint32_t fingerprint)
+{
+    return (lanes_equal(f, amq__packed_window(t->slots, bucket_bit(f, i1)), fingerprint) |
+            lanes_equal(f, amq__packed_window(t->slots, bucket_bit(f, i2)), fingerprint)) != 0;
+}
+
 /* Whether the filter is one table of plain buckets that each fit a 64-bit
- * word: the shape inserts and lookups take paths written out for. */
+ * word: the shape lookups take plain_contains for. */
 static inline bool plain_single_table(const amq_cuckoo *filter)
 {
     return filter->table_count == 1 && !filter->semi_sorted && filter->bucket_in_word;
@@ -791,8 +798,7 @@ static inline bool table_contains(const amq_cuckoo *f, const cuckoo_table *t, ui
         if (semi_sorted_pair_holds(f, t, i1, i2, fingerprint))
             return true;
     } else if (AMQ__LIKELY(f->bucket_in_word)) {
-        uint64_t first = bucket_word(f, t, i1), second = bucket_word(f, t, i2);
-        if (lanes_equal(f, first, fingerprint) | lanes_equal(f, second, fingerprint))
+        if (plain_pair_holds(f, t, i1, i2, fingerprint))
             return true;
     } else if (bucket_find(f, t, i1, fingerprint) >= 0 || bucket_find(f, t, i2, fingerprint) >= 0) {
         return true;
@@ -1013,18 +1019,7 @@ int amq_cuckoo_add_hash(amq_cuckoo *filter, uint64_t hash)
             return status;
         t++;
     }
-    uint32_t fingerprint = fingerprint_of(filter, hash);
-    uint64_t bucket = index_of(hash, t->buckets);
-    if (AMQ__LIKELY(plain_single_table(filter))) {
-        /* table_insert written out for this shape, as plain_contains is. */
-        uint64_t other = first_alternate(bucket, fingerprint, t->buckets);
-        __builtin_prefetch(bucket_start(filter, t, other), 1);
-        t->stored++;
-        if (!plain_put(filter, t, bucket, fingerprint) && !plain_put(filter, t, other, fingerprint))
-            table_walk(filter, t, fingerprint, bucket, other);
-        return AMQ_OK;
-    }
-    table_insert(filter, t, fingerprint, bucket);
+    table_insert(filter, t, fingerprint_of(filter, hash), index_of(hash, t->buckets));
     return AMQ_OK;
 }
 
@@ -1046,21 +1041,15 @@ int amq_cuckoo_add_unique(amq_cuckoo *filter, const void *key, size_t len)
     return amq_cuckoo_add_unique_hash(filter, amq__hash64(&filter->hasher, key, len));
 }
 
-/* table_contains for a filter of plain_single_table's shape, written out
- * with nothing else around it: the first table's alternate bucket needs no
- * shift, and the lanes above a bucket need no mask (the zero-lane test only
- * looks at the bucket's own b lanes, and a borrow only moves upwards). */
+/* table_contains for a filter of plain_single_table's shape, with nothing
+ * else around it: the first table's alternate bucket needs no shift. */
 static inline bool plain_contains(const amq_cuckoo *f, uint64_t hash)
 {
     const cuckoo_table *t = &f->tables[0];
     uint32_t fingerprint = fingerprint_of(f, hash);
     uint64_t i1 = index_of(hash, t->buckets);
     uint64_t i2 = first_alternate(i1, fingerprint, t->buckets);
-    uint64_t target = fingerprint * f->lane_ones;
-    uint64_t x1 = amq__packed_window(t->slots, bucket_bit(f, i1)) ^ target;
-    uint64_t x2 = amq__packed_window(t->slots, bucket_bit(f, i2)) ^ target;
-    uint64_t zero_lanes = ((x1 - f->lane_ones) & ~x1) | ((x2 - f->lane_ones) & ~x2);
-    return (zero_lanes & f->lane_highs) || stash_holds(t, fingerprint, i1, i2);
+    return plain_pair_holds(f, t, i1, i2, fingerprint) || stash_holds(t, fingerprint, i1, i2);
 }
 
 /* Any other shape: each table in turn. Kept out of line, so that the
