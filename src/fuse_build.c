@@ -45,21 +45,21 @@
  *      to reach them. The queue empties before the scan moves on, so the
  *      slots touched stay within a few segments of the scan; the window's
  *      front, arity - 1 segments ahead of the block scanned, is prefetched
- *      a block at a time. Any slot of
- *      count 1 is peeled sooner or later, and peeling until none is left
- *      ends in the same place (the graph's 2-core) whatever the order. The
- *      peel order overwrites the buffer of step 1: the keys m themselves,
- *      and beside them, a byte each, which of its slots (0 .. arity - 1)
- *      each was peeled from - j's segment less the first slot's. All n
- *      keys peeled: success.
+ *      a block at a time. Any slot of count 1 is peeled sooner or later,
+ *      and peeling until none is left ends in the same place (the graph's
+ *      2-core) whatever the order. The peel order overwrites the buffer of
+ *      step 1: the keys m themselves, and beside them, a byte each, which
+ *      of its slots (0 .. arity - 1) each was peeled from - j's segment
+ *      less the first slot's. All n keys peeled: success.
  *   4. Assign, in reverse peel order, reading the peel order straight
  *      through: for the key m peeled from its slot j, fingerprints[j] =
  *      fingerprint(m) xor the fingerprints of its other slots. Slot j itself
  *      is still 0 then (each slot is peeled for one key at most), so all
- *      arity slots are xored in without asking which one j is. The slots assigned after it were
- * each the slot of a key peeled before m, at a time when m was still in the graph and that key was
- * alone there: none is a slot of m. So once assigned, a key's slots never change and their xor
- * stays its fingerprint.
+ *      arity slots are xored in without asking which one j is. The slots
+ *      assigned after it were each the slot of a key peeled before m, at a
+ *      time when m was still in the graph and that key was alone there:
+ *      none is a slot of m. So once assigned, a key's slots never change
+ *      and their xor stays its fingerprint.
  *
  * Counts are bytes. Filling stops them at 255; with distinct keys a slot
  * is the slot of about arity x n / length keys, 2.7 on average, and 255
@@ -276,14 +276,15 @@ static int reserve(workspace *w, size_t needed)
  * SCAN_BLOCK at a time: the block's slots of count 1 are queued, then the
  * queue is peeled empty, the slots whose count falls to 1 joining its end;
  * those past the block's end are passed over when they come up, because
- * the scan will reach them. Followed ahead, a chain of peelings can run through the
- * whole array (the fuse burning) and its front through memory far from the
- * scan: 140 ns per key at 10^8 keys, against 75 when it stays within the
- * few segments around the scan. Slots are queued without a branch - written
- * at the end, the end moved on when their count is 1 - because whether a
- * count is 1 is a coin toss the processor cannot predict. A queue rather
- * than a stack: the next slot to peel does not depend on the peeling just
- * done, so the processor can work on several at once. */
+ * the scan will reach them. Followed ahead, a chain of peelings can run
+ * through the whole array (the fuse burning) and its front through memory
+ * far from the scan: 140 ns per key at 10^8 keys, against 75 when it stays
+ * within the few segments around the scan. Slots are queued without a
+ * branch - written at the end, the end moved on when their count is 1 -
+ * because whether a count is 1 is a coin toss the processor cannot
+ * predict. A queue rather than a stack: the next slot to peel does not
+ * depend on the peeling just done, so the processor can work on several
+ * at once. */
 static AMQ__ALWAYS_INLINE int peel(workspace *w, size_t n, size_t *peeled, uint32_t arity)
 {
     const amq__fuse_shape shape = w->shape;
