@@ -1248,16 +1248,6 @@ static uint8_t *read_all(const char *path, size_t *len)
     return bytes;
 }
 
-static bool same_file(const char *a, const char *b)
-{
-    size_t len_a, len_b;
-    uint8_t *x = read_all(a, &len_a), *y = read_all(b, &len_b);
-    bool same = len_a == len_b && memcmp(x, y, len_a) == 0;
-    free(x);
-    free(y);
-    return same;
-}
-
 static const amq_info_detail *find_detail(const amq_info *info, const char *name)
 {
     for (size_t i = 0; i < info->detail_count; i++)
@@ -1350,7 +1340,7 @@ static void test_generic_round_trip(void **state)
         amq_test_expect_same_answers(f, g, seed, 2 * N);
         /* Saved again, the file is the same bytes. */
         assert_int_equal(amq_save(g, again), AMQ_OK);
-        assert_true(same_file(path, again));
+        assert_true(amq_test_same_file(path, again));
         /* The loaded filter keeps taking and giving back keys. */
         for (uint64_t i = 0; i < N; i += 4) {
             amq_test_key key = amq_test_make_key(seed, 0, i);
@@ -1415,7 +1405,7 @@ static void test_generic_full_and_grown_filters(void **state)
         assert_int_equal(amq_add(f, &key, sizeof key), AMQ_EFULL);
     }
     assert_int_equal(amq_save(f, again), AMQ_OK);
-    if (!same_file(path, again))
+    if (!amq_test_same_file(path, again))
         fail_msg("refused adds changed the saved filter");
     amq_free(f);
 
@@ -1743,7 +1733,7 @@ static void test_damaged_parameters(void **state)
                              c.payload_len);
     if (load_damaged(crafted, scratch, GROWN_KEYS, &diag) != AMQ_OK)
         fail_msg("the re-encoded file is refused: %s", diag.message);
-    assert_true(same_file(crafted, path));
+    assert_true(amq_test_same_file(crafted, path));
 
     struct {
         const char *what;
@@ -1965,7 +1955,7 @@ static void test_saved_files_still_answer(void **state)
                      (unsigned long long)hits, (unsigned long long)files[i].absent_hits);
         amq_test_scratch_path(resaved, state, "rebuilt.amq");
         assert_int_equal(amq_save(rebuilt, resaved), AMQ_OK);
-        if (!same_file(golden, resaved))
+        if (!amq_test_same_file(golden, resaved))
             fail_msg("%s: the same keys added today save different bytes", name);
         for (uint64_t k = 0; k < GOLDEN_PRESENT; k++) {
             size_t len = golden_key(key, "key", k);

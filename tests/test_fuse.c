@@ -580,17 +580,6 @@ static const amq_info_detail *find_detail(const amq_info *info, const char *name
     return NULL;
 }
 
-static bool same_file(const char *a, const char *b)
-{
-    size_t len_a = 0, len_b = 0;
-    char *x = amq_test_read_file(a, &len_a), *y = amq_test_read_file(b, &len_b);
-    assert_true(x && y);
-    bool same = len_a == len_b && memcmp(x, y, len_a) == 0;
-    free(x);
-    free(y);
-    return same;
-}
-
 /* A filter of keys 0 .. n-1 of set 0 through amq_build_ex. */
 static amq_filter *generic_build(const char *spec, uint64_t n)
 {
@@ -665,7 +654,7 @@ static void test_generic_round_trip(void **state)
                              (unsigned long long)i);
             }
             assert_int_equal(amq_save(g, again), AMQ_OK);
-            assert_true(same_file(path, again));
+            assert_true(amq_test_same_file(path, again));
             amq_free(g);
         }
         amq_free(f);
@@ -908,7 +897,7 @@ static void test_damaged_parameters(void **state)
     /* Rewritten as it was, it loads and holds every key, read and mapped. */
     amq_test_write_container(crafted, c.family, &c.hasher, w.bytes, w.len, c.payload,
                              c.payload_len);
-    assert_true(same_file(crafted, path));
+    assert_true(amq_test_same_file(crafted, path));
     for (unsigned flags = 0; flags <= AMQ_LOAD_MMAP; flags += AMQ_LOAD_MMAP) {
         amq_filter *f = NULL;
         assert_int_equal(amq_load_ex(&f, crafted, flags, NULL), AMQ_OK);

@@ -1094,16 +1094,6 @@ static void test_generic_merge(void **state)
 
 /* ---- save and load ------------------------------------------------------------------ */
 
-static bool same_file(const char *a, const char *b)
-{
-    size_t la = 0, lb = 0;
-    char *x = amq_test_read_file(a, &la), *y = amq_test_read_file(b, &lb);
-    bool same = x && y && la == lb && memcmp(x, y, la) == 0;
-    free(x);
-    free(y);
-    return same;
-}
-
 static void test_save_and_load(void **state)
 {
     char path[AMQ_TEST_PATH_MAX], again[AMQ_TEST_PATH_MAX];
@@ -1143,7 +1133,7 @@ static void test_save_and_load(void **state)
                 assert_int_equal(amq_contains(g, &key_set.keys[i], sizeof key_set.keys[i]), 1);
             amq_test_expect_same_answers(f, g, seed, 2 * N);
             assert_int_equal(amq_save(g, again), AMQ_OK);
-            assert_true(same_file(path, again));
+            assert_true(amq_test_same_file(path, again));
             assert_int_equal(amq_add(g, "x", 1), AMQ_EUNSUPPORTED);
             amq_free(g);
         }

@@ -103,6 +103,18 @@ char *amq_test_read_data(const char *name, size_t *len)
     return text;
 }
 
+bool amq_test_same_file(const char *a, const char *b)
+{
+    size_t len_a = 0, len_b = 0;
+    char *x = amq_test_read_file(a, &len_a), *y = amq_test_read_file(b, &len_b);
+    if (!x || !y)
+        fail_msg("cannot read %s", x ? b : a);
+    bool same = len_a == len_b && memcmp(x, y, len_a) == 0;
+    free(x);
+    free(y);
+    return same;
+}
+
 void amq_test_write_file(const char *path, const void *bytes, size_t len)
 {
     FILE *out = fopen(path, "wb");

@@ -73,6 +73,10 @@ char *amq_test_read_file(const char *path, size_t *len);
  * naming the path, when it cannot. len may be NULL. */
 char *amq_test_read_data(const char *name, size_t *len);
 
+/* Whether two files hold the same bytes; fails the test when either cannot
+ * be read. */
+bool amq_test_same_file(const char *a, const char *b);
+
 /* Write len bytes to path, replacing it; fails the test on any error. */
 void amq_test_write_file(const char *path, const void *bytes, size_t len);
 
