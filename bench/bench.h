@@ -173,6 +173,8 @@ extern const bench_workload bench_gcs_m65536;
 extern const bench_workload bench_floor_cache_line;
 extern const bench_workload bench_floor_three_bytes;
 extern const bench_workload bench_floor_seven_bits;
+extern const bench_workload bench_floor_cache_line_key;
+extern const bench_workload bench_floor_seven_bits_key;
 
 /* ---- results (the runner's) -------------------------------------------------- */
 

@@ -22,11 +22,30 @@
  * the compiler sees whole; the count of matches keeps the work from being
  * optimized away. The array holds random bits, so about as many tests
  * succeed as in a filter half full.
+ *
+ * Two more floors start from the keys instead, the 16-byte keys the filter
+ * workloads query, hashed inline by XXH3 as every filter hashes them:
+ *
+ *   floor/cache-line-key   XXH3-64 of the key, then floor/cache-line's read:
+ *                          what any blocked Bloom query of a key costs at
+ *                          least (phases query-present, query-absent).
+ *   floor/seven-bits-key   XXH3-128 of the key, then floor/seven-bits'
+ *                          reads: the least a classic query of a present key
+ *                          costs (phase query-present).
+ *
+ * Their peer is libbloom, which hashes its keys too, so that the "vs peer"
+ * column is the best ratio to libbloom a filter query could reach in that
+ * run: a target ratio below it is below what the machine allows.
  */
 #include "bench.h"
+#include "hash.h"
 #include "util.h"
 
 #include <stdlib.h>
+
+/* The keyed floors' keys, as long as the filter workloads'. They hash with
+ * this length a constant, which lets XXH3's short-key path inline. */
+#define FLOOR_KEY_BYTES 16
 
 typedef struct floor_state floor_state;
 
@@ -35,6 +54,8 @@ typedef struct floor_state floor_state;
 typedef struct floor_kind {
     double bits_per_key;
     uint64_t (*read)(floor_state *state);
+    /* For the floors that start from keys: one pass over a key set. */
+    uint64_t (*read_keys)(floor_state *state, const bench_keyset *keys);
 } floor_kind;
 
 struct floor_state {
@@ -44,6 +65,8 @@ struct floor_state {
     uint64_t *values;
     size_t count;
     uint64_t matches;
+    uint64_t seed;                /* the XXH3 seed of the keyed floors */
+    bench_keyset present, absent; /* their keys; empty for the others */
 };
 
 static void floor_teardown(void *state)
@@ -51,6 +74,8 @@ static void floor_teardown(void *state)
     floor_state *s = state;
     free(s->array);
     free(s->values);
+    bench_keyset_free(&s->present);
+    bench_keyset_free(&s->absent);
     free(s);
 }
 
@@ -63,10 +88,24 @@ static int floor_setup(void **state, const bench_config *config, const void *arg
     s->count = config->keys;
     s->array_bytes = (uint64_t)((double)config->keys * s->kind->bits_per_key / 8) / 32 * 32 + 32;
     s->array = aligned_alloc(64, (size_t)((s->array_bytes + 63) / 64 * 64));
-    s->values = malloc(s->count * sizeof *s->values);
-    if (!s->array || !s->values) {
+    if (s->kind->read)
+        s->values = malloc(s->count * sizeof *s->values);
+    if (!s->array || (s->kind->read && !s->values)) {
         floor_teardown(s);
         return amq__fail(diag, AMQ_ENOMEM, "no memory for the floor workload");
+    }
+    if (s->kind->read_keys) {
+        s->seed = config->seed;
+        int status = bench_keys_binary(&s->present, s->count, FLOOR_KEY_BYTES, config->seed,
+                                       BENCH_KEYS_PRESENT);
+        if (status == AMQ_OK)
+            status = bench_keys_binary(&s->absent, s->count, FLOOR_KEY_BYTES, config->seed,
+                                       BENCH_KEYS_ABSENT);
+        if (status != AMQ_OK) {
+            floor_teardown(s);
+            return amq__fail(diag, status, "generating %zu keys: %s", config->keys,
+                             amq_strerror(status));
+        }
     }
     uint64_t stream = config->seed;
     for (uint64_t i = 0; i < s->array_bytes; i += 8) {
@@ -74,21 +113,26 @@ static int floor_setup(void **state, const bench_config *config, const void *arg
         for (unsigned j = 0; j < 8 && i + j < s->array_bytes; j++)
             s->array[i + j] = (uint8_t)(word >> (8 * j));
     }
-    for (size_t i = 0; i < s->count; i++)
+    for (size_t i = 0; s->values && i < s->count; i++)
         s->values[i] = bench_splitmix64(&stream);
     *state = s;
     return AMQ_OK;
 }
 
-static uint64_t floor_cache_line(floor_state *s)
+/* floor/cache-line's read for one value: 1 if the bit is set. */
+static inline uint64_t cache_line_match(const floor_state *s, uint64_t value)
 {
     const uint32_t *words = (const uint32_t *)(const void *)s->array;
-    uint64_t blocks = s->array_bytes / 32, matches = 0;
-    for (size_t i = 0; i < s->count; i++) {
-        uint64_t value = s->values[i];
-        const uint32_t *block = words + ((value >> 32) * blocks >> 32) * 8;
-        matches += (block[value & 7] >> ((value >> 3) & 31)) & 1;
-    }
+    uint64_t blocks = s->array_bytes / 32;
+    const uint32_t *block = words + ((value >> 32) * blocks >> 32) * 8;
+    return (block[value & 7] >> ((value >> 3) & 31)) & 1;
+}
+
+static uint64_t floor_cache_line(floor_state *s)
+{
+    uint64_t matches = 0;
+    for (size_t i = 0; i < s->count; i++)
+        matches += cache_line_match(s, s->values[i]);
     s->matches = matches;
     return s->count;
 }
@@ -110,23 +154,47 @@ static uint64_t floor_three_bytes(floor_state *s)
 
 /* Bit j of a value's seven is at (value + j * step) scaled to the array's
  * bits, step odd and drawn from the value: independent positions that need
- * no conditional subtraction between them. */
-static uint64_t floor_seven_bits(floor_state *s)
+ * no conditional subtraction between them. 1 if all seven are set. */
+static inline uint64_t seven_bits_match(const floor_state *s, uint64_t position_hash, uint64_t step)
 {
     const uint64_t *words = (const uint64_t *)(const void *)s->array;
-    uint64_t bits = s->array_bytes / 8 * 64, matches = 0;
-    for (size_t i = 0; i < s->count; i++) {
-        uint64_t position_hash = s->values[i], step = s->values[i] * 0x9e3779b97f4a7c15ULL | 1;
-        uint64_t all = 1;
-        for (unsigned j = 0; j < 7; j++) {
-            uint64_t bit = (uint64_t)(((unsigned __int128)position_hash * bits) >> 64);
-            all &= words[bit >> 6] >> (bit & 63);
-            position_hash += step;
-        }
-        matches += all & 1;
+    uint64_t bits = s->array_bytes / 8 * 64, all = 1;
+    for (unsigned j = 0; j < 7; j++) {
+        uint64_t bit = (uint64_t)(((unsigned __int128)position_hash * bits) >> 64);
+        all &= words[bit >> 6] >> (bit & 63);
+        position_hash += step;
     }
+    return all & 1;
+}
+
+static uint64_t floor_seven_bits(floor_state *s)
+{
+    uint64_t matches = 0;
+    for (size_t i = 0; i < s->count; i++)
+        matches += seven_bits_match(s, s->values[i], s->values[i] * 0x9e3779b97f4a7c15ULL | 1);
     s->matches = matches;
     return s->count;
+}
+
+static uint64_t floor_cache_line_keys(floor_state *s, const bench_keyset *keys)
+{
+    uint64_t matches = 0;
+    for (size_t i = 0; i < keys->count; i++)
+        matches +=
+            cache_line_match(s, XXH3_64bits_withSeed(bench_key(keys, i), FLOOR_KEY_BYTES, s->seed));
+    s->matches = matches;
+    return keys->count;
+}
+
+static uint64_t floor_seven_bits_keys(floor_state *s, const bench_keyset *keys)
+{
+    uint64_t matches = 0;
+    for (size_t i = 0; i < keys->count; i++) {
+        XXH128_hash_t hash = XXH3_128bits_withSeed(bench_key(keys, i), FLOOR_KEY_BYTES, s->seed);
+        matches += seven_bits_match(s, hash.low64, hash.high64 | 1);
+    }
+    s->matches = matches;
+    return keys->count;
 }
 
 static void floor_report(void *state, bench_figures *out)
@@ -143,13 +211,37 @@ static uint64_t floor_read(void *state)
     return s->kind->read(s);
 }
 
+static uint64_t floor_read_present(void *state)
+{
+    floor_state *s = state;
+    return s->kind->read_keys(s, &s->present);
+}
+
+static uint64_t floor_read_absent(void *state)
+{
+    floor_state *s = state;
+    return s->kind->read_keys(s, &s->absent);
+}
+
 static const bench_phase floor_phases[] = {
     { .name = "read-hashed", .run = floor_read },
     { .name = NULL },
 };
-static const floor_kind cache_line_kind = { 10.53, floor_cache_line },
-                        three_bytes_kind = { 9.04, floor_three_bytes },
-                        seven_bits_kind = { 9.585, floor_seven_bits };
+/* Named as the filter workloads' and libbloom's phases, for the ratio. */
+static const bench_phase floor_key_phases[] = {
+    { .name = "query-present", .run = floor_read_present },
+    { .name = "query-absent", .run = floor_read_absent },
+    { .name = NULL },
+};
+static const bench_phase floor_present_key_phases[] = {
+    { .name = "query-present", .run = floor_read_present },
+    { .name = NULL },
+};
+static const floor_kind cache_line_kind = { 10.53, floor_cache_line, NULL },
+                        three_bytes_kind = { 9.04, floor_three_bytes, NULL },
+                        seven_bits_kind = { 9.585, floor_seven_bits, NULL },
+                        cache_line_key_kind = { 10.53, NULL, floor_cache_line_keys },
+                        seven_bits_key_kind = { 9.585, NULL, floor_seven_bits_keys };
 
 const bench_workload bench_floor_cache_line = {
     .name = "floor/cache-line",
@@ -183,6 +275,32 @@ const bench_workload bench_floor_seven_bits = {
     .arg = &seven_bits_kind,
     .setup = floor_setup,
     .phases = floor_phases,
+    .report = floor_report,
+    .teardown = floor_teardown,
+};
+
+const bench_workload bench_floor_cache_line_key = {
+    .name = "floor/cache-line-key",
+    .group = "floor",
+    .peer = "peer/libbloom",
+    .description = "the machine's floor for a blocked Bloom query of a key: XXH3-64 of the "
+                   "16-byte key, then floor/cache-line's read, inline, no call",
+    .arg = &cache_line_key_kind,
+    .setup = floor_setup,
+    .phases = floor_key_phases,
+    .report = floor_report,
+    .teardown = floor_teardown,
+};
+
+const bench_workload bench_floor_seven_bits_key = {
+    .name = "floor/seven-bits-key",
+    .group = "floor",
+    .peer = "peer/libbloom",
+    .description = "the machine's floor for a classic Bloom query of a present key: XXH3-128 "
+                   "of the 16-byte key, then floor/seven-bits' reads, inline, no call",
+    .arg = &seven_bits_key_kind,
+    .setup = floor_setup,
+    .phases = floor_present_key_phases,
     .report = floor_report,
     .teardown = floor_teardown,
 };

@@ -74,6 +74,8 @@ static const bench_workload *const own_workloads[] = {
     &bench_floor_cache_line,
     &bench_floor_three_bytes,
     &bench_floor_seven_bits,
+    &bench_floor_cache_line_key,
+    &bench_floor_seven_bits_key,
     &bench_hash_xxh3_64,
     &bench_hash_xxh3_128,
     &bench_hash_siphash,
