@@ -286,6 +286,51 @@ static void test_zero_step_hash_still_spreads(void **state)
     amq_bloom_free(f);
 }
 
+/* The query has a copy per usual hash count and a shared loop for the
+ * others: at every k, its answer must be "all k bits at the key's positions
+ * are set", read here one bit at a time from the filter's words. Each
+ * filter gets 1.6 m / k keys, which sets about 80% of its bits, so that
+ * both answers occur often (at k <= 16, at least one in 40 trials is maybe
+ * present). */
+static void test_every_hash_count_answers_by_its_bits(void **state)
+{
+    (void)state;
+    enum { bits = 4096, most_keys = 1 + bits * 16 / 10 };
+    static amq_u128 added[most_keys];
+    amq_test_rng rng;
+    amq_test_rng_init(&rng, seed ^ 0xb175);
+    for (uint32_t k = 1; k <= AMQ_BLOOM_MAX_HASHES; k++) {
+        amq_bloom_params params = { .bits = bits, .hashes = k };
+        amq_bloom *f = NULL;
+        assert_int_equal(amq_bloom_new(&f, &params), AMQ_OK);
+        size_t keys = 1 + bits * 16 / 10 / k;
+        for (size_t i = 0; i < keys; i++) {
+            added[i] = (amq_u128){ amq_test_next(&rng), amq_test_next(&rng) };
+            amq_bloom_add_hash(f, added[i]);
+        }
+        for (size_t i = 0; i < keys; i++)
+            assert_true(amq_bloom_contains_hash(f, added[i]));
+        const uint64_t *words = amq__bloom_words(f);
+        unsigned answers[2] = { 0, 0 };
+        for (size_t trial = 0; trial < 4000; trial++) {
+            amq_u128 hash = { amq_test_next(&rng), amq_test_next(&rng) };
+            amq__bloom_probe p = amq__bloom_probe_start(hash, amq_bloom_bits(f));
+            bool all_set = true;
+            for (uint32_t i = 0; i < k; i++) {
+                all_set = all_set && (words[p.position / 64] >> (p.position % 64) & 1);
+                amq__bloom_probe_next(&p, i);
+            }
+            if (amq_bloom_contains_hash(f, hash) != all_set)
+                fail_msg("k = %u: answered %d where the bits say %d", k, !all_set, all_set);
+            answers[all_set]++;
+        }
+        assert_true(answers[0] > 0);
+        if (k <= 16)
+            assert_true(answers[1] > 0);
+        amq_bloom_free(f);
+    }
+}
+
 static void test_past_2_to_the_32_bits(void **state)
 {
     (void)state;
@@ -419,6 +464,7 @@ int main(void)
         cmocka_unit_test(test_incompatible_filters_refused),
         cmocka_unit_test(test_batch_and_hash_forms_agree),
         cmocka_unit_test(test_zero_step_hash_still_spreads),
+        cmocka_unit_test(test_every_hash_count_answers_by_its_bits),
         cmocka_unit_test(test_past_2_to_the_32_bits),
         AMQ_TEST_WITH_SCRATCH(test_generic_round_trip),
         cmocka_unit_test(test_generic_spec_errors),
