@@ -395,6 +395,17 @@ static inline uint64_t alternate(const amq_cuckoo *f, const cuckoo_table *t, uin
     return (other << t->shift) | ((bucket ^ flip) & ((((uint64_t)1) << t->shift) - 1));
 }
 
+/* The zero-lane test of SWAR arithmetic (see the top of the file) on lanes
+ * of one width: ones has bit 0 of every lane set, highs its top bit. The
+ * result is non-zero iff some lane of x is zero, and then its lowest set
+ * bit is the top bit of the first zero lane; a lane's borrow only reaches
+ * the lanes above a zero one, and lanes outside ones and highs are never
+ * looked at. */
+static inline uint64_t zero_lanes(uint64_t x, uint64_t ones, uint64_t highs)
+{
+    return (x - ones) & ~x & highs;
+}
+
 /* ---- semi-sorted buckets (see the top of the file) ----------------------------------- */
 
 /* The sorted prefix sequences by code, each prefix in the top 4 bits of its
@@ -461,24 +472,18 @@ static inline uint64_t semi_sorted_lanes(const amq_cuckoo *f, uint64_t code, uin
 }
 
 /* Non-zero iff some 16-bit lane of lanes equals that of target (whose
- * lanes are all alike). The zero-lane test on x = lanes xor target:
- * (x - ones) & ~x & highs sets the top bit of the lowest zero lane, and of
- * no lane when none is zero (a lane's borrow only reaches the lanes above a
- * zero one). */
+ * lanes are all alike). */
 static inline uint64_t wide_lanes_match(uint64_t lanes, uint64_t target)
 {
-    uint64_t x = lanes ^ target;
-    return (x - WIDE_LANE_ONES) & ~x & WIDE_LANE_HIGHS;
+    return zero_lanes(lanes ^ target, WIDE_LANE_ONES, WIDE_LANE_HIGHS);
 }
 
 /* Non-zero iff one of the four (f - 4)-bit suffixes in suffixes (as
  * semi_sorted_read gives them) equals that of target, which is a suffix in
- * every one of the four lanes: the zero-lane test again, on lanes of
- * f - 4 bits. */
+ * every one of the four lanes. */
 static inline uint64_t suffixes_match(const amq_cuckoo *f, uint64_t suffixes, uint64_t target)
 {
-    uint64_t x = suffixes ^ target;
-    return (x - f->suffix_ones) & ~x & f->suffix_highs;
+    return zero_lanes(suffixes ^ target, f->suffix_ones, f->suffix_highs);
 }
 
 #if CUCKOO_HAVE_BMI2
@@ -611,12 +616,10 @@ static inline void slot_set(const amq_cuckoo *f, cuckoo_table *t, uint64_t bucke
 
 /* For a bucket word: non-zero iff some lane holds value, and then its
  * lowest set bit is bit f - 1 of the first such lane. Bits of word above
- * the b lanes may be anything: the test looks at the b lanes' top bits
- * only, and a lane's borrow only reaches the lanes above it. */
+ * the b lanes may be anything (zero_lanes does not look at them). */
 static inline uint64_t lanes_equal(const amq_cuckoo *f, uint64_t word, uint32_t value)
 {
-    uint64_t x = word ^ (value * f->lane_ones);
-    return (x - f->lane_ones) & ~x & f->lane_highs;
+    return zero_lanes(word ^ (value * f->lane_ones), f->lane_ones, f->lane_highs);
 }
 
 /* The first slot of the bucket holding value (0: the first free slot), or
