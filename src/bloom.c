@@ -201,45 +201,14 @@ void amq_bloom_add(amq_bloom *f, const void *key, size_t len)
     amq_bloom_add_hash(f, amq__hash128(&f->hasher, key, len));
 }
 
-/* The bits are tested two at a time: both words are read before the branch
- * that leaves at a clear bit (see the top of the file). Inlined with k a
- * constant by amq_bloom_contains_hash. */
-static AMQ__ALWAYS_INLINE bool contains_probes(const amq_bloom *f, amq_u128 hash, uint32_t k)
+static bool bit_set(const void *f, uint64_t position)
 {
-    amq__bloom_probe p = amq__bloom_probe_start(hash, f->bits.bit_count);
-    uint32_t i = 0;
-    for (; i + 1 < k; i += 2) {
-        bool first = amq__bitvec_get(&f->bits, p.position);
-        amq__bloom_probe_next(&p, i);
-        bool second = amq__bitvec_get(&f->bits, p.position);
-        amq__bloom_probe_next(&p, i + 1);
-        if (!(first & second))
-            return false;
-    }
-    return i == k || amq__bitvec_get(&f->bits, p.position);
+    return amq__bitvec_get(&((const amq_bloom *)f)->bits, position);
 }
 
-/* The hash counts that sizing from the usual rates gives (p = 10%, 5%, 1%,
- * 0.1%, 0.01%: k = 3, 4, 7, 10, 13) each get the loop with k a constant,
- * which the compiler unrolls; other counts share the loop. Unrolled, a
- * present key's query took 0.88-0.93 of the loop's time at k = 7 and 10,
- * n = 10^6 and 10^7 (docs/PERFORMANCE.md). */
 bool amq_bloom_contains_hash(const amq_bloom *f, amq_u128 hash)
 {
-    switch (f->hashes) {
-    case 3:
-        return contains_probes(f, hash, 3);
-    case 4:
-        return contains_probes(f, hash, 4);
-    case 7:
-        return contains_probes(f, hash, 7);
-    case 10:
-        return contains_probes(f, hash, 10);
-    case 13:
-        return contains_probes(f, hash, 13);
-    default:
-        return contains_probes(f, hash, f->hashes);
-    }
+    return amq__bloom_all_set(f, bit_set, hash, f->bits.bit_count, f->hashes);
 }
 
 bool amq_bloom_contains(const amq_bloom *f, const void *key, size_t len)

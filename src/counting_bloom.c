@@ -266,22 +266,15 @@ void amq_counting_bloom_add(amq_counting_bloom *f, const void *key, size_t len)
     increment_first(f, amq__hash128(&f->hasher, key, len), f->hashes);
 }
 
+static bool counter_set(const void *filter, uint64_t position)
+{
+    const amq_counting_bloom *f = filter;
+    return counter_at(f->counters, position << f->width_log2, counter_max(f)) != 0;
+}
+
 bool amq_counting_bloom_contains_hash(const amq_counting_bloom *f, amq_u128 hash)
 {
-    const uint8_t *counters = f->counters;
-    const unsigned width_log2 = f->width_log2, max = counter_max(f);
-    amq__bloom_probe p = amq__bloom_probe_start(hash, f->counter_count);
-    /* Two counters at a time, both read before the branch (see bloom.c). */
-    uint32_t i = 0;
-    for (; i + 1 < f->hashes; i += 2) {
-        unsigned first = counter_at(counters, p.position << width_log2, max);
-        amq__bloom_probe_next(&p, i);
-        unsigned second = counter_at(counters, p.position << width_log2, max);
-        amq__bloom_probe_next(&p, i + 1);
-        if ((first == 0) | (second == 0))
-            return false;
-    }
-    return i == f->hashes || counter_at(counters, p.position << width_log2, max) != 0;
+    return amq__bloom_all_set(f, counter_set, hash, f->counter_count, f->hashes);
 }
 
 bool amq_counting_bloom_contains(const amq_counting_bloom *f, const void *key, size_t len)

@@ -197,6 +197,49 @@ static void test_nonzero_counters_are_the_classic_bits(void **state)
     }
 }
 
+/* The query shares the classic filter's loop, unrolled for the usual hash
+ * counts: at every k and both counter widths, its answer must be whether
+ * the key's k counters are all non-zero, read here one at a time. Each
+ * filter gets 1.6 m / k keys, which leaves about 80% of its counters
+ * non-zero, so that both answers occur often. */
+static void test_every_hash_count_answers_by_its_counters(void **state)
+{
+    (void)state;
+    enum { counters = 4096 };
+    amq_test_rng rng;
+    amq_test_rng_init(&rng, seed ^ 0xc075);
+    for (uint32_t bits = 4; bits <= 8; bits += 4) {
+        for (uint32_t k = 1; k <= AMQ_BLOOM_MAX_HASHES; k++) {
+            amq_counting_bloom_params params = { .counters = counters,
+                                                 .hashes = k,
+                                                 .counter_bits = bits };
+            amq_counting_bloom *f = NULL;
+            assert_int_equal(amq_counting_bloom_new(&f, &params), AMQ_OK);
+            for (size_t i = 0; i < 1 + counters * 16 / 10 / k; i++)
+                amq_counting_bloom_add_hash(f,
+                                            (amq_u128){ amq_test_next(&rng), amq_test_next(&rng) });
+            unsigned answers[2] = { 0, 0 };
+            for (size_t trial = 0; trial < 4000; trial++) {
+                amq_u128 hash = { amq_test_next(&rng), amq_test_next(&rng) };
+                amq__bloom_probe p = amq__bloom_probe_start(hash, counters);
+                bool all_set = true;
+                for (uint32_t i = 0; i < k; i++) {
+                    all_set = all_set && amq__counting_bloom_counter(f, p.position) != 0;
+                    amq__bloom_probe_next(&p, i);
+                }
+                if (amq_counting_bloom_contains_hash(f, hash) != all_set)
+                    fail_msg("%u-bit counters, k = %u: answered %d where the counters say %d", bits,
+                             k, !all_set, all_set);
+                answers[all_set]++;
+            }
+            assert_true(answers[0] > 0);
+            if (k <= 16)
+                assert_true(answers[1] > 0);
+            amq_counting_bloom_free(f);
+        }
+    }
+}
+
 /* ---- false negatives and false positives ----------------------------------------- */
 
 /* n keys added; none missing; then the FPR over 2n absent keys is within 4
@@ -976,6 +1019,7 @@ int main(void)
         cmocka_unit_test(test_sizing_is_the_classic_filters),
         cmocka_unit_test(test_sizing_errors),
         cmocka_unit_test(test_nonzero_counters_are_the_classic_bits),
+        cmocka_unit_test(test_every_hash_count_answers_by_its_counters),
         cmocka_unit_test(test_fpr_10_percent),
         cmocka_unit_test(test_fpr_1_percent_then_remove_every_key),
         cmocka_unit_test(test_fpr_tenth_percent),
