@@ -208,24 +208,37 @@ static AMQ__ALWAYS_INLINE query_view view_of(const amq_fuse *f)
     return v;
 }
 
+/* A key's place in the filter: its slots and its fingerprint. */
+typedef struct key_place {
+    uint64_t slots[4];
+    uint32_t fingerprint;
+} key_place;
+
 /* The test proper: the key's fingerprint xor its slots is 0. */
-static AMQ__ALWAYS_INLINE bool slots_match(const uint8_t *fingerprints, const uint64_t slots[4],
-                                           uint32_t fingerprint, uint32_t fingerprint_bits,
-                                           uint32_t arity)
+static AMQ__ALWAYS_INLINE bool place_matches(const uint8_t *fingerprints, const key_place *key,
+                                             uint32_t fingerprint_bits, uint32_t arity)
 {
-    uint32_t x = fingerprint;
+    uint32_t x = key->fingerprint;
     for (uint32_t k = 0; k < arity; k++)
-        x ^= amq__fuse_get(fingerprints, slots[k], fingerprint_bits);
+        x ^= amq__fuse_get(fingerprints, key->slots[k], fingerprint_bits);
     return x == 0;
+}
+
+/* The place of the key whose hash is hash. */
+static AMQ__ALWAYS_INLINE void place_of(const query_view *v, uint64_t hash,
+                                        uint32_t fingerprint_bits, uint32_t arity, key_place *out)
+{
+    uint64_t m = amq__fuse_mix(hash, v->seed);
+    amq__fuse_slots(&v->shape, m, arity, out->slots);
+    out->fingerprint = amq__fuse_fingerprint(m, fingerprint_bits);
 }
 
 static AMQ__ALWAYS_INLINE bool query(const query_view *v, uint64_t hash, uint32_t fingerprint_bits,
                                      uint32_t arity)
 {
-    uint64_t m = amq__fuse_mix(hash, v->seed), slots[4];
-    amq__fuse_slots(&v->shape, m, arity, slots);
-    return slots_match(v->fingerprints, slots, amq__fuse_fingerprint(m, fingerprint_bits),
-                       fingerprint_bits, arity);
+    key_place key;
+    place_of(v, hash, fingerprint_bits, arity, &key);
+    return place_matches(v->fingerprints, &key, fingerprint_bits, arity);
 }
 
 bool amq_fuse_contains_hash(const amq_fuse *filter, uint64_t hash)
@@ -241,35 +254,33 @@ bool amq_fuse_contains(const amq_fuse *filter, const void *key, size_t len)
     return amq_fuse_contains_hash(filter, amq__hash64(&filter->hasher, key, len));
 }
 
-/* A key in flight in the batch pipeline: its slots, computed once, and its
- * fingerprint. */
-typedef struct in_flight {
-    uint64_t slots[4];
-    uint32_t fingerprint;
-} in_flight;
+/* Key i's hash in a batch: hashes[i], or keys[i] (lens[i] bytes) hashed
+ * when by_hash is false. */
+static AMQ__ALWAYS_INLINE uint64_t batch_hash(const amq_hasher *hasher, const void *const *keys,
+                                              const size_t *lens, const uint64_t *hashes, size_t i,
+                                              bool by_hash)
+{
+    return by_hash ? hashes[i] : amq__hash64(hasher, keys[i], lens[i]);
+}
 
-/* The first half of a batch query: key i's hash (hashes[i], or keys[i]
- * hashed when by_hash is false), its slots and fingerprint into *out, and
- * its slots prefetched. */
+/* The first half of a batch query: key i's place into *out, and its slots
+ * prefetched. hashes, or keys and lens: as in batch_hash. */
 static AMQ__ALWAYS_INLINE void stage(const query_view *v, const amq_hasher *hasher,
                                      const void *const *keys, const size_t *lens,
-                                     const uint64_t *hashes, size_t i, bool by_hash, in_flight *out,
+                                     const uint64_t *hashes, size_t i, bool by_hash, key_place *out,
                                      uint32_t fingerprint_bits, uint32_t arity)
 {
-    uint64_t hash = by_hash ? hashes[i] : amq__hash64(hasher, keys[i], lens[i]);
-    uint64_t m = amq__fuse_mix(hash, v->seed), slots[4];
-    amq__fuse_slots(&v->shape, m, arity, slots);
-    for (uint32_t k = 0; k < arity; k++) {
-        __builtin_prefetch(v->fingerprints + slots[k] * (fingerprint_bits / 8));
-        out->slots[k] = slots[k];
-    }
-    out->fingerprint = amq__fuse_fingerprint(m, fingerprint_bits);
+    key_place key;
+    place_of(v, batch_hash(hasher, keys, lens, hashes, i, by_hash), fingerprint_bits, arity, &key);
+    for (uint32_t k = 0; k < arity; k++)
+        __builtin_prefetch(v->fingerprints + key.slots[k] * (fingerprint_bits / 8));
+    *out = key;
 }
 
 /* The batch query for an array the cache holds: the keys one after the
  * other. Their loads are independent, so the processor already overlaps
  * those of many keys, and they hit the cache: prefetching would only add
- * work. hashes, or keys and lens: as in stage. */
+ * work. hashes, or keys and lens: as in batch_hash. */
 static AMQ__ALWAYS_INLINE void direct(const amq_fuse *f, const void *const *keys,
                                       const size_t *lens, const uint64_t *hashes, size_t count,
                                       uint8_t *results, bool by_hash, uint32_t fingerprint_bits,
@@ -277,10 +288,9 @@ static AMQ__ALWAYS_INLINE void direct(const amq_fuse *f, const void *const *keys
 {
     const query_view v = view_of(f);
     const amq_hasher hasher = f->hasher;
-    for (size_t i = 0; i < count; i++) {
-        uint64_t hash = by_hash ? hashes[i] : amq__hash64(&hasher, keys[i], lens[i]);
-        results[i] = query(&v, hash, fingerprint_bits, arity);
-    }
+    for (size_t i = 0; i < count; i++)
+        results[i] =
+            query(&v, batch_hash(&hasher, keys, lens, hashes, i, by_hash), fingerprint_bits, arity);
 }
 
 /* The batch query for a larger array: a pipeline PIPELINE_DEPTH keys deep.
@@ -295,21 +305,19 @@ static AMQ__ALWAYS_INLINE void pipeline(const amq_fuse *f, const void *const *ke
 {
     const query_view v = view_of(f);
     const amq_hasher hasher = f->hasher;
-    in_flight ring[PIPELINE_DEPTH];
+    key_place ring[PIPELINE_DEPTH];
     size_t ahead = count < PIPELINE_DEPTH ? count : PIPELINE_DEPTH, i = 0;
     for (size_t j = 0; j < ahead; j++)
         stage(&v, &hasher, keys, lens, hashes, j, by_hash, &ring[j], fingerprint_bits, arity);
     for (; i + PIPELINE_DEPTH < count; i++) {
-        in_flight *key = &ring[i % PIPELINE_DEPTH];
-        results[i] =
-            slots_match(v.fingerprints, key->slots, key->fingerprint, fingerprint_bits, arity);
+        key_place *key = &ring[i % PIPELINE_DEPTH];
+        results[i] = place_matches(v.fingerprints, key, fingerprint_bits, arity);
         stage(&v, &hasher, keys, lens, hashes, i + PIPELINE_DEPTH, by_hash, key, fingerprint_bits,
               arity);
     }
     for (; i < count; i++) {
-        const in_flight *key = &ring[i % PIPELINE_DEPTH];
-        results[i] =
-            slots_match(v.fingerprints, key->slots, key->fingerprint, fingerprint_bits, arity);
+        const key_place *key = &ring[i % PIPELINE_DEPTH];
+        results[i] = place_matches(v.fingerprints, key, fingerprint_bits, arity);
     }
 }
 
