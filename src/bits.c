@@ -99,7 +99,7 @@
 
 /* ---- bit vector ---------------------------------------------------------- */
 
-void *amq__alloc_table(uint64_t bytes)
+void *amq__alloc_table(uint64_t bytes, bool zeroed)
 {
     uint64_t alignment = bytes >= AMQ__HUGE_PAGE ? AMQ__HUGE_PAGE : 64;
     uint64_t rounded = (bytes + alignment - 1) / alignment * alignment;
@@ -112,7 +112,8 @@ void *amq__alloc_table(uint64_t bytes)
     if (alignment == AMQ__HUGE_PAGE)
         madvise(table, (size_t)rounded, MADV_HUGEPAGE); /* a hint: failure is harmless */
 #endif
-    memset(table, 0, (size_t)rounded);
+    if (zeroed)
+        memset(table, 0, (size_t)rounded);
     return table;
 }
 
@@ -129,7 +130,7 @@ static int bitvec_alloc(amq__bitvec *v, uint64_t bit_count, bool sparse)
         return AMQ_ERANGE;
     if (word_count > 0) {
         v->words = sparse ? calloc((size_t)word_count, sizeof(uint64_t))
-                          : amq__alloc_table(word_count * sizeof(uint64_t));
+                          : amq__alloc_table(word_count * sizeof(uint64_t), true);
         if (!v->words)
             return AMQ_ENOMEM;
     }

@@ -50,12 +50,14 @@ static inline uint64_t amq__bitvec_words_for(uint64_t bit_count)
  * times 64 fits a uint64_t and its byte size fits ptrdiff_t and off_t. */
 #define AMQ__BITVEC_MAX_BITS ((uint64_t)1 << 63)
 
-/* Zeroed memory for a filter's table of bytes bytes (> 0), 64-byte aligned
- * so that no cache line straddles two; from 2 MiB up aligned to, and asking
- * the kernel for, 2 MiB pages (MADV_HUGEPAGE), which spares a random access
- * its TLB miss. Free with free(). NULL when it cannot be had. */
+/* Memory for a filter's table of bytes bytes (> 0), zeroed when zeroed is
+ * true (a caller that writes every byte before reading it passes false and
+ * saves a pass over the table), 64-byte aligned so that no cache line
+ * straddles two; from 2 MiB up aligned to, and asking the kernel for,
+ * 2 MiB pages (MADV_HUGEPAGE), which spares a random access its TLB miss.
+ * Free with free(). NULL when it cannot be had. */
 #define AMQ__HUGE_PAGE ((uint64_t)2 << 20)
-void *amq__alloc_table(uint64_t bytes);
+void *amq__alloc_table(uint64_t bytes, bool zeroed);
 
 /* Allocate a vector of bit_count zero bits (bit_count may be 0; words is then
  * NULL). Returns AMQ_OK, AMQ_ERANGE (bit_count above AMQ__BITVEC_MAX_BITS, or

@@ -306,7 +306,7 @@ static int allocate(amq_blocked_bloom **out, amq_blocked_layout layout, uint64_t
     f->blocks = blocks;
     f->words_per_block = block_bits_of(layout) / 32;
     uint64_t bytes = blocks * f->words_per_block * 4; /* a multiple of 32; at most 2^38 */
-    f->words = amq__alloc_table(bytes);
+    f->words = amq__alloc_table(bytes, true);
     if (!f->words) {
         free(f);
         return amq__fail(diag, AMQ_ENOMEM, "cannot allocate %llu bytes of blocks",

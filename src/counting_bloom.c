@@ -160,7 +160,7 @@ static int allocate(amq_counting_bloom **out, uint64_t m, unsigned width_log2, a
     amq_counting_bloom *f = calloc(1, sizeof *f);
     if (!f)
         return AMQ_ENOMEM;
-    f->counters = amq__alloc_table(allocated);
+    f->counters = amq__alloc_table(allocated, true);
     if (!f->counters) {
         free(f);
         return amq__fail(diag, AMQ_ENOMEM, "cannot allocate %llu counters (%llu bytes)",

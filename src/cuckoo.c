@@ -866,7 +866,7 @@ static int table_open(amq_cuckoo *f, unsigned shift)
     uint64_t bytes = table_bytes(f, buckets) + AMQ__PACKED_PADDING;
     if (bytes > SIZE_MAX)
         return AMQ_ENOMEM;
-    t->slots = amq__alloc_table(bytes);
+    t->slots = amq__alloc_table(bytes, true);
     if (!t->slots)
         return AMQ_ENOMEM;
     t->buckets = buckets;

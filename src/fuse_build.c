@@ -179,7 +179,8 @@ static void workspace_free_shaped(workspace *w)
     w->counts = NULL;
 }
 
-/* Allocate the arrays sized by the shape. */
+/* Allocate the arrays sized by the shape, not zeroed: fill zeroes each
+ * segment of keys and counts before using it, every attempt. */
 static int workspace_shape(workspace *w, const amq__fuse_shape *shape)
 {
     workspace_free_shaped(w);
@@ -188,8 +189,8 @@ static int workspace_shape(workspace *w, const amq__fuse_shape *shape)
         shape->array_length > SIZE_MAX / sizeof *w->keys)
         return AMQ_ERANGE;
     w->starts = malloc(((size_t)shape->segment_count + 1) * sizeof *w->starts);
-    w->keys = amq__alloc_table(shape->array_length * sizeof *w->keys);
-    w->counts = amq__alloc_table(shape->array_length);
+    w->keys = amq__alloc_table(shape->array_length * sizeof *w->keys, false);
+    w->counts = amq__alloc_table(shape->array_length, false);
     return w->starts && w->keys && w->counts ? AMQ_OK : AMQ_ENOMEM;
 }
 
@@ -437,9 +438,11 @@ static int build(amq_fuse **out, const amq_fuse_params *params, const uint64_t *
     workspace w = { .queue_capacity = QUEUE_INITIAL };
     uint64_t *copy = NULL;
     status = workspace_shape(&w, &shape);
-    /* Also the scratch of the sort that drops duplicates. */
+    /* Also the scratch of the sort that drops duplicates. Not zeroed:
+     * partition writes the n entries before they are read, and the sort
+     * zeroes its own counters. */
     w.order = n <= SIZE_MAX / sizeof *w.order - AMQ__SORT_COUNTS
-                  ? amq__alloc_table((n + AMQ__SORT_COUNTS) * sizeof *w.order)
+                  ? amq__alloc_table((n + AMQ__SORT_COUNTS) * sizeof *w.order, false)
                   : NULL;
     w.own = malloc(n ? n : 1);
     w.queue = malloc(w.queue_capacity * sizeof *w.queue);
@@ -488,7 +491,7 @@ static int build(amq_fuse **out, const amq_fuse_params *params, const uint64_t *
         /* Zeroed, and in 2 MiB pages when that large: queries then miss the
          * TLB far less often. */
         uint8_t *fingerprints =
-            f ? amq__alloc_table(shape.array_length * (p.fingerprint_bits / 8)) : NULL;
+            f ? amq__alloc_table(shape.array_length * (p.fingerprint_bits / 8), true) : NULL;
         if (!fingerprints) {
             free(f);
             f = NULL;
