@@ -216,16 +216,11 @@ bool amq_bloom_contains(const amq_bloom *f, const void *key, size_t len)
     return amq_bloom_contains_hash(f, amq__hash128(&f->hasher, key, len));
 }
 
-static bool contains_hash(const void *f, amq_u128 hash)
-{
-    return amq_bloom_contains_hash(f, hash);
-}
-
 void amq_bloom_contains_many(const amq_bloom *f, const void *const *keys, const size_t *lens,
                              size_t count, uint8_t *results)
 {
     amq__bloom_table table = { (const uint8_t *)f->bits.words, 0, f->bits.bit_count, f->hashes };
-    amq__bloom_contains_many(f, contains_hash, &table, &f->hasher, keys, lens, count, results);
+    amq__bloom_contains_many(f, bit_set, &table, &f->hasher, keys, lens, count, results);
 }
 
 /* ---- what the filter knows about itself ----------------------------------------- */

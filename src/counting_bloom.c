@@ -320,16 +320,11 @@ int amq_counting_bloom_remove(amq_counting_bloom *f, const void *key, size_t len
     return amq_counting_bloom_remove_hash(f, amq__hash128(&f->hasher, key, len));
 }
 
-static bool contains_hash(const void *f, amq_u128 hash)
-{
-    return amq_counting_bloom_contains_hash(f, hash);
-}
-
 void amq_counting_bloom_contains_many(const amq_counting_bloom *f, const void *const *keys,
                                       const size_t *lens, size_t count, uint8_t *results)
 {
     amq__bloom_table table = { f->counters, f->width_log2, f->counter_count, f->hashes };
-    amq__bloom_contains_many(f, contains_hash, &table, &f->hasher, keys, lens, count, results);
+    amq__bloom_contains_many(f, counter_set, &table, &f->hasher, keys, lens, count, results);
 }
 
 uint32_t amq_counting_bloom_count(const amq_counting_bloom *f, const void *key, size_t len)
