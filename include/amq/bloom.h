@@ -107,7 +107,7 @@ AMQ_API bool amq_bloom_contains_hash(const amq_bloom *filter, amq_u128 hash);
  * keys are hashed in groups and their bits prefetched before they are read,
  * so the memory accesses of a group overlap.
  * @param results receives count bytes: 1 maybe present, 0 certainly absent.
- * Allocates: never.
+ * Allocates: never; uses 8 KiB of stack for the bit positions of a group.
  */
 AMQ_API void amq_bloom_contains_many(const amq_bloom *filter, const void *const *keys,
                                      const size_t *lens, size_t count, uint8_t *results);
