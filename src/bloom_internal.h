@@ -106,6 +106,8 @@ typedef struct amq__bloom_table {
  * stack): the positions of a chunk of keys, AMQ__BLOOM_BATCH_POSITIONS / k
  * of them. */
 #define AMQ__BLOOM_BATCH_POSITIONS 1024
+_Static_assert(AMQ__BLOOM_BATCH_POSITIONS >= AMQ_BLOOM_MAX_HASHES,
+               "a chunk of the batch query holds at least one key's positions");
 
 /* How many positions ahead of the one tested amq__bloom_contains_many
  * prefetches: eight keys' worth at k = 7, more cache lines than a core's
