@@ -24,7 +24,8 @@
  * succeed as in a filter half full.
  *
  * Two more floors start from the keys instead, the 16-byte keys the filter
- * workloads query, hashed inline by XXH3 as every filter hashes them:
+ * workloads query, hashed by XXH3 through the library's hash entry point
+ * (amq__hash64, amq__hash128), as every filter hashes them:
  *
  *   floor/cache-line-key   XXH3-64 of the key, then floor/cache-line's read:
  *                          what any blocked Bloom query of a key costs at
@@ -65,7 +66,7 @@ struct floor_state {
     uint64_t *values;
     size_t count;
     uint64_t matches;
-    uint64_t seed;                /* the XXH3 seed of the keyed floors */
+    amq_hasher hasher;            /* XXH3, seeded: the keyed floors' hash */
     bench_keyset present, absent; /* their keys; empty for the others */
 };
 
@@ -95,7 +96,7 @@ static int floor_setup(void **state, const bench_config *config, const void *arg
         return amq__fail(diag, AMQ_ENOMEM, "no memory for the floor workload");
     }
     if (s->kind->read_keys) {
-        s->seed = config->seed;
+        amq_hasher_xxh3(&s->hasher, config->seed);
         int status = bench_keys_binary(&s->present, s->count, FLOOR_KEY_BYTES, config->seed,
                                        BENCH_KEYS_PRESENT);
         if (status == AMQ_OK)
@@ -181,7 +182,7 @@ static uint64_t floor_cache_line_keys(floor_state *s, const bench_keyset *keys)
     uint64_t matches = 0;
     for (size_t i = 0; i < keys->count; i++)
         matches +=
-            cache_line_match(s, XXH3_64bits_withSeed(bench_key(keys, i), FLOOR_KEY_BYTES, s->seed));
+            cache_line_match(s, amq__hash64(&s->hasher, bench_key(keys, i), FLOOR_KEY_BYTES));
     s->matches = matches;
     return keys->count;
 }
@@ -190,8 +191,8 @@ static uint64_t floor_seven_bits_keys(floor_state *s, const bench_keyset *keys)
 {
     uint64_t matches = 0;
     for (size_t i = 0; i < keys->count; i++) {
-        XXH128_hash_t hash = XXH3_128bits_withSeed(bench_key(keys, i), FLOOR_KEY_BYTES, s->seed);
-        matches += seven_bits_match(s, hash.low64, hash.high64 | 1);
+        amq_u128 hash = amq__hash128(&s->hasher, bench_key(keys, i), FLOOR_KEY_BYTES);
+        matches += seven_bits_match(s, hash.low, hash.high | 1);
     }
     s->matches = matches;
     return keys->count;
