@@ -21,13 +21,9 @@
 
 enum { KEYS = 20000, ASKED = 9000 };
 
-/* The family's filter from KEYS keys of set 0, at 1%. An hfb filter takes
- * its keys through MD5: the test keys are not random 128-bit IDs. */
-static amq_filter *build_family(const char *family, const amq_test_keys *keys)
+/* The filter spec builds from keys (set 0); fails the test if it cannot. */
+static amq_filter *build_spec(const char *spec, const amq_test_keys *keys)
 {
-    char spec[96];
-    snprintf(spec, sizeof spec, "%s p=0.01%s", family,
-             strcmp(family, "hfb") == 0 ? " hash=md5" : "");
     amq_filter *f = NULL;
     amq_diag diag = { 0 };
     int status = amq_build_ex(&f, spec, keys->pointers, keys->lens, keys->count, &diag);
@@ -36,48 +32,115 @@ static amq_filter *build_family(const char *family, const amq_test_keys *keys)
     return f;
 }
 
+/* The family's filter from KEYS keys of set 0, at 1%. An hfb filter takes
+ * its keys through MD5: the test keys are not random 128-bit IDs. */
+static amq_filter *build_family(const char *family, const amq_test_keys *keys)
+{
+    char spec[96];
+    snprintf(spec, sizeof spec, "%s p=0.01%s", family,
+             strcmp(family, "hfb") == 0 ? " hash=md5" : "");
+    return build_spec(spec, keys);
+}
+
+/* Keys asked in a batch (amq_test_batch_keys, stride 2) and room for the
+ * answers. */
+typedef struct asked_keys {
+    amq_test_key *keys;
+    const void **pointers;
+    size_t *lens;
+    uint8_t *results;
+} asked_keys;
+
+static void asked_make(asked_keys *asked, uint64_t seed)
+{
+    asked->keys = calloc(ASKED, sizeof *asked->keys);
+    asked->pointers = calloc(ASKED, sizeof *asked->pointers);
+    asked->lens = calloc(ASKED, sizeof *asked->lens);
+    asked->results = calloc(ASKED, 1);
+    assert_non_null(asked->keys);
+    assert_non_null(asked->pointers);
+    assert_non_null(asked->lens);
+    assert_non_null(asked->results);
+    /* Two thirds of set 0, one third of set 1, in an order unrelated to the
+     * filter's. */
+    amq_test_batch_keys(asked->keys, asked->pointers, asked->lens, ASKED, seed, 2);
+}
+
+static void asked_free(asked_keys *asked)
+{
+    free(asked->results);
+    free(asked->lens);
+    free(asked->pointers);
+    free(asked->keys);
+}
+
+/* f, built from the first built keys of set 0, answers the asked keys in
+ * one batch as it does one by one, and says "maybe" of every key it holds.
+ * Returns how many of the asked keys it holds. */
+static size_t check_batch_is_single(amq_filter *f, const char *name, asked_keys *asked,
+                                    size_t built)
+{
+    memset(asked->results, 0xee, ASKED);
+    assert_int_equal(amq_contains_many(f, asked->pointers, asked->lens, ASKED, asked->results),
+                     AMQ_OK);
+    size_t present = 0;
+    for (size_t i = 0; i < ASKED; i++) {
+        int single = amq_contains(f, asked->pointers[i], asked->lens[i]);
+        if (asked->results[i] != single)
+            fail_msg("%s: key %zu: batch answer %u, single answer %d", name, i, asked->results[i],
+                     single);
+        if (i % 3 != 0 && i * 2 < built) {
+            present++;
+            if (asked->results[i] != 1)
+                fail_msg("%s: key %zu was put in but the batch says absent", name, i);
+        }
+    }
+    assert_int_equal(amq_contains_many(f, NULL, NULL, 0, NULL), AMQ_OK);
+    return present;
+}
+
 static void test_batch_answers_are_single_answers(void **state)
 {
     (void)state;
     uint64_t seed = amq_test_seed(0xba7c4);
     amq_test_keys keys;
     amq_test_keys_make(&keys, seed, 0, KEYS);
-    amq_test_key *asked = calloc(ASKED, sizeof *asked);
-    const void **pointers = calloc(ASKED, sizeof *pointers);
-    size_t *lens = calloc(ASKED, sizeof *lens);
-    uint8_t *results = calloc(ASKED, 1);
-    assert_non_null(asked);
-    assert_non_null(pointers);
-    assert_non_null(lens);
-    assert_non_null(results);
-    /* Two thirds present, one third absent, in an order unrelated to the
-     * filter's. */
-    amq_test_batch_keys(asked, pointers, lens, ASKED, seed, 2);
+    asked_keys asked;
+    asked_make(&asked, seed);
     for (size_t family = 0; amq_family_name(family); family++) {
         const char *name = amq_family_name(family);
         amq_filter *f = build_family(name, &keys);
-        memset(results, 0xee, ASKED);
-        assert_int_equal(amq_contains_many(f, pointers, lens, ASKED, results), AMQ_OK);
-        size_t present = 0;
-        for (size_t i = 0; i < ASKED; i++) {
-            int single = amq_contains(f, pointers[i], lens[i]);
-            if (results[i] != single)
-                fail_msg("%s: key %zu: batch answer %u, single answer %d", name, i, results[i],
-                         single);
-            if (i % 3 != 0) {
-                present++;
-                if (results[i] != 1)
-                    fail_msg("%s: key %zu was put in but the batch says absent", name, i);
-            }
-        }
-        assert_true(present > 0);
-        assert_int_equal(amq_contains_many(f, NULL, NULL, 0, NULL), AMQ_OK);
+        assert_true(check_batch_is_single(f, name, &asked, KEYS) > 0);
         amq_free(f);
     }
-    free(results);
-    free(lens);
-    free(pointers);
-    free(asked);
+    asked_free(&asked);
+    amq_test_keys_free(&keys);
+}
+
+/* The classic and counting filters' batch takes its keys in chunks of
+ * 1024 / k, with k a constant for the usual hash counts: at every k, and
+ * both counter widths, over many chunks, it answers as the single query. */
+static void test_bloom_batch_at_every_hash_count(void **state)
+{
+    (void)state;
+    enum { BUILT = 300 }; /* in 4096 bits: both answers at every k */
+    uint64_t seed = amq_test_seed(0xb7c4);
+    amq_test_keys keys;
+    amq_test_keys_make(&keys, seed, 0, BUILT);
+    asked_keys asked;
+    asked_make(&asked, seed);
+    static const char *const shapes[] = { "bloom", "counting-bloom counter-bits=4",
+                                          "counting-bloom counter-bits=8" };
+    for (size_t shape = 0; shape < sizeof shapes / sizeof *shapes; shape++) {
+        for (unsigned k = 1; k <= 64; k++) {
+            char spec[96];
+            snprintf(spec, sizeof spec, "%s bits=4096 hashes=%u", shapes[shape], k);
+            amq_filter *f = build_spec(spec, &keys);
+            assert_true(check_batch_is_single(f, spec, &asked, BUILT) > 0);
+            amq_free(f);
+        }
+    }
+    asked_free(&asked);
     amq_test_keys_free(&keys);
 }
 
@@ -274,6 +337,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_batch_answers_are_single_answers),
+        cmocka_unit_test(test_bloom_batch_at_every_hash_count),
         cmocka_unit_test(test_batch_error_is_single_error),
         cmocka_unit_test(test_capabilities_are_what_the_calls_do),
         cmocka_unit_test_setup_teardown(test_add_unique, amq_test_scratch_setup,
