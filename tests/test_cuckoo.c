@@ -1239,6 +1239,77 @@ static void test_batch_and_hash_forms_agree(void **state)
     amq_cuckoo_free(by_hash);
 }
 
+/* The batch calls answer as the one-by-one query in every shape of bucket
+ * (f from 4 to 32 bits, b = 2, 4, 8: bytes-aligned buckets, buckets across
+ * bytes, buckets wider than a word; semi-sorted; grown), each filled with
+ * distinct keys until a walk ran out of kicks, so that one key is held only
+ * by the stash: every key added must be found by the batch too. */
+static void test_batch_in_every_shape(void **state)
+{
+    (void)state;
+    enum { N = 2000, MOST_ADDED = 20 * N, ABSENT = 3000, ASKED_MAX = MOST_ADDED + ABSENT };
+    typedef struct shape {
+        uint32_t fingerprint_bits, bucket_size, growth;
+        bool semi_sort;
+    } shape;
+    static const shape shapes[] = {
+        { 4, 4, 0, false },  { 7, 4, 0, false },  { 8, 4, 0, false },  { 12, 4, 0, false },
+        { 13, 4, 0, false }, { 16, 4, 0, false }, { 14, 4, 0, false }, { 12, 2, 0, false },
+        { 8, 2, 0, false },  { 32, 2, 0, false }, { 8, 8, 0, false },  { 7, 8, 0, false },
+        { 12, 8, 0, false }, { 32, 4, 0, false }, { 12, 4, 0, true },  { 12, 4, 2, false },
+    };
+    static amq_test_key keys[ASKED_MAX];
+    static const void *pointers[ASKED_MAX];
+    static size_t lens[ASKED_MAX];
+    static uint64_t hashes[ASKED_MAX];
+    static uint8_t results[ASKED_MAX], hash_results[ASKED_MAX];
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+        const shape *sh = &shapes[i];
+        amq_cuckoo_params params = { .capacity = N,
+                                     .fingerprint_bits = sh->fingerprint_bits,
+                                     .bucket_size = sh->bucket_size,
+                                     .growth = sh->growth,
+                                     .semi_sort = sh->semi_sort,
+                                     .max_kicks = 50 };
+        amq_hasher_xxh3(&params.hasher, seed + i);
+        amq_cuckoo *f = NULL;
+        assert_int_equal(amq_cuckoo_new(&f, &params), AMQ_OK);
+        /* Distinct keys until the stash is taken (or, growing, until a
+         * second table was chained and filled a little). */
+        size_t added = 0;
+        while (added < MOST_ADDED &&
+               !(sh->growth ? amq_cuckoo_tables(f) > 1 && added > 3 * N / 2 : amq_cuckoo_full(f))) {
+            keys[added] = amq_test_make_key(seed, 0, added);
+            assert_int_equal(amq_cuckoo_add(f, &keys[added], sizeof keys[added]), AMQ_OK);
+            added++;
+        }
+        if (sh->growth ? amq_cuckoo_tables(f) == 1 : !amq_cuckoo_full(f))
+            fail_msg("f = %u, b = %u, growth %u: not full after %zu keys", sh->fingerprint_bits,
+                     sh->bucket_size, sh->growth, added);
+        size_t asked = added;
+        for (size_t j = 0; j < ABSENT; j++)
+            keys[asked++] = amq_test_make_key(seed, 1, j);
+        const amq_hasher *hasher = amq_cuckoo_hasher(f);
+        for (size_t j = 0; j < asked; j++) {
+            pointers[j] = &keys[j];
+            lens[j] = sizeof keys[j];
+            hashes[j] = amq_hash64(hasher, &keys[j], sizeof keys[j]);
+        }
+        amq_cuckoo_contains_many(f, pointers, lens, asked, results);
+        amq_cuckoo_contains_many_hash(f, hashes, asked, hash_results);
+        for (size_t j = 0; j < asked; j++) {
+            bool single = amq_cuckoo_contains_hash(f, hashes[j]);
+            if (results[j] != single || hash_results[j] != single || (j < added && !single))
+                fail_msg("f = %u, b = %u, growth %u%s: key %zu (%s): batch %u, by hashes %u, "
+                         "one by one %d",
+                         sh->fingerprint_bits, sh->bucket_size, sh->growth,
+                         sh->semi_sort ? ", semi-sorted" : "", j, j < added ? "added" : "absent",
+                         results[j], hash_results[j], single);
+        }
+        amq_cuckoo_free(f);
+    }
+}
+
 /* ---- through the generic handle ------------------------------------------------ */
 
 static uint8_t *read_all(const char *path, size_t *len)
@@ -1999,6 +2070,7 @@ int main(void)
         cmocka_unit_test(test_model_growing),
         cmocka_unit_test(test_model_semi_sorted),
         cmocka_unit_test(test_batch_and_hash_forms_agree),
+        cmocka_unit_test(test_batch_in_every_shape),
         AMQ_TEST_WITH_SCRATCH(test_generic_round_trip),
         AMQ_TEST_WITH_SCRATCH(test_generic_full_and_grown_filters),
         cmocka_unit_test(test_generic_spec_errors),

@@ -157,9 +157,10 @@ AMQ_API bool amq_cuckoo_contains_hash(const amq_cuckoo *filter, uint64_t hash);
 /**
  * Query count keys; results[i] is 1 when keys[i] (lens[i] bytes) is maybe
  * present, else 0. Same answers as amq_cuckoo_contains, faster for many keys:
- * the keys are hashed ahead and their buckets prefetched, so several cache
- * misses overlap.
- * Allocates: never.
+ * the keys are hashed 32 at a time and, in a table larger than 1 MiB, their
+ * buckets prefetched before they are read, so that the cache misses
+ * overlap.
+ * Allocates: never; uses about 1 KiB of stack.
  */
 AMQ_API void amq_cuckoo_contains_many(const amq_cuckoo *filter, const void *const *keys,
                                       const size_t *lens, size_t count, uint8_t *results);
