@@ -70,6 +70,12 @@ static void blocked_destroy(void *filter)
     amq_blocked_bloom_free(filter);
 }
 
+static void blocked_contains_many_hash(const void *filter, const uint64_t *hashes, size_t count,
+                                       uint8_t *results)
+{
+    amq_blocked_bloom_contains_many_hash(filter, hashes, count, results);
+}
+
 static const bench_filter_ops blocked_ops = {
     .create = blocked_create,
     .clear = blocked_clear,
@@ -78,6 +84,7 @@ static const bench_filter_ops blocked_ops = {
     .contains_many = blocked_contains_many,
     .hash = blocked_hash,
     .contains_hash = blocked_contains_hash,
+    .contains_many_hash = blocked_contains_many_hash,
     .report = blocked_report,
     .destroy = blocked_destroy,
 };

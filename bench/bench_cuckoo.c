@@ -142,6 +142,12 @@ static bool cuckoo_contains_hash(const void *filter, amq_u128 hash)
     return amq_cuckoo_contains_hash(filter, hash.low);
 }
 
+static void cuckoo_contains_many_hash(const void *filter, const uint64_t *hashes, size_t count,
+                                      uint8_t *results)
+{
+    amq_cuckoo_contains_many_hash(filter, hashes, count, results);
+}
+
 static const bench_filter_ops cuckoo_ops = {
     .create = cuckoo_create,
     .clear = cuckoo_clear,
@@ -150,6 +156,7 @@ static const bench_filter_ops cuckoo_ops = {
     .contains_many = cuckoo_contains_many,
     .hash = cuckoo_hash,
     .contains_hash = cuckoo_contains_hash,
+    .contains_many_hash = cuckoo_contains_many_hash,
     .remove = cuckoo_remove,
     .report = cuckoo_report,
     .destroy = cuckoo_destroy,

@@ -1,6 +1,6 @@
 /*
  * bench_filter.h - the one workload shape every dynamic filter shares:
- * n present and n absent 16-byte keys (bench_keys.c), and up to five phases
+ * n present and n absent 16-byte keys (bench_keys.c), and up to seven phases
  *
  *   insert         add the n present keys to an emptied filter
  *   query-present  ask for them one by one
@@ -11,6 +11,10 @@
  *                  computed before the pass: the filter's own time, without
  *                  hashing the key (skipped when the family has no _hash
  *                  query)
+ *   hashed-batch   the same hashes through the family's batch call by
+ *                  64-bit hashes, 1024 per call (skipped when it has none):
+ *                  the figure to set beside implementations timed on
+ *                  integer keys with the query inlined in the loop
  *   delete         remove the n present keys one by one from a filter refilled
  *                  (untimed) before each pass (only for families that remove)
  *
@@ -53,6 +57,10 @@ typedef struct bench_filter_ops {
      * takes for a key (a 64-bit one in .lo), and that query. */
     amq_u128 (*hash)(const void *filter, const void *key, size_t len);
     bool (*contains_hash)(const void *filter, amq_u128 hash);
+    /* The batch query by 64-bit hashes (.low of hash's), NULL when the
+     * family has none. */
+    void (*contains_many_hash)(const void *filter, const uint64_t *hashes, size_t count,
+                               uint8_t *results);
     /* Remove one copy of a key; false when the filter found none. NULL when
      * the family cannot remove. */
     bool (*remove)(void *filter, const void *key, size_t len);
@@ -109,12 +117,13 @@ void bench_rate_figures(bench_figures *out, double target_fpr, double fpr, doubl
 int bench_filter_setup(void **state, const bench_config *config, const void *arg, amq_diag *diag);
 void bench_filter_report(void *state, bench_figures *out);
 void bench_filter_teardown(void *state);
-/* insert, query-present, query-absent, query-batch, query-hashed. */
+/* insert, query-present, query-absent, query-batch, query-hashed,
+ * hashed-batch. */
 extern const bench_phase bench_filter_phases[];
 /* insert, query-present, query-absent. */
 extern const bench_phase bench_filter_phases_no_batch[];
-/* insert, query-present, query-absent, query-batch, query-hashed, delete
- * (the ops need contains_many and remove). */
+/* insert, query-present, query-absent, query-batch, query-hashed,
+ * hashed-batch, delete (the ops need contains_many and remove). */
 extern const bench_phase bench_filter_phases_delete[];
 
 /* The false-positive rate measured by the last query-absent pass. */
