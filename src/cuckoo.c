@@ -783,13 +783,23 @@ static void table_insert(amq_cuckoo *f, cuckoo_table *t, uint32_t fingerprint, u
     table_walk(f, t, fingerprint, bucket, other);
 }
 
+/* The 64 bits from the start of a plain bucket on: where buckets are whole
+ * bytes (b f a multiple of 8, as for b = 4 and even f), read from its first
+ * byte with no shift. */
+static inline uint64_t plain_window(const amq_cuckoo *f, const cuckoo_table *t, uint64_t bucket)
+{
+    if (f->bucket_bits % 8 == 0)
+        return amq__load_u64le(t->slots + bucket * (f->bucket_bits / 8));
+    return amq__packed_window(t->slots, bucket_bit(f, bucket));
+}
+
 /* Whether plain buckets i1 or i2, each fitting a word, hold fingerprint:
  * lanes_equal on the two words as they are read. */
 static inline bool plain_pair_holds(const amq_cuckoo *f, const cuckoo_table *t, uint64_t i1,
                                     uint64_t i2, uint32_t fingerprint)
 {
-    return (lanes_equal(f, amq__packed_window(t->slots, bucket_bit(f, i1)), fingerprint) |
-            lanes_equal(f, amq__packed_window(t->slots, bucket_bit(f, i2)), fingerprint)) != 0;
+    return (lanes_equal(f, plain_window(f, t, i1), fingerprint) |
+            lanes_equal(f, plain_window(f, t, i2), fingerprint)) != 0;
 }
 
 /* Whether the filter is one table of plain buckets that each fit a 64-bit
