@@ -1222,40 +1222,54 @@ static void plain_contains_many(const amq_cuckoo *f, const uint64_t *hashes, siz
     }
 }
 
-/* Batch query: plain_contains_many for the common shape, else each key in
- * turn. */
-static void contains_batch(const amq_cuckoo *filter, const void *const *keys, const size_t *lens,
-                           const uint64_t *hashes, size_t count, uint8_t *results)
+/* The batch query by hashes of any other filter. In one table larger than
+ * PREFETCHED_TABLE_BYTES the two buckets of LOOKUP_CHUNK keys are
+ * prefetched before those keys are asked; a grown filter's keys are asked
+ * one by one. */
+static void other_contains_many(const amq_cuckoo *f, const uint64_t *hashes, size_t count,
+                                uint8_t *results)
 {
-    if (!plain_single_table(filter)) {
-        for (size_t i = 0; i < count; i++)
-            results[i] = contains_any_table(
-                filter, keys ? amq__hash64(&filter->hasher, keys[i], lens[i]) : hashes[i]);
-        return;
-    }
-    if (!keys) {
-        plain_contains_many(filter, hashes, count, results);
-        return;
-    }
-    uint64_t chunk_hashes[LOOKUP_CHUNK];
+    const cuckoo_table *t = &f->tables[0];
+    bool prefetch = f->table_count == 1 && table_bytes(f, t->buckets) > PREFETCHED_TABLE_BYTES;
     for (size_t start = 0; start < count; start += LOOKUP_CHUNK) {
         size_t chunk = count - start < LOOKUP_CHUNK ? count - start : LOOKUP_CHUNK;
+        for (size_t j = 0; prefetch && j < chunk; j++) {
+            uint64_t hash = hashes[start + j];
+            uint64_t i1 = index_of(hash, t->buckets);
+            uint64_t i2 = alternate(f, t, i1, fingerprint_of(f, hash));
+            __builtin_prefetch(bucket_start(f, t, i1));
+            __builtin_prefetch(bucket_start(f, t, i2));
+        }
         for (size_t j = 0; j < chunk; j++)
-            chunk_hashes[j] = amq__hash64(&filter->hasher, keys[start + j], lens[start + j]);
-        plain_contains_many(filter, chunk_hashes, chunk, results + start);
+            results[start + j] = contains_any_table(f, hashes[start + j]);
     }
+}
+
+static void contains_many_of_hashes(const amq_cuckoo *filter, const uint64_t *hashes, size_t count,
+                                    uint8_t *results)
+{
+    if (plain_single_table(filter))
+        plain_contains_many(filter, hashes, count, results);
+    else
+        other_contains_many(filter, hashes, count, results);
 }
 
 void amq_cuckoo_contains_many(const amq_cuckoo *filter, const void *const *keys, const size_t *lens,
                               size_t count, uint8_t *results)
 {
-    contains_batch(filter, keys, lens, NULL, count, results);
+    uint64_t chunk_hashes[LOOKUP_CHUNK];
+    for (size_t start = 0; start < count; start += LOOKUP_CHUNK) {
+        size_t chunk = count - start < LOOKUP_CHUNK ? count - start : LOOKUP_CHUNK;
+        for (size_t j = 0; j < chunk; j++)
+            chunk_hashes[j] = amq__hash64(&filter->hasher, keys[start + j], lens[start + j]);
+        contains_many_of_hashes(filter, chunk_hashes, chunk, results + start);
+    }
 }
 
 void amq_cuckoo_contains_many_hash(const amq_cuckoo *filter, const uint64_t *hashes, size_t count,
                                    uint8_t *results)
 {
-    contains_batch(filter, NULL, NULL, hashes, count, results);
+    contains_many_of_hashes(filter, hashes, count, results);
 }
 
 int amq_cuckoo_remove_hash(amq_cuckoo *filter, uint64_t hash)
