@@ -367,9 +367,15 @@ static uint32_t fingerprint_bits_for(double fpr, uint32_t bucket_size)
 
 /* ---- hashing and slots -------------------------------------------------------------- */
 
+/* A hash's fingerprint, in 1 .. range (range = 2^f - 1). */
+static inline uint32_t fingerprint_in(uint64_t hash, uint64_t range)
+{
+    return 1 + (uint32_t)(((hash & 0xffffffffu) * range) >> 32);
+}
+
 static inline uint32_t fingerprint_of(const amq_cuckoo *f, uint64_t hash)
 {
-    return 1 + (uint32_t)(((hash & 0xffffffffu) * f->fingerprint_range) >> 32);
+    return fingerprint_in(hash, f->fingerprint_range);
 }
 
 static inline uint64_t index_of(uint64_t hash, uint64_t buckets)
@@ -1123,7 +1129,7 @@ static AMQ__ALWAYS_INLINE void plain_batch_locate(const plain_batch *view, uint6
                                                   uint64_t *first, uint64_t *second,
                                                   uint32_t *fingerprint)
 {
-    uint32_t fp = 1 + (uint32_t)(((hash & 0xffffffffu) * view->fingerprint_range) >> 32);
+    uint32_t fp = fingerprint_in(hash, view->fingerprint_range);
     uint64_t i1 = index_of(hash, view->buckets);
     *first = i1 * view->bucket_step;
     *second = first_alternate(i1, fp, view->buckets) * view->bucket_step;
@@ -1207,6 +1213,8 @@ static void plain_contains_many(const amq_cuckoo *f, const uint64_t *hashes, siz
         view.bucket_step /= 8;
     view.stash_start = t->stash_bucket * view.bucket_step;
     bool two_pass = table_bytes(f, t->buckets) > PREFETCHED_TABLE_BYTES;
+    /* byte_aligned is stored again in each branch so that the copy inlined
+     * there sees it as a constant. */
     if (view.byte_aligned) {
         view.byte_aligned = true;
         if (two_pass)

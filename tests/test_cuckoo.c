@@ -1240,32 +1240,40 @@ static void test_batch_and_hash_forms_agree(void **state)
 }
 
 /* The batch calls answer as the one-by-one query in every shape of bucket
- * (f from 4 to 32 bits, b = 2, 4, 8: bytes-aligned buckets, buckets across
- * bytes, buckets wider than a word; semi-sorted; grown), each filled with
- * distinct keys until a walk ran out of kicks, so that one key is held only
- * by the stash: every key added must be found by the batch too. */
+ * (f from 4 to 32 bits, b = 2, 4, 8: byte-aligned buckets, buckets across
+ * bytes, buckets wider than a word; semi-sorted; grown), in tables small
+ * enough to be read straight through and large enough (over 1 MiB) to be
+ * prefetched, each filled with distinct keys until a walk ran out of kicks,
+ * so that one key is held only by the stash: every key added must be found
+ * by the batch too. */
 static void test_batch_in_every_shape(void **state)
 {
     (void)state;
-    enum { N = 2000, MOST_ADDED = 20 * N, ABSENT = 3000, ASKED_MAX = MOST_ADDED + ABSENT };
+    enum { ABSENT = 3000 };
     typedef struct shape {
         uint32_t fingerprint_bits, bucket_size, growth;
         bool semi_sort;
+        uint64_t capacity;
     } shape;
     static const shape shapes[] = {
-        { 4, 4, 0, false },  { 7, 4, 0, false },  { 8, 4, 0, false },  { 12, 4, 0, false },
-        { 13, 4, 0, false }, { 16, 4, 0, false }, { 14, 4, 0, false }, { 12, 2, 0, false },
-        { 8, 2, 0, false },  { 32, 2, 0, false }, { 8, 8, 0, false },  { 7, 8, 0, false },
-        { 12, 8, 0, false }, { 32, 4, 0, false }, { 12, 4, 0, true },  { 12, 4, 2, false },
+        { 4, 4, 0, false, 2000 },   { 7, 4, 0, false, 2000 },    { 8, 4, 0, false, 2000 },
+        { 12, 4, 0, false, 2000 },  { 13, 4, 0, false, 2000 },   { 16, 4, 0, false, 2000 },
+        { 14, 4, 0, false, 2000 },  { 12, 2, 0, false, 2000 },   { 8, 2, 0, false, 2000 },
+        { 32, 2, 0, false, 2000 },  { 8, 8, 0, false, 2000 },    { 7, 8, 0, false, 2000 },
+        { 12, 8, 0, false, 2000 },  { 32, 4, 0, false, 2000 },   { 12, 4, 0, true, 2000 },
+        { 12, 4, 2, false, 2000 },  { 12, 4, 0, false, 800000 }, { 13, 4, 0, false, 700000 },
+        { 12, 4, 0, true, 800000 }, { 12, 8, 0, false, 800000 },
     };
-    static amq_test_key keys[ASKED_MAX];
-    static const void *pointers[ASKED_MAX];
-    static size_t lens[ASKED_MAX];
-    static uint64_t hashes[ASKED_MAX];
-    static uint8_t results[ASKED_MAX], hash_results[ASKED_MAX];
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
         const shape *sh = &shapes[i];
-        amq_cuckoo_params params = { .capacity = N,
+        size_t most_added = 2 * (size_t)sh->capacity + 40000, asked_max = most_added + ABSENT;
+        amq_test_key *keys = malloc(asked_max * sizeof *keys);
+        const void **pointers = malloc(asked_max * sizeof *pointers);
+        size_t *lens = malloc(asked_max * sizeof *lens);
+        uint64_t *hashes = malloc(asked_max * sizeof *hashes);
+        uint8_t *results = malloc(asked_max), *hash_results = malloc(asked_max);
+        assert_true(keys && pointers && lens && hashes && results && hash_results);
+        amq_cuckoo_params params = { .capacity = sh->capacity,
                                      .fingerprint_bits = sh->fingerprint_bits,
                                      .bucket_size = sh->bucket_size,
                                      .growth = sh->growth,
@@ -1277,8 +1285,9 @@ static void test_batch_in_every_shape(void **state)
         /* Distinct keys until the stash is taken (or, growing, until a
          * second table was chained and filled a little). */
         size_t added = 0;
-        while (added < MOST_ADDED &&
-               !(sh->growth ? amq_cuckoo_tables(f) > 1 && added > 3 * N / 2 : amq_cuckoo_full(f))) {
+        while (added < most_added &&
+               !(sh->growth ? amq_cuckoo_tables(f) > 1 && added > 3 * sh->capacity / 2
+                            : amq_cuckoo_full(f))) {
             keys[added] = amq_test_make_key(seed, 0, added);
             assert_int_equal(amq_cuckoo_add(f, &keys[added], sizeof keys[added]), AMQ_OK);
             added++;
@@ -1300,13 +1309,19 @@ static void test_batch_in_every_shape(void **state)
         for (size_t j = 0; j < asked; j++) {
             bool single = amq_cuckoo_contains_hash(f, hashes[j]);
             if (results[j] != single || hash_results[j] != single || (j < added && !single))
-                fail_msg("f = %u, b = %u, growth %u%s: key %zu (%s): batch %u, by hashes %u, "
-                         "one by one %d",
-                         sh->fingerprint_bits, sh->bucket_size, sh->growth,
-                         sh->semi_sort ? ", semi-sorted" : "", j, j < added ? "added" : "absent",
-                         results[j], hash_results[j], single);
+                fail_msg("n = %llu, f = %u, b = %u, growth %u%s: key %zu (%s): batch %u, by "
+                         "hashes %u, one by one %d",
+                         (unsigned long long)sh->capacity, sh->fingerprint_bits, sh->bucket_size,
+                         sh->growth, sh->semi_sort ? ", semi-sorted" : "", j,
+                         j < added ? "added" : "absent", results[j], hash_results[j], single);
         }
         amq_cuckoo_free(f);
+        free(keys);
+        free(pointers);
+        free(lens);
+        free(hashes);
+        free(results);
+        free(hash_results);
     }
 }
 
