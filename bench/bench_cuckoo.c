@@ -15,6 +15,8 @@
  *   query-batch    amq_cuckoo_contains_many of the n keys, 1024 per call
  *   query-hashed   amq_cuckoo_contains_hash of the absent keys' hashes,
  *                  computed untimed in setup: the bucket work alone
+ *   hashed-batch   amq_cuckoo_contains_many_hash of the same hashes, 1024
+ *                  per call
  *   delete         amq_cuckoo_remove of every key, from a filter refilled
  *                  untimed before each pass; a removal that finds nothing
  *                  counts as a false negative
