@@ -82,6 +82,19 @@ uint64_t bench_batch_hits(bench_contains_many_fn contains_many, const void *filt
     return hits;
 }
 
+uint64_t bench_batch_hash_hits(bench_contains_many_hash_fn contains_many_hash, const void *filter,
+                               const uint64_t *hashes, size_t count, size_t batch, uint8_t *results)
+{
+    for (size_t start = 0; start < count; start += batch) {
+        size_t todo = count - start < batch ? count - start : batch;
+        contains_many_hash(filter, hashes + start, todo, results + start);
+    }
+    uint64_t hits = 0;
+    for (size_t i = 0; i < count; i++)
+        hits += results[i];
+    return hits;
+}
+
 void bench_rate_figures(bench_figures *out, double target_fpr, double fpr, double false_negatives)
 {
     bench_figures_add(out, "bound_bits_per_key", -log2(target_fpr));
@@ -211,15 +224,9 @@ static uint64_t filter_hashed_batch(void *state)
     if (!s->absent_hashes64)
         return 0;
     size_t n = s->keys.absent.count;
-    for (size_t start = 0; start < n; start += BENCH_FILTER_BATCH) {
-        size_t todo = n - start < BENCH_FILTER_BATCH ? n - start : BENCH_FILTER_BATCH;
-        s->ops->contains_many_hash(s->filter, s->absent_hashes64 + start, todo,
-                                   s->keys.results + start);
-    }
-    uint64_t hits = 0;
-    for (size_t i = 0; i < n; i++)
-        hits += s->keys.results[i];
-    s->hashed_batch_hits = hits;
+    s->hashed_batch_hits =
+        bench_batch_hash_hits(s->ops->contains_many_hash, s->filter, s->absent_hashes64, n,
+                              BENCH_FILTER_BATCH, s->keys.results);
     s->hashed_batch_ran = true;
     return n;
 }

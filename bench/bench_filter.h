@@ -85,6 +85,8 @@ typedef struct bench_filter_variant {
 typedef bool (*bench_contains_fn)(const void *filter, const void *key, size_t len);
 typedef void (*bench_contains_many_fn)(const void *filter, const void *const *keys,
                                        const size_t *lens, size_t count, uint8_t *results);
+typedef void (*bench_contains_many_hash_fn)(const void *filter, const uint64_t *hashes,
+                                            size_t count, uint8_t *results);
 
 /* n present and n absent keys of one length, with the pointer and length
  * arrays that batch calls take, and n result bytes for them. */
@@ -109,6 +111,10 @@ uint64_t bench_count_hits(bench_contains_fn contains, const void *filter, const 
 uint64_t bench_batch_hits(bench_contains_many_fn contains_many, const void *filter,
                           const void *const *keys, const size_t *lens, size_t count, size_t batch,
                           uint8_t *results);
+/* The same by 64-bit hashes, through contains_many_hash. */
+uint64_t bench_batch_hash_hits(bench_contains_many_hash_fn contains_many_hash, const void *filter,
+                               const uint64_t *hashes, size_t count, size_t batch,
+                               uint8_t *results);
 /* The figures every filter workload reports: bound_bits_per_key
  * (log2(1/target_fpr)), target_fpr, fpr and false_negatives. */
 void bench_rate_figures(bench_figures *out, double target_fpr, double fpr, double false_negatives);

@@ -132,15 +132,10 @@ uint64_t bench_static_query_hashed(void *state)
 uint64_t bench_static_query_hashed_batch(void *state)
 {
     static_state *s = state;
-    size_t n = s->keys.present.count, batch = static_batch(s);
-    uint64_t hits = 0;
-    for (size_t i = 0; i < n; i += batch) {
-        size_t count = n - i < batch ? n - i : batch;
-        s->ops->contains_many_hash(s->filter, s->absent_hashes + i, count, s->keys.results + i);
-    }
-    for (size_t i = 0; i < n; i++)
-        hits += s->keys.results[i];
-    s->hashed_batch_hits = hits;
+    size_t n = s->keys.present.count;
+    s->hashed_batch_hits =
+        bench_batch_hash_hits(s->ops->contains_many_hash, s->filter, s->absent_hashes, n,
+                              static_batch(s), s->keys.results);
     s->hashed_batch_ran = true;
     return n;
 }
