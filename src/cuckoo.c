@@ -815,11 +815,11 @@ static inline bool plain_single_table(const amq_cuckoo *filter)
     return filter->table_count == 1 && !filter->semi_sorted && filter->bucket_in_word;
 }
 
-static inline bool table_contains(const amq_cuckoo *f, const cuckoo_table *t, uint64_t hash,
-                                  uint32_t fingerprint)
+/* Whether buckets i1 and i2 of table t (a key's two), or the stash for
+ * them, hold fingerprint, in a bucket of any shape. */
+static inline bool table_holds(const amq_cuckoo *f, const cuckoo_table *t, uint64_t i1, uint64_t i2,
+                               uint32_t fingerprint)
 {
-    uint64_t i1 = index_of(hash, t->buckets);
-    uint64_t i2 = alternate(f, t, i1, fingerprint);
     if (f->semi_sorted) {
         if (semi_sorted_pair_holds(f, t, i1, i2, fingerprint))
             return true;
@@ -830,6 +830,13 @@ static inline bool table_contains(const amq_cuckoo *f, const cuckoo_table *t, ui
         return true;
     }
     return stash_holds(t, fingerprint, i1, i2);
+}
+
+static inline bool table_contains(const amq_cuckoo *f, const cuckoo_table *t, uint64_t hash,
+                                  uint32_t fingerprint)
+{
+    uint64_t i1 = index_of(hash, t->buckets);
+    return table_holds(f, t, i1, alternate(f, t, i1, fingerprint), fingerprint);
 }
 
 /* Empty the stash into the table again (a slot was just freed). */
@@ -1194,35 +1201,39 @@ static AMQ__ALWAYS_INLINE void plain_batch_run(const plain_batch *view, const ui
     }
 }
 
+/* The view of a filter of plain_single_table's shape; byte_aligned is
+ * whether its buckets are whole bytes, passed as a constant so that the
+ * copy of plain_batch_run it is inlined into reads them without a shift. */
+static AMQ__ALWAYS_INLINE plain_batch plain_batch_of(const amq_cuckoo *f, bool byte_aligned)
+{
+    const cuckoo_table *t = &f->tables[0];
+    uint64_t step = byte_aligned ? f->bucket_bits / 8 : f->bucket_bits;
+    return (plain_batch){ .slots = t->slots,
+                          .buckets = t->buckets,
+                          .bucket_step = step,
+                          .lane_ones = f->lane_ones,
+                          .lane_highs = f->lane_highs,
+                          .fingerprint_range = f->fingerprint_range,
+                          .stash_start = t->stash_bucket * step,
+                          .stash_fingerprint = t->stash_fingerprint,
+                          .byte_aligned = byte_aligned };
+}
+
 /* plain_batch_run in the form that suits the filter: byte offsets where
  * buckets are whole bytes, two passes for a table larger than
  * PREFETCHED_TABLE_BYTES. Each form is a copy with its choices constant. */
 static void plain_contains_many(const amq_cuckoo *f, const uint64_t *hashes, size_t count,
                                 uint8_t *results)
 {
-    const cuckoo_table *t = &f->tables[0];
-    plain_batch view = { .slots = t->slots,
-                         .buckets = t->buckets,
-                         .bucket_step = f->bucket_bits,
-                         .lane_ones = f->lane_ones,
-                         .lane_highs = f->lane_highs,
-                         .fingerprint_range = f->fingerprint_range,
-                         .stash_fingerprint = t->stash_fingerprint,
-                         .byte_aligned = f->bucket_bits % 8 == 0 };
-    if (view.byte_aligned)
-        view.bucket_step /= 8;
-    view.stash_start = t->stash_bucket * view.bucket_step;
-    bool two_pass = table_bytes(f, t->buckets) > PREFETCHED_TABLE_BYTES;
-    /* byte_aligned is stored again in each branch so that the copy inlined
-     * there sees it as a constant. */
-    if (view.byte_aligned) {
-        view.byte_aligned = true;
+    bool two_pass = table_bytes(f, f->tables[0].buckets) > PREFETCHED_TABLE_BYTES;
+    if (f->bucket_bits % 8 == 0) {
+        plain_batch view = plain_batch_of(f, true);
         if (two_pass)
             plain_batch_run(&view, hashes, count, results, true);
         else
             plain_batch_run(&view, hashes, count, results, false);
     } else {
-        view.byte_aligned = false;
+        plain_batch view = plain_batch_of(f, false);
         if (two_pass)
             plain_batch_run(&view, hashes, count, results, true);
         else
@@ -1230,26 +1241,37 @@ static void plain_contains_many(const amq_cuckoo *f, const uint64_t *hashes, siz
     }
 }
 
-/* The batch query by hashes of any other filter. In one table larger than
- * PREFETCHED_TABLE_BYTES the two buckets of LOOKUP_CHUNK keys are
- * prefetched before those keys are asked; a grown filter's keys are asked
- * one by one. */
+/* The batch query by hashes of any other filter. One table is asked a
+ * chunk of LOOKUP_CHUNK keys at a time: their buckets are worked out
+ * first, and prefetched when the table is larger than
+ * PREFETCHED_TABLE_BYTES, then tested. A grown filter's keys are asked one
+ * by one. */
 static void other_contains_many(const amq_cuckoo *f, const uint64_t *hashes, size_t count,
                                 uint8_t *results)
 {
+    if (f->table_count > 1) {
+        for (size_t i = 0; i < count; i++)
+            results[i] = contains_any_table(f, hashes[i]);
+        return;
+    }
     const cuckoo_table *t = &f->tables[0];
-    bool prefetch = f->table_count == 1 && table_bytes(f, t->buckets) > PREFETCHED_TABLE_BYTES;
+    bool prefetch = table_bytes(f, t->buckets) > PREFETCHED_TABLE_BYTES;
+    uint64_t firsts[LOOKUP_CHUNK], seconds[LOOKUP_CHUNK];
+    uint32_t fingerprints[LOOKUP_CHUNK];
     for (size_t start = 0; start < count; start += LOOKUP_CHUNK) {
         size_t chunk = count - start < LOOKUP_CHUNK ? count - start : LOOKUP_CHUNK;
-        for (size_t j = 0; prefetch && j < chunk; j++) {
+        for (size_t j = 0; j < chunk; j++) {
             uint64_t hash = hashes[start + j];
-            uint64_t i1 = index_of(hash, t->buckets);
-            uint64_t i2 = alternate(f, t, i1, fingerprint_of(f, hash));
-            __builtin_prefetch(bucket_start(f, t, i1));
-            __builtin_prefetch(bucket_start(f, t, i2));
+            fingerprints[j] = fingerprint_of(f, hash);
+            firsts[j] = index_of(hash, t->buckets);
+            seconds[j] = alternate(f, t, firsts[j], fingerprints[j]);
+            if (prefetch) {
+                __builtin_prefetch(bucket_start(f, t, firsts[j]));
+                __builtin_prefetch(bucket_start(f, t, seconds[j]));
+            }
         }
         for (size_t j = 0; j < chunk; j++)
-            results[start + j] = contains_any_table(f, hashes[start + j]);
+            results[start + j] = table_holds(f, t, firsts[j], seconds[j], fingerprints[j]);
     }
 }
 
