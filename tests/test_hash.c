@@ -334,6 +334,11 @@ static void test_xxh3_matches_libxxhash(void **state)
                 amq_u128 got = amq_hash128(&hasher, key, len);
                 check_u64(got.low, wide.low64, "amq_hash128 xxh3 low", len);
                 check_u64(got.high, wide.high64, "amq_hash128 xxh3 high", len);
+                /* The families' inline path, short-key functions and all. */
+                check_u64(amq__hash64(&hasher, key, len), expected, "amq__hash64 xxh3", len);
+                amq_u128 inline_wide = amq__hash128(&hasher, key, len);
+                check_u64(inline_wide.low, wide.low64, "amq__hash128 xxh3 low", len);
+                check_u64(inline_wide.high, wide.high64, "amq__hash128 xxh3 high", len);
             }
         }
     }
