@@ -724,69 +724,129 @@ static inline const uint8_t *bucket_start(const amq_cuckoo *f, const cuckoo_tabl
     return t->slots + (bucket_bit(f, bucket) >> 3);
 }
 
-/* One step of look-ahead for the walk from the full bucket: if some
- * fingerprint in it has a free slot in its alternate bucket, move it there
- * and put fingerprint in its place. */
-static bool move_one_aside(const amq_cuckoo *f, cuckoo_table *t, uint64_t bucket,
-                           uint32_t fingerprint)
+/* Whether table t's buckets are plain and each fit a word, and its
+ * alternate needs no shift: the shape of nearly every filter's only table.
+ * The insert below is written once with a parameter plain, and compiled
+ * twice: with plain true for this shape, each helper then reduced to its
+ * plain case with no test of the shape left in it, and with plain false
+ * for any table. Both place every fingerprint in the same slot. */
+static inline bool plain_shape(const amq_cuckoo *f, const cuckoo_table *t)
 {
-    /* A bucket that fits a word is read once, not once per slot (a
-     * semi-sorted one would be decoded four times). */
-    uint64_t word = f->bucket_in_word ? bucket_word(f, t, bucket) : 0;
-    uint32_t residents[MAX_BUCKET_SIZE];
-    uint64_t alternates[MAX_BUCKET_SIZE];
-    for (uint32_t slot = 0; slot < f->bucket_size; slot++) {
-        residents[slot] = f->bucket_in_word ? (uint32_t)(word >> (slot * f->fingerprint_bits)) &
-                                                  f->fingerprint_range
-                                            : slot_get(f, t, bucket, slot);
-        alternates[slot] = alternate(f, t, bucket, residents[slot]);
-        __builtin_prefetch(bucket_start(f, t, alternates[slot]), 1);
-    }
-    for (uint32_t slot = 0; slot < f->bucket_size; slot++) {
-        if (bucket_put(f, t, alternates[slot], residents[slot])) {
-            slot_set(f, t, bucket, slot, fingerprint);
-            return true;
-        }
-    }
-    return false;
+    return !f->semi_sorted && f->bucket_in_word && t->shift == 0;
 }
 
-/* The rest of table_insert, for a fingerprint (counted in t->stored
- * already) whose buckets, bucket and other, are both full: the random walk,
- * and finally the stash. Out of line: most inserts never get here. */
-static AMQ__NOINLINE void table_walk(amq_cuckoo *f, cuckoo_table *t, uint32_t fingerprint,
-                                     uint64_t bucket, uint64_t other)
+static AMQ__ALWAYS_INLINE uint64_t shaped_alternate(const amq_cuckoo *f, const cuckoo_table *t,
+                                                    uint64_t bucket, uint32_t fingerprint,
+                                                    bool plain)
 {
+    return plain ? first_alternate(bucket, fingerprint, f->base_buckets)
+                 : alternate(f, t, bucket, fingerprint);
+}
+
+static AMQ__ALWAYS_INLINE bool shaped_put(const amq_cuckoo *f, cuckoo_table *t, uint64_t bucket,
+                                          uint32_t fingerprint, bool plain)
+{
+    return plain ? plain_put(f, t, bucket, fingerprint) : bucket_put(f, t, bucket, fingerprint);
+}
+
+static AMQ__ALWAYS_INLINE void shaped_slot_set(const amq_cuckoo *f, cuckoo_table *t,
+                                               uint64_t bucket, uint32_t slot, uint32_t value,
+                                               bool plain)
+{
+    if (plain)
+        amq__packed_set(t->slots, slot_bit(f, bucket, slot), f->fingerprint_bits, value);
+    else
+        slot_set(f, t, bucket, slot, value);
+}
+
+/* The rest of the insert, for a fingerprint (counted in t->stored already)
+ * whose buckets, bucket and other, are both full: the random walk, and
+ * finally the stash. Each step looks one move ahead first: if a resident
+ * of the full bucket has a free slot in its alternate, it moves there and
+ * the fingerprint takes its place. Otherwise a random resident is kicked
+ * out for the fingerprint and carried to its alternate, which the look
+ * ahead has just found full, and the step repeats from there. */
+static AMQ__ALWAYS_INLINE void shaped_walk(amq_cuckoo *f, cuckoo_table *t, uint32_t fingerprint,
+                                           uint64_t bucket, uint64_t other, bool plain)
+{
+    const bool in_word = plain || f->bucket_in_word;
     uint64_t random = next_random(f);
     uint64_t current = random & 1 ? other : bucket;
     for (uint32_t kick = 0; kick < f->max_kicks; kick++) {
-        if (move_one_aside(f, t, current, fingerprint))
-            return;
+        /* A bucket that fits a word is read once, not once per slot (a
+         * semi-sorted one would be decoded four times). */
+        uint64_t word = plain     ? amq__packed_window(t->slots, bucket_bit(f, current))
+                        : in_word ? bucket_word(f, t, current)
+                                  : 0;
+        uint32_t residents[MAX_BUCKET_SIZE];
+        uint64_t alternates[MAX_BUCKET_SIZE];
+        for (uint32_t slot = 0; slot < f->bucket_size; slot++) {
+            residents[slot] =
+                in_word ? (uint32_t)(word >> (slot * f->fingerprint_bits)) & f->fingerprint_range
+                        : slot_get(f, t, current, slot);
+            alternates[slot] = shaped_alternate(f, t, current, residents[slot], plain);
+            __builtin_prefetch(bucket_start(f, t, alternates[slot]), 1);
+        }
+        for (uint32_t slot = 0; slot < f->bucket_size; slot++) {
+            if (shaped_put(f, t, alternates[slot], residents[slot], plain)) {
+                shaped_slot_set(f, t, current, slot, fingerprint, plain);
+                return;
+            }
+        }
         if (kick % 16 == 0)
             random = next_random(f);
-        uint32_t slot = (uint32_t)(random >> (4 * (kick % 16))) & (f->bucket_size - 1);
-        uint32_t victim = slot_get(f, t, current, slot);
-        slot_set(f, t, current, slot, fingerprint);
-        fingerprint = victim;
-        current = alternate(f, t, current, fingerprint);
-        if (bucket_put(f, t, current, fingerprint))
-            return;
+        uint32_t victim = (uint32_t)(random >> (4 * (kick % 16))) & (f->bucket_size - 1);
+        shaped_slot_set(f, t, current, victim, fingerprint, plain);
+        fingerprint = residents[victim];
+        current = alternates[victim];
     }
     t->stash_fingerprint = fingerprint;
     t->stash_bucket = current;
 }
 
+/* The walks, out of line: most inserts never get here. */
+static AMQ__NOINLINE void plain_walk(amq_cuckoo *f, cuckoo_table *t, uint32_t fingerprint,
+                                     uint64_t bucket, uint64_t other)
+{
+    shaped_walk(f, t, fingerprint, bucket, other, true);
+}
+
+static AMQ__NOINLINE void any_shape_walk(amq_cuckoo *f, cuckoo_table *t, uint32_t fingerprint,
+                                         uint64_t bucket, uint64_t other)
+{
+    shaped_walk(f, t, fingerprint, bucket, other, false);
+}
+
 /* Store fingerprint, which belongs in bucket or its alternate, in a table
  * whose stash is empty: in a free slot, by the random walk, or finally in
  * the stash. */
-static void table_insert(amq_cuckoo *f, cuckoo_table *t, uint32_t fingerprint, uint64_t bucket)
+static AMQ__ALWAYS_INLINE void shaped_insert(amq_cuckoo *f, cuckoo_table *t, uint32_t fingerprint,
+                                             uint64_t bucket, bool plain)
 {
-    uint64_t other = alternate(f, t, bucket, fingerprint);
+    uint64_t other = shaped_alternate(f, t, bucket, fingerprint, plain);
     __builtin_prefetch(bucket_start(f, t, other), 1);
     t->stored++;
-    if (bucket_put(f, t, bucket, fingerprint) || bucket_put(f, t, other, fingerprint))
+    if (shaped_put(f, t, bucket, fingerprint, plain) || shaped_put(f, t, other, fingerprint, plain))
         return;
-    table_walk(f, t, fingerprint, bucket, other);
+    if (plain)
+        plain_walk(f, t, fingerprint, bucket, other);
+    else
+        any_shape_walk(f, t, fingerprint, bucket, other);
+}
+
+static AMQ__NOINLINE void any_shape_insert(amq_cuckoo *f, cuckoo_table *t, uint32_t fingerprint,
+                                           uint64_t bucket)
+{
+    shaped_insert(f, t, fingerprint, bucket, false);
+}
+
+static inline void table_insert(amq_cuckoo *f, cuckoo_table *t, uint32_t fingerprint,
+                                uint64_t bucket)
+{
+    if (AMQ__LIKELY(plain_shape(f, t)))
+        shaped_insert(f, t, fingerprint, bucket, true);
+    else
+        any_shape_insert(f, t, fingerprint, bucket);
 }
 
 /* The 64 bits from the start of a plain bucket on: where buckets are whole
