@@ -725,7 +725,7 @@ static inline const uint8_t *bucket_start(const amq_cuckoo *f, const cuckoo_tabl
 }
 
 /* Whether table t's buckets are plain and each fit a word, and its
- * alternate needs no shift: the shape of nearly every filter's only table.
+ * alternate needs no shift: the shape of nearly every filter's first table.
  * The insert below is written once with a parameter plain, and compiled
  * twice: with plain true for this shape, each helper then reduced to its
  * plain case with no test of the shape left in it, and with plain false
