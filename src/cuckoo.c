@@ -724,6 +724,16 @@ static inline const uint8_t *bucket_start(const amq_cuckoo *f, const cuckoo_tabl
     return t->slots + (bucket_bit(f, bucket) >> 3);
 }
 
+/* The 64 bits from the start of a plain bucket on: where buckets are whole
+ * bytes (b f a multiple of 8, as for b = 4 and even f), read from its first
+ * byte with no shift. */
+static inline uint64_t plain_window(const amq_cuckoo *f, const cuckoo_table *t, uint64_t bucket)
+{
+    if (f->bucket_bits % 8 == 0)
+        return amq__load_u64le(t->slots + bucket * (f->bucket_bits / 8));
+    return amq__packed_window(t->slots, bucket_bit(f, bucket));
+}
+
 /* Whether table t's buckets are plain and each fit a word, and its
  * alternate needs no shift: the shape of nearly every filter's first table.
  * The insert below is written once with a parameter plain, and compiled
@@ -775,7 +785,7 @@ static AMQ__ALWAYS_INLINE void shaped_walk(amq_cuckoo *f, cuckoo_table *t, uint3
     for (uint32_t kick = 0; kick < f->max_kicks; kick++) {
         /* A bucket that fits a word is read once, not once per slot (a
          * semi-sorted one would be decoded four times). */
-        uint64_t word = plain     ? amq__packed_window(t->slots, bucket_bit(f, current))
+        uint64_t word = plain     ? plain_window(f, t, current)
                         : in_word ? bucket_word(f, t, current)
                                   : 0;
         uint32_t residents[MAX_BUCKET_SIZE];
@@ -849,16 +859,6 @@ static inline void table_insert(amq_cuckoo *f, cuckoo_table *t, uint32_t fingerp
         any_shape_insert(f, t, fingerprint, bucket);
 }
 
-/* The 64 bits from the start of a plain bucket on: where buckets are whole
- * bytes (b f a multiple of 8, as for b = 4 and even f), read from its first
- * byte with no shift. */
-static inline uint64_t plain_window(const amq_cuckoo *f, const cuckoo_table *t, uint64_t bucket)
-{
-    if (f->bucket_bits % 8 == 0)
-        return amq__load_u64le(t->slots + bucket * (f->bucket_bits / 8));
-    return amq__packed_window(t->slots, bucket_bit(f, bucket));
-}
-
 /* Whether plain buckets i1 or i2, each fitting a word, hold fingerprint:
  * lanes_equal on the two words as they are read. */
 static inline bool plain_pair_holds(const amq_cuckoo *f, const cuckoo_table *t, uint64_t i1,
@@ -872,7 +872,7 @@ static inline bool plain_pair_holds(const amq_cuckoo *f, const cuckoo_table *t, 
  * word: the shape lookups take plain_contains for. */
 static inline bool plain_single_table(const amq_cuckoo *filter)
 {
-    return filter->table_count == 1 && !filter->semi_sorted && filter->bucket_in_word;
+    return filter->table_count == 1 && plain_shape(filter, &filter->tables[0]);
 }
 
 /* Whether buckets i1 and i2 of table t (a key's two), or the stash for
