@@ -175,6 +175,7 @@ extern const bench_workload bench_floor_three_bytes;
 extern const bench_workload bench_floor_seven_bits;
 extern const bench_workload bench_floor_cache_line_key;
 extern const bench_workload bench_floor_seven_bits_key;
+extern const bench_workload bench_floor_probe_seven_key;
 
 /* ---- results (the runner's) -------------------------------------------------- */
 

@@ -76,6 +76,7 @@ static const bench_workload *const own_workloads[] = {
     &bench_floor_seven_bits,
     &bench_floor_cache_line_key,
     &bench_floor_seven_bits_key,
+    &bench_floor_probe_seven_key,
     &bench_hash_xxh3_64,
     &bench_hash_xxh3_128,
     &bench_hash_siphash,
@@ -363,7 +364,7 @@ static void list_workloads(const registry *r)
 {
     for (size_t i = 0; i < r->count; i++) {
         const bench_workload *w = r->items[i];
-        printf("%-20s %-14s %s%s%s\n", w->name, w->family ? w->family : w->group, w->description,
+        printf("%-22s %-14s %s%s%s\n", w->name, w->family ? w->family : w->group, w->description,
                w->peer ? "; compared with " : "", w->peer ? w->peer : "");
     }
 }
