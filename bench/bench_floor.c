@@ -194,17 +194,6 @@ static uint64_t floor_cache_line_keys(floor_state *s, const bench_keyset *keys)
     return keys->count;
 }
 
-static uint64_t floor_seven_bits_keys(floor_state *s, const bench_keyset *keys)
-{
-    uint64_t matches = 0;
-    for (size_t i = 0; i < keys->count; i++) {
-        amq_u128 hash = amq__hash128(&s->hasher, bench_key(keys, i), FLOOR_KEY_BYTES);
-        matches += seven_bits_match(s, hash.low, hash.high | 1);
-    }
-    s->matches = matches;
-    return keys->count;
-}
-
 /* The classic filter's seven positions for hash among the array's bits,
  * as amq_bloom_contains_hash finds them: 1 if all seven are set. */
 static inline uint64_t probe_seven_match(const floor_state *s, amq_u128 hash)
@@ -219,14 +208,30 @@ static inline uint64_t probe_seven_match(const floor_state *s, amq_u128 hash)
     return all & 1;
 }
 
-static uint64_t floor_probe_seven_keys(floor_state *s, const bench_keyset *keys)
+/* The seven reads of each key's XXH3-128: at independent positions
+ * (floor/seven-bits-key) or at the classic filter's (floor/probe-seven-key).
+ * Written once and inlined into each with own_probe a constant. */
+static AMQ__ALWAYS_INLINE uint64_t seven_bits_keys(floor_state *s, const bench_keyset *keys,
+                                                   bool own_probe)
 {
     uint64_t matches = 0;
-    for (size_t i = 0; i < keys->count; i++)
+    for (size_t i = 0; i < keys->count; i++) {
+        amq_u128 hash = amq__hash128(&s->hasher, bench_key(keys, i), FLOOR_KEY_BYTES);
         matches +=
-            probe_seven_match(s, amq__hash128(&s->hasher, bench_key(keys, i), FLOOR_KEY_BYTES));
+            own_probe ? probe_seven_match(s, hash) : seven_bits_match(s, hash.low, hash.high | 1);
+    }
     s->matches = matches;
     return keys->count;
+}
+
+static uint64_t floor_seven_bits_keys(floor_state *s, const bench_keyset *keys)
+{
+    return seven_bits_keys(s, keys, false);
+}
+
+static uint64_t floor_probe_seven_keys(floor_state *s, const bench_keyset *keys)
+{
+    return seven_bits_keys(s, keys, true);
 }
 
 static void floor_report(void *state, bench_figures *out)
