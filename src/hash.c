@@ -37,11 +37,6 @@
 _Static_assert(sizeof(XXH3_state_t) <= sizeof(((amq__checksum *)0)->state),
                "amq__checksum too small for XXH3_state_t");
 
-uint64_t amq__xxh3_64(const void *data, size_t len, uint64_t seed)
-{
-    return XXH3_64bits_withSeed(data, len, seed);
-}
-
 void amq__checksum_init(amq__checksum *c)
 {
     XXH3_64bits_reset((XXH3_state_t *)(void *)c->state);
@@ -240,7 +235,7 @@ uint64_t amq_hash64(const amq_hasher *hasher, const void *key, size_t len)
     }
     case AMQ_HASH_XXH3:
     default:
-        return XXH3_64bits_withSeed(key, len, amq__load_u64le(hasher->key));
+        return amq__xxh3_64(key, len, amq__load_u64le(hasher->key));
     }
 }
 
@@ -259,11 +254,7 @@ amq_u128 amq_hash128(const amq_hasher *hasher, const void *key, size_t len)
         return out;
     }
     case AMQ_HASH_XXH3:
-    default: {
-        XXH128_hash_t h = XXH3_128bits_withSeed(key, len, amq__load_u64le(hasher->key));
-        out.low = h.low64;
-        out.high = h.high64;
-        return out;
-    }
+    default:
+        return amq__xxh3_128(key, len, amq__load_u64le(hasher->key));
     }
 }

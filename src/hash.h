@@ -3,8 +3,8 @@
  *
  * XXH3 is used header-inline (XXH_INLINE_ALL) so that a family's hot path
  * inlines it; the public amq_hash64/amq_hash128 dispatch on the hasher kind.
- * Internal users that need XXH3 itself (the file checksum) call
- * amq__xxh3_64 here rather than including xxhash.h again.
+ * Internal users that need XXH3 itself, with no hasher, call amq__xxh3_64
+ * here rather than including xxhash.h again.
  */
 #ifndef AMQ_HASH_H
 #define AMQ_HASH_H
@@ -33,36 +33,45 @@
 #endif
 #define AMQ__XXH3_SHORT_KEY_BYTES 16
 
+/* XXH3-64 and XXH3-128 of key with seed, by the short-key path when it
+ * applies: the one place the library calls XXH3 on a key, for the hot
+ * paths below and for the public amq_hash64 / amq_hash128 alike. */
+static inline uint64_t amq__xxh3_64(const void *key, size_t len, uint64_t seed)
+{
+#if AMQ__XXH3_SHORT_KEYS
+    if (len <= AMQ__XXH3_SHORT_KEY_BYTES)
+        return XXH3_len_0to16_64b((const xxh_u8 *)key, len, XXH3_kSecret, seed);
+#endif
+    return XXH3_64bits_withSeed(key, len, seed);
+}
+
+static inline amq_u128 amq__xxh3_128(const void *key, size_t len, uint64_t seed)
+{
+    XXH128_hash_t h;
+#if AMQ__XXH3_SHORT_KEYS
+    if (len <= AMQ__XXH3_SHORT_KEY_BYTES)
+        h = XXH3_len_0to16_128b((const xxh_u8 *)key, len, XXH3_kSecret, seed);
+    else
+#endif
+        h = XXH3_128bits_withSeed(key, len, seed);
+    amq_u128 out = { h.low64, h.high64 };
+    return out;
+}
+
 /* amq_hash128 for a family's hot path: XXH3, the default, inlined; the
  * other kinds through the library's entry point. Same results. */
 static inline amq_u128 amq__hash128(const amq_hasher *hasher, const void *key, size_t len)
 {
-    if (hasher->kind == AMQ_HASH_XXH3) {
-        uint64_t seed = amq__load_u64le(hasher->key);
-        XXH128_hash_t h;
-#if AMQ__XXH3_SHORT_KEYS
-        if (len <= AMQ__XXH3_SHORT_KEY_BYTES)
-            h = XXH3_len_0to16_128b((const xxh_u8 *)key, len, XXH3_kSecret, seed);
-        else
-#endif
-            h = XXH3_128bits_withSeed(key, len, seed);
-        amq_u128 out = { h.low64, h.high64 };
-        return out;
-    }
+    if (hasher->kind == AMQ_HASH_XXH3)
+        return amq__xxh3_128(key, len, amq__load_u64le(hasher->key));
     return amq_hash128(hasher, key, len);
 }
 
 /* amq_hash64 for a family's hot path, as amq__hash128 is for amq_hash128. */
 static inline uint64_t amq__hash64(const amq_hasher *hasher, const void *key, size_t len)
 {
-    if (hasher->kind == AMQ_HASH_XXH3) {
-        uint64_t seed = amq__load_u64le(hasher->key);
-#if AMQ__XXH3_SHORT_KEYS
-        if (len <= AMQ__XXH3_SHORT_KEY_BYTES)
-            return XXH3_len_0to16_64b((const xxh_u8 *)key, len, XXH3_kSecret, seed);
-#endif
-        return XXH3_64bits_withSeed(key, len, seed);
-    }
+    if (hasher->kind == AMQ_HASH_XXH3)
+        return amq__xxh3_64(key, len, amq__load_u64le(hasher->key));
     return amq_hash64(hasher, key, len);
 }
 
@@ -74,9 +83,6 @@ int amq__hasher_resolve(amq_hasher *out, const amq_hasher *given, amq_diag *diag
 /* AMQ_OK if two filters hash keys alike (kind and seed or key), else
  * AMQ_EINCOMPATIBLE saying so: the check every union makes. */
 int amq__hasher_compare(const amq_hasher *a, const amq_hasher *b, amq_diag *diag);
-
-/* XXH3-64 of a buffer with a seed. */
-uint64_t amq__xxh3_64(const void *data, size_t len, uint64_t seed);
 
 /* Streaming XXH3-64 with seed 0, for checksums over data written in pieces.
  * The state is opaque storage large enough for XXH3_state_t (aligned). */
