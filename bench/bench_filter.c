@@ -68,6 +68,15 @@ uint64_t bench_count_hits(bench_contains_fn contains, const void *filter, const 
     return hits;
 }
 
+/* How many of a batch's count results say "maybe present". */
+static uint64_t results_hits(const uint8_t *results, size_t count)
+{
+    uint64_t hits = 0;
+    for (size_t i = 0; i < count; i++)
+        hits += results[i];
+    return hits;
+}
+
 uint64_t bench_batch_hits(bench_contains_many_fn contains_many, const void *filter,
                           const void *const *keys, const size_t *lens, size_t count, size_t batch,
                           uint8_t *results)
@@ -76,10 +85,7 @@ uint64_t bench_batch_hits(bench_contains_many_fn contains_many, const void *filt
         size_t todo = count - start < batch ? count - start : batch;
         contains_many(filter, keys + start, lens + start, todo, results + start);
     }
-    uint64_t hits = 0;
-    for (size_t i = 0; i < count; i++)
-        hits += results[i];
-    return hits;
+    return results_hits(results, count);
 }
 
 uint64_t bench_batch_hash_hits(bench_contains_many_hash_fn contains_many_hash, const void *filter,
@@ -89,10 +95,7 @@ uint64_t bench_batch_hash_hits(bench_contains_many_hash_fn contains_many_hash, c
         size_t todo = count - start < batch ? count - start : batch;
         contains_many_hash(filter, hashes + start, todo, results + start);
     }
-    uint64_t hits = 0;
-    for (size_t i = 0; i < count; i++)
-        hits += results[i];
-    return hits;
+    return results_hits(results, count);
 }
 
 void bench_rate_figures(bench_figures *out, double target_fpr, double fpr, double false_negatives)

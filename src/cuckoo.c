@@ -1279,26 +1279,29 @@ static AMQ__ALWAYS_INLINE plain_batch plain_batch_of(const amq_cuckoo *f, bool b
                           .byte_aligned = byte_aligned };
 }
 
+/* plain_batch_run over the view with byte_aligned a constant, in two
+ * passes for a table larger than PREFETCHED_TABLE_BYTES. */
+static AMQ__ALWAYS_INLINE void plain_batch_aligned(const amq_cuckoo *f, const uint64_t *hashes,
+                                                   size_t count, uint8_t *results,
+                                                   bool byte_aligned)
+{
+    plain_batch view = plain_batch_of(f, byte_aligned);
+    if (table_bytes(f, f->tables[0].buckets) > PREFETCHED_TABLE_BYTES)
+        plain_batch_run(&view, hashes, count, results, true);
+    else
+        plain_batch_run(&view, hashes, count, results, false);
+}
+
 /* plain_batch_run in the form that suits the filter: byte offsets where
- * buckets are whole bytes, two passes for a table larger than
- * PREFETCHED_TABLE_BYTES. Each form is a copy with its choices constant. */
+ * buckets are whole bytes, two passes for a large table. Each form is a
+ * copy with its choices constant. */
 static void plain_contains_many(const amq_cuckoo *f, const uint64_t *hashes, size_t count,
                                 uint8_t *results)
 {
-    bool two_pass = table_bytes(f, f->tables[0].buckets) > PREFETCHED_TABLE_BYTES;
-    if (f->bucket_bits % 8 == 0) {
-        plain_batch view = plain_batch_of(f, true);
-        if (two_pass)
-            plain_batch_run(&view, hashes, count, results, true);
-        else
-            plain_batch_run(&view, hashes, count, results, false);
-    } else {
-        plain_batch view = plain_batch_of(f, false);
-        if (two_pass)
-            plain_batch_run(&view, hashes, count, results, true);
-        else
-            plain_batch_run(&view, hashes, count, results, false);
-    }
+    if (f->bucket_bits % 8 == 0)
+        plain_batch_aligned(f, hashes, count, results, true);
+    else
+        plain_batch_aligned(f, hashes, count, results, false);
 }
 
 /* The batch query by hashes of any other filter. One table is asked a
