@@ -352,7 +352,13 @@ static int parse_options(options *opts, int argc, char **argv, const char *progr
         case ':':
             return bad_usage(program, "option '%s' needs a value", argv[optind - 1]);
         default:
-            return bad_usage(program, "unknown option '%s'", argv[optind - 1]);
+            /* Only -h is short: another letter is one the user typed, in
+             * optopt (argv[optind - 1] may be the word before a bundle). */
+            if (optopt > 0 && optopt < 256)
+                return bad_usage(program, "unknown option '-%c'", optopt);
+            return bad_usage(program,
+                             optopt ? "option '%.*s' takes no value" : "unknown option '%.*s'",
+                             (int)strcspn(argv[optind - 1], "="), argv[optind - 1]);
         }
     }
     if (optind < argc)

@@ -36,6 +36,16 @@ void cli_error(const char *format, ...) __attribute__((format(printf, 1, 2)));
 int cli_usage_error(const char *command, const char *format, ...)
     __attribute__((format(printf, 2, 3)));
 
+struct option;
+/* Report what getopt_long refused, naming the option as the user typed it,
+ * and return CLI_EXIT_ERROR. result: what getopt_long returned ('?' or ':';
+ * give every option string a leading ':' so a missing value is told from
+ * an unknown option); long_options: the command's table (for "takes no
+ * value" and ambiguous prefixes). Call it right after getopt_long returns:
+ * it reads optind and optopt. */
+int cli_option_error(const char *command, int result, int argc, char **argv,
+                     const struct option *long_options);
+
 /* True when stderr is a terminal (progress bars go there only then). */
 bool cli_stderr_is_tty(void);
 

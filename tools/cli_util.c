@@ -5,7 +5,9 @@
  */
 #include "cli.h"
 
+#include <ctype.h>
 #include <errno.h>
+#include <getopt.h>
 #include <stdarg.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -32,6 +34,71 @@ int cli_usage_error(const char *command, const char *format, ...)
     va_end(args);
     fprintf(stderr, "\nTry 'amq %s --help'.\n", command);
     return CLI_EXIT_ERROR;
+}
+
+/* The argument of argv that holds the short option letter getopt is
+ * reporting: the one being scanned (getopt has not moved past a bundle such
+ * as "-Zq" while letters are left in it) or the one just finished. */
+static const char *short_option_argument(int argc, char **argv, int letter)
+{
+    for (int i = optind; i >= optind - 1 && i >= 1; i--) {
+        const char *arg = i < argc ? argv[i] : NULL;
+        if (arg && arg[0] == '-' && arg[1] != '-' && strchr(arg + 1, letter))
+            return arg;
+    }
+    return NULL;
+}
+
+/* Whether getopt_long is reporting the long option arg ("--name" or
+ * "--name=value"): optopt is 0 for an unknown one, or the value of the
+ * option the typed name stands for. */
+static bool reports_long_option(const char *arg, const struct option *long_options)
+{
+    if (!arg || strncmp(arg, "--", 2) != 0)
+        return false;
+    if (optopt == 0)
+        return true;
+    size_t name_len = strcspn(arg + 2, "=");
+    for (const struct option *o = long_options; o && o->name; o++)
+        if (strncmp(o->name, arg + 2, name_len) == 0 && !o->flag && o->val == optopt)
+            return true;
+    return false;
+}
+
+int cli_option_error(const char *command, int result, int argc, char **argv,
+                     const struct option *long_options)
+{
+    const char *arg = optind >= 2 && optind - 1 < argc ? argv[optind - 1] : NULL;
+    if (reports_long_option(arg, long_options)) {
+        size_t name_len = strcspn(arg + 2, "=");
+        int shown = (int)name_len + 2;
+        size_t prefixed = 0;
+        bool exact = false;
+        for (const struct option *o = long_options; o && o->name; o++) {
+            if (strncmp(o->name, arg + 2, name_len) != 0)
+                continue;
+            prefixed++;
+            exact = exact || strlen(o->name) == name_len;
+        }
+        if (result == ':')
+            return cli_usage_error(command, "option '%.*s' needs a value", shown, arg);
+        if (exact || prefixed == 1)
+            return cli_usage_error(command, "option '%.*s' takes no value", shown, arg);
+        if (prefixed > 1)
+            return cli_usage_error(command, "option '%.*s' is ambiguous (%zu options begin so)",
+                                   shown, arg, prefixed);
+        return cli_usage_error(command, "unknown option '%.*s'", shown, arg);
+    }
+    const char *bundle = NULL;
+    if (optopt > 0 && optopt < 256 && isgraph(optopt))
+        bundle = short_option_argument(argc, argv, optopt);
+    if (!bundle)
+        return cli_usage_error(command, "unknown option '%s'", arg ? arg : "?");
+    if (result == ':')
+        return cli_usage_error(command, "option '-%c' needs a value", optopt);
+    if (strlen(bundle) == 2)
+        return cli_usage_error(command, "unknown option '-%c'", optopt);
+    return cli_usage_error(command, "unknown option '-%c' (in '%s')", optopt, bundle);
 }
 
 bool cli_stderr_is_tty(void)

@@ -218,10 +218,8 @@ int cli_build(int argc, char **argv)
             if (strcmp(options[index].name, "capacity") == 0)
                 capacity_given = true;
             break;
-        case ':':
-            return cli_usage_error("build", "option '%s' needs a value", argv[optind - 1]);
         default:
-            return cli_usage_error("build", "unknown option '%s'", argv[optind - 1]);
+            return cli_option_error("build", c, argc, argv, options);
         }
         index = -1;
     }

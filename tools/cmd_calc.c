@@ -166,19 +166,6 @@ static int parse_value(amq_calc *r, unsigned *known, int option, const char *tex
     return CLI_EXIT_OK;
 }
 
-/* Report what getopt_long refused: an unknown option, or a value given to
- * an option that takes none ("--json=1"). arg is the argument it was in. */
-static int report_bad_option(const char *arg)
-{
-    if (strncmp(arg, "--", 2) != 0)
-        return cli_usage_error("calc", "unknown option '-%c'", optopt);
-    size_t name_len = strcspn(arg + 2, "=");
-    for (const struct option *o = long_options; o->name; o++)
-        if (strlen(o->name) == name_len && strncmp(o->name, arg + 2, name_len) == 0)
-            return cli_usage_error("calc", "option '--%s' takes no value", o->name);
-    return cli_usage_error("calc", "unknown option '%.*s'", (int)name_len + 2, arg);
-}
-
 int cli_calc(int argc, char **argv)
 {
     amq_calc r = { 0 };
@@ -202,10 +189,8 @@ int cli_calc(int argc, char **argv)
         case 'h':
             fputs(usage, stdout);
             return CLI_EXIT_OK;
-        case ':':
-            return cli_usage_error("calc", "option '%s' needs a value", argv[optind - 1]);
         default:
-            return report_bad_option(argv[optind - 1]);
+            return cli_option_error("calc", option, argc, argv, long_options);
         }
     }
     if (optind < argc)

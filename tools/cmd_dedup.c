@@ -67,10 +67,8 @@ int cli_dedup(int argc, char **argv)
         case 'h':
             fputs(dedup_usage, stdout);
             return CLI_EXIT_OK;
-        case ':':
-            return cli_usage_error("dedup", "option '%s' needs a value", argv[optind - 1]);
         default:
-            return cli_usage_error("dedup", "unknown option '%s'", argv[optind - 1]);
+            return cli_option_error("dedup", c, argc, argv, options);
         }
     }
     if (amq_family_is_static(type) == 1) {

@@ -63,10 +63,8 @@ int cli_export(int argc, char **argv)
         case 'h':
             fputs(export_usage, stdout);
             return CLI_EXIT_OK;
-        case ':':
-            return cli_usage_error("export", "option '%s' needs a value", argv[optind - 1]);
         default:
-            return cli_usage_error("export", "unknown option '%s'", argv[optind - 1]);
+            return cli_option_error("export", c, argc, argv, options);
         }
     }
     if (!format)

@@ -212,14 +212,14 @@ int cli_info(int argc, char **argv)
     optind = 1;
     opterr = 0;
     int c;
-    while ((c = getopt_long(argc, argv, "h", options, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":h", options, NULL)) != -1) {
         if (c == 'j')
             json = true;
         else if (c == 'h') {
             fputs(info_usage, stdout);
             return CLI_EXIT_OK;
         } else
-            return cli_usage_error("info", "unknown option '%s'", argv[optind - 1]);
+            return cli_option_error("info", c, argc, argv, options);
     }
     if (optind != argc - 1)
         return cli_usage_error("info", "give exactly one filter FILE");

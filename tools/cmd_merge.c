@@ -45,10 +45,8 @@ int cli_merge(int argc, char **argv)
         case 'h':
             fputs(merge_usage, stdout);
             return CLI_EXIT_OK;
-        case ':':
-            return cli_usage_error("merge", "option '%s' needs a value", argv[optind - 1]);
         default:
-            return cli_usage_error("merge", "unknown option '%s'", argv[optind - 1]);
+            return cli_option_error("merge", c, argc, argv, options);
         }
     }
     if (!output)

@@ -33,7 +33,7 @@ int cli_query(int argc, char **argv)
     optind = 1;
     opterr = 0;
     int c;
-    while ((c = getopt_long(argc, argv, "vch", options, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":vch", options, NULL)) != -1) {
         switch (c) {
         case 'v':
             invert = true;
@@ -48,7 +48,7 @@ int cli_query(int argc, char **argv)
             fputs(query_usage, stdout);
             return CLI_EXIT_OK;
         default:
-            return cli_usage_error("query", "unknown option '%s'", argv[optind - 1]);
+            return cli_option_error("query", c, argc, argv, options);
         }
     }
     if (optind >= argc)

@@ -74,14 +74,14 @@ static int update(int argc, char **argv, bool removing)
     optind = 1;
     opterr = 0;
     int c;
-    while ((c = getopt_long(argc, argv, "h", options, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":h", options, NULL)) != -1) {
         if (c == 'x') {
             hex = true;
         } else if (c == 'h') {
             fputs(removing ? remove_usage : add_usage, stdout);
             return CLI_EXIT_OK;
         } else {
-            return cli_usage_error(command, "unknown option '%s'", argv[optind - 1]);
+            return cli_option_error(command, c, argc, argv, options);
         }
     }
     if (optind >= argc)
