@@ -47,7 +47,11 @@ int codesearch_index(int argc, char **argv);
  * 0 matches printed, 1 none, 2 an error. */
 int codesearch_search(int argc, char **argv);
 
-/* Print "codesearch: " and the message to stderr. */
+/* The name the program was run as (argv[0] without its directory): the
+ * build's codesearch, or the installed amq-codesearch. */
+extern const char *codesearch_program;
+
+/* Print the program's name, ": " and the message to stderr. */
 void codesearch_error(const char *format, ...) __attribute__((format(printf, 1, 2)));
 
 #endif /* CODESEARCH_H */

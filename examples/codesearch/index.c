@@ -29,6 +29,7 @@
  *    path is replaced only when it is itself a bundle (an older index), so a
  *    slip of the -o argument cannot overwrite a source file.
  */
+#include "../common/options.h"
 #include "amq/amq.h"
 #include "amq/bundle.h"
 #include "codesearch.h"
@@ -36,7 +37,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -373,15 +373,19 @@ static void free_builder(index_builder *b)
     free(b->chunk);
 }
 
-static const char index_usage[] =
-    "Usage: codesearch index [-o INDEX] [-p FPR] [-f KIND] PATH...\n"
-    "Index the files under each PATH (directories recursively, as grep -r reads them).\n"
-    "\n"
-    "  -o, --output INDEX  the index file (default codesearch.idx); an existing file is\n"
-    "                      replaced only when it is an index\n"
-    "  -p, --fpr FPR       each trigram filter's false-positive rate (default 0.01)\n"
-    "  -f, --filters KIND  smaller (default: of an hfb and a gcs filter, the smaller\n"
-    "                      saved file), hfb, or gcs\n";
+static void index_usage(FILE *out)
+{
+    fprintf(out,
+            "Usage: %s index [-o INDEX] [-p FPR] [-f KIND] PATH...\n"
+            "Index the files under each PATH (directories recursively, as grep -r reads them).\n"
+            "\n"
+            "  -o, --output INDEX  the index file (default codesearch.idx); an existing file is\n"
+            "                      replaced only when it is an index\n"
+            "  -p, --fpr FPR       each trigram filter's false-positive rate (default 0.01)\n"
+            "  -f, --filters KIND  smaller (default: of an hfb and a gcs filter, the smaller\n"
+            "                      saved file), hfb, or gcs\n",
+            codesearch_program);
+}
 
 /* An existing file at path that is not a bundle must not be replaced. */
 static bool may_write(const char *path)
@@ -411,10 +415,10 @@ int codesearch_index(int argc, char **argv)
     const char *output = "codesearch.idx";
     double fpr = 0.01;
     filter_choice choice = CHOOSE_SMALLER;
+    example_options o;
+    example_options_init(&o, argc, argv, ":o:p:f:h", options);
     int c;
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":o:p:f:h", options, NULL)) != -1) {
+    while ((c = example_options_next(&o)) != -1) {
         amq_diag diag = { 0 };
         switch (c) {
         case 'o':
@@ -439,17 +443,20 @@ int codesearch_index(int argc, char **argv)
             }
             break;
         case 'h':
-            fputs(index_usage, stdout);
+            index_usage(stdout);
             return 0;
-        default:
-            codesearch_error("index: %s '%s'\n%s",
-                             c == ':' ? "missing value for" : "unknown option", argv[optind - 1],
-                             index_usage);
+        default: {
+            char message[256];
+            example_options_error(message, sizeof message, &o, c);
+            codesearch_error("index: %s", message);
+            index_usage(stderr);
             return 2;
+        }
         }
     }
     if (optind == argc) {
-        codesearch_error("index: no PATH given\n%s", index_usage);
+        codesearch_error("index: no PATH given");
+        index_usage(stderr);
         return 2;
     }
     if (!may_write(output))

@@ -8,7 +8,8 @@
  * An example of the library's candidate-filter use: hash-free Bloom banks
  * (and Golomb-coded sets) over MD5 document IDs, many of them in one bundle
  * file. index.c builds the index, search.c answers queries, codesearch.h
- * describes the index.
+ * describes the index. `make install` installs it as amq-codesearch; its
+ * messages use the name it was run as.
  */
 #include "codesearch.h"
 
@@ -16,26 +17,37 @@
 #include <stdio.h>
 #include <string.h>
 
+const char *codesearch_program = "codesearch";
+
 void codesearch_error(const char *format, ...)
 {
     va_list args;
     va_start(args, format);
-    fputs("codesearch: ", stderr);
+    fprintf(stderr, "%s: ", codesearch_program);
     vfprintf(stderr, format, args);
     fputc('\n', stderr);
     va_end(args);
 }
 
-static const char usage[] =
-    "Usage: codesearch index [-o INDEX] [-p FPR] [-f KIND] PATH...\n"
-    "       codesearch search [-i INDEX] [--stats] STRING\n"
-    "Index a source tree's trigrams, then find the files that contain a string.\n"
-    "'codesearch COMMAND --help' describes a command.\n";
+static void usage(FILE *out)
+{
+    const char *p = codesearch_program;
+    fprintf(out,
+            "Usage: %s index [-o INDEX] [-p FPR] [-f KIND] PATH...\n"
+            "       %s search [-i INDEX] [--stats] STRING\n"
+            "Index a source tree's trigrams, then find the files that contain a string.\n"
+            "'%s COMMAND --help' describes a command.\n",
+            p, p, p);
+}
 
 int main(int argc, char **argv)
 {
+    if (argc > 0 && argv[0][0]) {
+        const char *slash = strrchr(argv[0], '/');
+        codesearch_program = slash ? slash + 1 : argv[0];
+    }
     if (argc < 2) {
-        fputs(usage, stderr);
+        usage(stderr);
         return 2;
     }
     if (strcmp(argv[1], "index") == 0)
@@ -43,9 +55,10 @@ int main(int argc, char **argv)
     if (strcmp(argv[1], "search") == 0)
         return codesearch_search(argc - 1, argv + 1);
     if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
-        fputs(usage, stdout);
+        usage(stdout);
         return 0;
     }
-    codesearch_error("'%s' is not a command\n%s", argv[1], usage);
+    codesearch_error("'%s' is not a command", argv[1]);
+    usage(stderr);
     return 2;
 }

@@ -28,13 +28,13 @@
  */
 #define _GNU_SOURCE /* memmem */
 
+#include "../common/options.h"
 #include "amq/amq.h"
 #include "amq/bundle.h"
 #include "codesearch.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -157,14 +157,18 @@ static long open_filters(const amq_bundle *index, const char *query, size_t len,
     return count;
 }
 
-static const char search_usage[] =
-    "Usage: codesearch search [-i INDEX] [--stats] [--] STRING\n"
-    "Print the indexed files that contain STRING (as bytes), like grep -rlF STRING.\n"
-    "\n"
-    "  -i, --index INDEX  the index file (default codesearch.idx)\n"
-    "      --stats        print to stderr the documents, candidates, matches and the\n"
-    "                     false-candidate rate\n"
-    "Exit status: 0 a file matched, 1 none, 2 an error.\n";
+static void search_usage(FILE *out)
+{
+    fprintf(out,
+            "Usage: %s search [-i INDEX] [--stats] [--] STRING\n"
+            "Print the indexed files that contain STRING (as bytes), like grep -rlF STRING.\n"
+            "\n"
+            "  -i, --index INDEX  the index file (default codesearch.idx)\n"
+            "      --stats        print to stderr the documents, candidates, matches and the\n"
+            "                     false-candidate rate\n"
+            "Exit status: 0 a file matched, 1 none, 2 an error.\n",
+            codesearch_program);
+}
 
 /* The document table: count paths, each NUL-ended, and their IDs. */
 typedef struct documents {
@@ -255,10 +259,10 @@ int codesearch_search(int argc, char **argv)
     };
     const char *index_path = "codesearch.idx";
     bool stats = false;
+    example_options o;
+    example_options_init(&o, argc, argv, ":i:h", options);
     int c;
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":i:h", options, NULL)) != -1) {
+    while ((c = example_options_next(&o)) != -1) {
         switch (c) {
         case 'i':
             index_path = optarg;
@@ -267,17 +271,20 @@ int codesearch_search(int argc, char **argv)
             stats = true;
             break;
         case 'h':
-            fputs(search_usage, stdout);
+            search_usage(stdout);
             return 0;
-        default:
-            codesearch_error("search: %s '%s'\n%s",
-                             c == ':' ? "missing value for" : "unknown option", argv[optind - 1],
-                             search_usage);
+        default: {
+            char message[256];
+            example_options_error(message, sizeof message, &o, c);
+            codesearch_error("search: %s", message);
+            search_usage(stderr);
             return 2;
+        }
         }
     }
     if (argc - optind != 1) {
-        codesearch_error("search: give one STRING\n%s", search_usage);
+        codesearch_error("search: give one STRING");
+        search_usage(stderr);
         return 2;
     }
     const char *query = argv[optind];

@@ -8,6 +8,8 @@
  *
  *   crawl [--pages N] [--seed S] [--fpr P] [--memory BYTES] [--dir DIR]
  *
+ * (`make install` installs it as amq-crawl.)
+ *
  * The graph is made on the fly from the seed, so neither crawl stores it:
  * page i is "https://site<i mod 5000>.example/page/<i>", and its links come
  * from a generator seeded by (seed, i), the same whenever the page is
@@ -30,6 +32,7 @@
  * frontier promises: no page is visited twice, and none the exact crawl
  * does not reach (the program exits with 1 if either happens).
  */
+#include "../common/options.h"
 #include "amq/amq.h"
 #include "amq/frontier.h"
 
@@ -49,6 +52,10 @@
 #define MAX_DEGREE   1000
 #define DEGREE_POWER 2.5 /* P(degree > d) ~ d^-(power - 1) */
 #define URL_MAX      128
+
+/* The name the program was run as, for messages: crawl in the build,
+ * amq-crawl installed. */
+static const char *program = "crawl";
 
 /* ---- the synthetic web -------------------------------------------------------- */
 
@@ -145,7 +152,7 @@ static void *allocate(size_t size)
 {
     void *p = calloc(1, size);
     if (!p) {
-        fprintf(stderr, "crawl: out of memory\n");
+        fprintf(stderr, "%s: out of memory\n", program);
         exit(1);
     }
     return p;
@@ -165,8 +172,8 @@ static void set_bit(uint8_t *bits, uint64_t i)
 
 static void fail(const char *what, int status, const amq_diag *diag)
 {
-    fprintf(stderr, "crawl: %s: %s%s%s\n", what, amq_strerror(status), diag->message[0] ? ": " : "",
-            diag->message);
+    fprintf(stderr, "%s: %s: %s%s%s\n", program, what, amq_strerror(status),
+            diag->message[0] ? ": " : "", diag->message);
     exit(1);
 }
 
@@ -189,7 +196,7 @@ static void crawl_frontier(const web *w, const char *dir, const amq_frontier_opt
     while ((status = amq_frontier_pop(f, popped, sizeof popped, &len, &diag)) == 1) {
         uint64_t page = page_of(popped);
         if (bit(out->visited_pages, page)) {
-            fprintf(stderr, "crawl: %s was visited twice\n", popped);
+            fprintf(stderr, "%s: %s was visited twice\n", program, popped);
             exit(1);
         }
         set_bit(out->visited_pages, page);
@@ -254,7 +261,7 @@ static void *grow(void *p, size_t *capacity, size_t item, size_t first)
     *capacity = *capacity ? *capacity * 2 : first;
     void *bigger = realloc(p, *capacity * item);
     if (!bigger) {
-        fprintf(stderr, "crawl: out of memory\n");
+        fprintf(stderr, "%s: out of memory\n", program);
         exit(1);
     }
     return bigger;
@@ -358,15 +365,19 @@ static double mib(uint64_t bytes)
     return (double)bytes / (1024.0 * 1024.0);
 }
 
-static void usage(void)
+static void usage(FILE *out)
 {
-    fprintf(stderr, "usage: crawl [--pages N] [--seed S] [--fpr P] [--memory BYTES] [--dir DIR]\n"
-                    "  --pages N       pages in the synthetic web (default 300000)\n"
-                    "  --seed S        the web's seed (default 1)\n"
-                    "  --fpr P         the frontier's false-positive bound (default 0.01)\n"
-                    "  --memory BYTES  the frontier queue's memory cap (default 1048576)\n"
-                    "  --dir DIR       the frontier's directory (default: a temporary one)\n");
-    exit(2);
+    fprintf(out,
+            "Usage: %s [--pages N] [--seed S] [--fpr P] [--memory BYTES] [--dir DIR]\n"
+            "Crawl a synthetic web with amq's frontier and with an exact hash set, and compare.\n"
+            "\n"
+            "  --pages N       pages in the synthetic web (default 300000)\n"
+            "  --seed S        the web's seed (default 1)\n"
+            "  --fpr P         the frontier's false-positive bound (default 0.01)\n"
+            "  --memory BYTES  the frontier queue's memory cap (default 1048576)\n"
+            "  --dir DIR       the frontier's directory (default: a temporary one)\n"
+            "Exit status: 0 done, 1 the frontier broke a promise or failed, 2 a usage error.\n",
+            program);
 }
 
 /* Remove what the frontier left in a directory this program made. */
@@ -387,29 +398,64 @@ int main(int argc, char **argv)
     opt.initial_capacity = 1 << 14;
     opt.canonicalize = amq_frontier_canonical_url;
     const char *dir = NULL;
-    for (int i = 1; i < argc; i++) {
-        if (i + 1 >= argc)
-            usage();
-        const char *value = argv[++i];
+    if (argc > 0 && argv[0][0]) {
+        const char *slash = strrchr(argv[0], '/');
+        program = slash ? slash + 1 : argv[0];
+    }
+    enum { PAGES = 256, SEED, FPR, MEMORY, DIR_OPTION };
+    static const struct option options[] = {
+        { "pages", required_argument, NULL, PAGES },
+        { "seed", required_argument, NULL, SEED },
+        { "fpr", required_argument, NULL, FPR },
+        { "memory", required_argument, NULL, MEMORY },
+        { "dir", required_argument, NULL, DIR_OPTION },
+        { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
+    };
+    example_options o;
+    example_options_init(&o, argc, argv, ":h", options);
+    int c;
+    while ((c = example_options_next(&o)) != -1) {
         amq_diag diag = { .message = "" };
         int status = AMQ_OK;
-        if (strcmp(argv[i - 1], "--pages") == 0)
-            status = amq_parse_count(&w.pages, value, 1, (uint64_t)1 << 40, &diag);
-        else if (strcmp(argv[i - 1], "--seed") == 0)
-            status = amq_parse_count(&w.seed, value, 0, UINT64_MAX, &diag);
-        else if (strcmp(argv[i - 1], "--fpr") == 0)
-            status = amq_parse_probability(&opt.fpr, value, &diag);
-        else if (strcmp(argv[i - 1], "--memory") == 0)
-            status = amq_parse_count(&opt.memory_bytes, value, AMQ_FRONTIER_MIN_MEMORY, UINT64_MAX,
+        switch (c) {
+        case PAGES:
+            status = amq_parse_count(&w.pages, optarg, 1, (uint64_t)1 << 40, &diag);
+            break;
+        case SEED:
+            status = amq_parse_count(&w.seed, optarg, 0, UINT64_MAX, &diag);
+            break;
+        case FPR:
+            status = amq_parse_probability(&opt.fpr, optarg, &diag);
+            break;
+        case MEMORY:
+            status = amq_parse_count(&opt.memory_bytes, optarg, AMQ_FRONTIER_MIN_MEMORY, UINT64_MAX,
                                      &diag);
-        else if (strcmp(argv[i - 1], "--dir") == 0)
-            dir = value;
-        else
-            usage();
-        if (status != AMQ_OK) {
-            fprintf(stderr, "crawl: %s: %s\n", argv[i - 1], diag.message);
+            break;
+        case DIR_OPTION:
+            dir = optarg;
+            break;
+        case 'h':
+            usage(stdout);
+            return 0;
+        default: {
+            char message[256];
+            example_options_error(message, sizeof message, &o, c);
+            fprintf(stderr, "%s: %s\n", program, message);
+            usage(stderr);
             return 2;
         }
+        }
+        if (status != AMQ_OK) {
+            fprintf(stderr, "%s: --%s %s: %s\n", program, options[c - PAGES].name, optarg,
+                    diag.message);
+            return 2;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "%s: unexpected argument '%s'\n", program, argv[optind]);
+        usage(stderr);
+        return 2;
     }
     opt.seed = w.seed;
     char temporary[4096];
@@ -417,7 +463,8 @@ int main(int argc, char **argv)
         const char *tmp = getenv("TMPDIR");
         snprintf(temporary, sizeof temporary, "%s/amq-crawl-XXXXXX", tmp && *tmp ? tmp : "/tmp");
         if (!mkdtemp(temporary)) {
-            fprintf(stderr, "crawl: cannot make a temporary directory: %s\n", strerror(errno));
+            fprintf(stderr, "%s: cannot make a temporary directory: %s\n", program,
+                    strerror(errno));
             return 1;
         }
     }
@@ -431,8 +478,8 @@ int main(int argc, char **argv)
     for (uint64_t page = 0; page < w.pages; page++) {
         missed += bit(exact.visited_pages, page) && !bit(frontier.visited_pages, page);
         if (bit(frontier.visited_pages, page) && !bit(exact.visited_pages, page)) {
-            fprintf(stderr, "crawl: page %" PRIu64 " was visited only by the frontier crawl\n",
-                    page);
+            fprintf(stderr, "%s: page %" PRIu64 " was visited only by the frontier crawl\n",
+                    program, page);
             return 1;
         }
     }
