@@ -2,7 +2,8 @@
 # Install the built library into a scratch prefix and build two consumers of
 # it: one with `cc ... $(pkg-config --cflags --libs amq)`, one with CMake's
 # find_package(amq). Both must run. The tool comes with its man page and
-# its bash completion.
+# its bash completion, and the example programs come as amq-crawl and
+# amq-codesearch.
 #   run.sh BUILD_DIR SCRATCH_DIR SOURCE_DIR CC
 set -eu
 build=$1 scratch=$2 source=$3 cc=$4
@@ -12,8 +13,14 @@ prefix="$scratch/prefix"
 
 cmake --install "$build" --prefix "$prefix" >"$scratch/install.log"
 for f in include/amq/amq.h include/amq/calc.h bin/amq share/man/man1/amq.1 \
-    share/bash-completion/completions/amq; do
+    share/bash-completion/completions/amq bin/amq-crawl bin/amq-codesearch; do
     [ -f "$prefix/$f" ] || { echo "not installed: $f"; exit 1; }
+done
+for program in amq-crawl amq-codesearch; do
+    "$prefix/bin/$program" --help >"$scratch/help" ||
+        { echo "the installed $program --help exited $?"; exit 1; }
+    grep -q "^Usage: $program " "$scratch/help" ||
+        { echo "the installed $program --help: $(head -n 1 "$scratch/help")"; exit 1; }
 done
 "$prefix/bin/amq" --version >"$scratch/version" || { echo "the installed amq does not run"; exit 1; }
 grep -q "^\.TH AMQ 1 .*$(sed 's/^amq //' "$scratch/version")" "$prefix/share/man/man1/amq.1" ||
