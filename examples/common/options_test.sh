@@ -23,6 +23,7 @@ fail() {
 check() {
     expected=$1 text=$2
     shift 2
+    # shellcheck disable=SC2086 # no subcommand: no word
     "$program" $sub "$@" >"$dir/out" 2>"$dir/err" </dev/null
     code=$?
     shown="$(basename "$program") $sub $*"
