@@ -1,8 +1,11 @@
 # amq - the two commands are `make demo` and `make test`; see README.md.
 #
 #   make demo          install what is missing (with the word list and gnuplot),
-#                      build, build every type from the word list: the README's
-#                      table and docs/img/*.png
+#                      build, build every type from the word list; the table
+#                      (table.md, demo.tsv) and plots go to $(RELEASE_BUILD)/demo/
+#                      (build-release/demo/), never into tracked files
+#   make readme-demo   make demo, then copy its table into README.md and its
+#                      plots into docs/img/ (to commit them: for maintainers)
 #   make test          install what is missing, build, run every test, then
 #                      again under AddressSanitizer + UndefinedBehaviorSanitizer;
 #                      also compiles an optimized (-O3) build, whose warnings
@@ -25,7 +28,7 @@ CTEST       ?= ctest
 
 FORMAT_FILES = $(shell git ls-files '*.c' '*.h' 2>/dev/null)
 
-.PHONY: all deps build build-release demo test test-plain test-asan bench fuzz format format-check install clean
+.PHONY: all deps build build-release demo readme-demo test test-plain test-asan bench fuzz format format-check install clean
 
 all: build
 
@@ -40,7 +43,10 @@ demo:
 	@sh scripts/install-deps.sh --demo
 	$(CMAKE) -S . -B $(RELEASE_BUILD) -DCMAKE_BUILD_TYPE=Release >/dev/null
 	$(CMAKE) --build $(RELEASE_BUILD) -j $(JOBS)
-	@sh scripts/demo.sh $(RELEASE_BUILD)
+	@sh scripts/demo.sh $(RELEASE_BUILD) $(RELEASE_BUILD)/demo
+
+readme-demo: demo
+	@sh scripts/demo.sh --readme $(RELEASE_BUILD)/demo
 
 test: format-check build-release test-plain test-asan
 

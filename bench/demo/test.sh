@@ -4,7 +4,9 @@
 # The list has repeated words, empty lines and CRLF endings; every type of
 # the build must be in the table, the Bloom filter's measured rate must be
 # within 5 standard deviations of the rate asked for, bad arguments must be
-# refused, and the README section must be replaced and nothing else.
+# refused; scripts/demo.sh must write its table and plots into the output
+# directory it is given and leave the source tree alone, and its --readme
+# step must replace the README's section and nothing else.
 set -u
 build=$1 source=$2 dir=$3
 demo=$build/bench/amq_demo
@@ -95,37 +97,89 @@ done
 refused "give the word list"
 refused "unknown option" --plot "$dir/words.txt"
 
-# scripts/demo.sh replaces the README's section, and only it, each time.
-printf 'before\n<!-- demo: begin -->\nold table\n<!-- demo: end -->\nafter\n' >"$dir/README.md"
-run_script() {
-    AMQ_DEMO_WORDS="$dir/words.txt" AMQ_DEMO_RUNS=1 AMQ_DEMO_README="$dir/README.md" \
-        AMQ_DEMO_IMG="$dir/img" sh "$source/scripts/demo.sh" "$build" >"$dir/out" 2>"$dir/err"
+# scripts/demo.sh writes what it measured into the output directory it is
+# given, and nothing into the source tree: the README's demo section and
+# docs/img are as they were.
+tracked() { # the README's demo section and the plots in docs/img
+    sed -n '/^<!-- demo: begin -->$/,/^<!-- demo: end -->$/p' "$source/README.md"
+    cksum "$source"/docs/img/*.png 2>/dev/null
 }
-run_script
+tracked >"$dir/tracked.before"
+run_script() { # demo.sh's arguments
+    AMQ_DEMO_WORDS="$dir/words.txt" AMQ_DEMO_RUNS=1 sh "$source/scripts/demo.sh" "$@" \
+        >"$dir/out" 2>"$dir/err"
+}
+have_gnuplot() { command -v gnuplot >/dev/null 2>&1; }
+run_script "$build" "$dir/out.d"
 code=$?
-if command -v gnuplot >/dev/null 2>&1; then
+if have_gnuplot; then
     [ "$code" -eq 0 ] || { fail "demo.sh exited $code"; sed 's/^/  /' "$dir/err"; }
     for plot in space-vs-fpr query-speed; do
-        [ "$(head -c 4 "$dir/img/$plot.png" 2>/dev/null | od -An -c | tr -d ' ')" = "211PNG" ] ||
+        [ "$(head -c 4 "$dir/out.d/$plot.png" 2>/dev/null | od -An -c | tr -d ' ')" = "211PNG" ] ||
             fail "demo.sh wrote no PNG $plot.png"
     done
+    grep -qF "demo: the table is in $dir/out.d/table.md" "$dir/out" ||
+        fail "demo.sh did not say where the table is: $(tail -n 1 "$dir/out")"
+    grep -qF "plots: $dir/out.d/space-vs-fpr.png, $dir/out.d/query-speed.png" "$dir/out" ||
+        fail "demo.sh did not say where the plots are: $(tail -n 1 "$dir/out")"
 else
     [ "$code" -eq 2 ] || fail "demo.sh without gnuplot exited $code, expected 2"
     grep -q "gnuplot is not installed" "$dir/err" || fail "demo.sh did not say gnuplot is missing"
+    grep -qF "the table is in $dir/out.d/table.md" "$dir/err" ||
+        fail "demo.sh without gnuplot did not say where the table is: $(cat "$dir/err")"
 fi
-grep -q "old table" "$dir/README.md" && fail "demo.sh left the old table"
-[ "$(head -n 1 "$dir/README.md")" = before ] && [ "$(tail -n 1 "$dir/README.md")" = after ] ||
-    fail "demo.sh changed the README outside its section"
-grep -q "^| bloom |" "$dir/README.md" || fail "demo.sh put no table in the README"
-lines=$(wc -l <"$dir/README.md")
-run_script
-[ "$(wc -l <"$dir/README.md")" -eq "$lines" ] || fail "a second demo.sh run changed the README's length"
+grep -q "^| bloom |" "$dir/out.d/table.md" || fail "demo.sh put no table in table.md"
+grep -q "^words.txt, $distinct words;" "$dir/out.d/table.md" ||
+    fail "table.md does not name the word list and its $distinct words"
+[ "$(grep -vc '^#' "$dir/out.d/demo.tsv")" -eq "$tsv_rows" ] || fail "demo.sh wrote no demo.tsv"
+tracked >"$dir/tracked.after"
+cmp -s "$dir/tracked.before" "$dir/tracked.after" ||
+    fail "demo.sh changed the README's demo section or docs/img"
+# Without an output directory: BUILD_DIR/demo (make demo's build-release/demo),
+# here in a build directory of links to the real one's programs.
+mkdir -p "$dir/build/bench"
+ln -s "$build/amq" "$dir/build/amq"
+ln -s "$build/bench/amq_demo" "$dir/build/bench/amq_demo"
+run_script "$dir/build"
+grep -q "^| bloom |" "$dir/build/demo/table.md" 2>/dev/null ||
+    fail "demo.sh without an output directory wrote no BUILD_DIR/demo/table.md"
+
+# demo.sh --readme replaces the README's section, and only it, each time,
+# and copies the plots.
+printf 'before\n<!-- demo: begin -->\nold table\n<!-- demo: end -->\nafter\n' >"$dir/README.md"
+readme_step() {
+    AMQ_DEMO_README="$dir/README.md" AMQ_DEMO_IMG="$dir/img" run_script --readme "$dir/out.d"
+}
+readme_step
+code=$?
+if have_gnuplot; then
+    [ "$code" -eq 0 ] || { fail "demo.sh --readme exited $code"; sed 's/^/  /' "$dir/err"; }
+    for plot in space-vs-fpr query-speed; do
+        cmp -s "$dir/out.d/$plot.png" "$dir/img/$plot.png" || fail "demo.sh --readme did not copy $plot.png"
+    done
+    grep -q "old table" "$dir/README.md" && fail "demo.sh --readme left the old table"
+    [ "$(head -n 1 "$dir/README.md")" = before ] && [ "$(tail -n 1 "$dir/README.md")" = after ] ||
+        fail "demo.sh --readme changed the README outside its section"
+    grep -q "^| bloom |" "$dir/README.md" || fail "demo.sh --readme put no table in the README"
+    grep -q "](docs/img/query-speed.png)$" "$dir/README.md" || fail "the README does not show the plots"
+    lines=$(wc -l <"$dir/README.md")
+    readme_step
+    [ "$(wc -l <"$dir/README.md")" -eq "$lines" ] || fail "a second --readme changed the README's length"
+else
+    # No plots to show: the README is left as it was.
+    [ "$code" -eq 2 ] || fail "demo.sh --readme without plots exited $code, expected 2"
+    grep -q "no plot at" "$dir/err" || fail "demo.sh --readme did not say the plots are missing"
+    grep -q "old table" "$dir/README.md" || fail "demo.sh --readme without plots changed the README"
+fi
 
 printf 'no markers here\n' >"$dir/README.md"
-run_script
+: >"$dir/out.d/space-vs-fpr.png"
+: >"$dir/out.d/query-speed.png"
+readme_step
 code=$?
-[ "$code" -eq 2 ] || fail "demo.sh on a README without markers exited $code, expected 2"
-[ "$(cat "$dir/README.md")" = "no markers here" ] || fail "demo.sh changed a README without markers"
+[ "$code" -eq 2 ] || fail "demo.sh --readme on a README without markers exited $code, expected 2"
+grep -q "no lines <!-- demo: begin -->" "$dir/err" || fail "demo.sh --readme: $(cat "$dir/err")"
+[ "$(cat "$dir/README.md")" = "no markers here" ] || fail "demo.sh --readme changed a README without markers"
 
 if [ "$failures" -ne 0 ]; then
     echo "demo: $failures failure(s)"
