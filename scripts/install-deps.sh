@@ -8,12 +8,14 @@
 #   scripts/install-deps.sh --demo     also what `make demo` reads and plots
 #                                      with: the word list, gnuplot
 #
+# zlib1g-dev and libzstd-dev let the tool read gzip and zstd input, and the
+# gzip and zstd commands make that input for its test (tests/cli/input.sh);
 # groff-base renders the man page for its test (tests/cli/manpage.sh);
 # time is GNU time, whose /usr/bin/time reports the peak memory that
 # bench/dedup.sh compares.
 set -eu
 
-packages="gcc clang make cmake pkg-config libxxhash-dev libssl-dev libcmocka-dev libclang-rt-14-dev clang-format groff-base"
+packages="gcc clang make cmake pkg-config libxxhash-dev libssl-dev libcmocka-dev libclang-rt-14-dev clang-format groff-base zlib1g-dev libzstd-dev gzip zstd"
 case "${1:-}" in
 --bench) packages="$packages libbloom-dev time" ;;
 --demo) packages="$packages wamerican-insane gnuplot-nox fonts-dejavu-core" ;;
