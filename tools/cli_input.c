@@ -1,17 +1,44 @@
 /*
  * cli_input.c - reads keys, one per line, from the INPUT arguments of a
- * subcommand ('-' or no argument: standard input).
+ * subcommand ('-' or no argument: standard input), and the options that say
+ * how (--hex, --binary, --field, --delimiter), shared by every command that
+ * reads keys so they mean the same everywhere.
  *
- * Lines are split on '\n'; a '\r' before it is dropped, so files written on
- * Windows give the same keys. A line longer than the limit (default 1 MiB)
- * is an error naming the file and line, found without buffering the line:
- * a 10 GB line costs 1 MiB of memory. With --hex, each line is decoded from
- * hexadecimal first; the keys of an hfb filter of raw IDs must each be
- * exactly 32 hex digits (16 bytes). Every key and every read is counted
- * for the progress bar (cli_progress.c), which knows the size of the whole
- * input when every INPUT is a regular file.
+ * A line ends at "\n" or "\r\n", and the key is the line without that end:
+ * a file written on Windows gives the same keys as one written on Unix. The
+ * end is kept all the same: query and dedup print a line with
+ * cli_input_print_line, exactly as it was read, so what they print is the
+ * input's own bytes. A last line with no end is printed without one, unless
+ * another line follows it (from the next input), which a newline then
+ * separates from it.
+ *
+ * A line may be up to CLI_MAX_LINE (64 MiB) long. The buffer starts at one
+ * read chunk and grows only as far as the longest line needs, so memory
+ * follows the lines, not the file. A longer line is refused, naming the
+ * file, the line and the limit, as soon as the limit is passed and before
+ * any of it is used: a 10 GB line costs 64 MiB, not 10 GB. The search for a
+ * line's end goes on from where the last one stopped, so a long line is
+ * scanned once, not once per read.
+ *
+ * The bytes of an input come through cli_decompress.c, which decodes gzip
+ * and zstd on the fly. An input whose first 64 KiB hold a NUL byte, or
+ * mostly bytes that are not text, is probably not a list of keys (an
+ * executable, a compressed format amq does not read, UTF-16): a warning
+ * says so, once per input, and the input is read all the same, since keys
+ * may be any bytes. --binary says that is intended and silences it; with
+ * --hex the decoding checks each line instead.
+ *
+ * --field N takes the key from the Nth field of the line, fields being
+ * separated by one byte (--delimiter, a tab by default); a line of fewer
+ * fields has an empty key, as awk's $N is empty. With --hex the key (the
+ * field) is decoded from hexadecimal; the keys of an hfb filter of raw IDs
+ * must each be exactly 32 hex digits (16 bytes). Every key and every byte
+ * read (compressed bytes, for a compressed input) is counted for the
+ * progress bar (cli_progress.c), which knows the size of the whole input
+ * when every INPUT is a regular file.
  */
 #include "cli.h"
+#include "cli_decompress.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -20,7 +47,55 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define CLI_READ_CHUNK (1 << 20)
+/* The buffer's first size, and how far past the line limit it may grow. */
+#define READ_CHUNK ((size_t)64 << 10)
+/* How much of each input is looked at to tell text from binary. */
+#define SNIFF_BYTES ((uint64_t)64 << 10)
+
+const struct option cli_input_long_options[CLI_INPUT_LONG_OPTIONS] = {
+    { "hex", no_argument, NULL, CLI_OPT_HEX },
+    { "binary", no_argument, NULL, CLI_OPT_BINARY },
+    { "field", required_argument, NULL, CLI_OPT_FIELD },
+    { "delimiter", required_argument, NULL, CLI_OPT_DELIMITER },
+    { NULL, 0, NULL, 0 },
+};
+
+int cli_input_option(cli_input_options *o, const char *command, int c, const char *value)
+{
+    switch (c) {
+    case CLI_OPT_HEX:
+        o->hex = true;
+        return 1;
+    case CLI_OPT_BINARY:
+        o->binary = true;
+        return 1;
+    case CLI_OPT_FIELD: {
+        /* A line of CLI_MAX_LINE bytes has at most CLI_MAX_LINE + 1 fields. */
+        size_t field = 0;
+        const char *p = value;
+        for (; *p >= '0' && *p <= '9' && field <= CLI_MAX_LINE + 1; p++)
+            field = field * 10 + (size_t)(*p - '0');
+        if (p == value || *p || field == 0 || field > CLI_MAX_LINE + 1) {
+            cli_usage_error(command, "--field takes a field number, from 1: '%s'", value);
+            return -1;
+        }
+        o->field = field;
+        return 1;
+    }
+    case CLI_OPT_DELIMITER:
+        if (strcmp(value, "\\t") == 0) {
+            o->delimiter = '\t';
+        } else if (value[0] && !value[1] && value[0] != '\n') {
+            o->delimiter = value[0];
+        } else {
+            cli_usage_error(command, "--delimiter takes one byte (or \\t for a tab): '%s'", value);
+            return -1;
+        }
+        return 1;
+    default:
+        return 0;
+    }
+}
 
 /* The bytes left to read in all the inputs, or 0 when one of them is not a
  * regular file (a pipe, a terminal) and the total cannot be known. Inputs
@@ -41,7 +116,8 @@ static uint64_t input_size(char **paths, int path_count)
     return total;
 }
 
-int cli_input_open(cli_input *in, char **paths, int path_count, const char *command, bool hex)
+int cli_input_open(cli_input *in, char **paths, int path_count, const char *command,
+                   const cli_input_options *options)
 {
     memset(in, 0, sizeof *in);
     in->paths = paths;
@@ -49,16 +125,23 @@ int cli_input_open(cli_input *in, char **paths, int path_count, const char *comm
     in->index = -1;
     in->fd = -1;
     in->command = command;
-    in->hex = hex;
+    in->options = *options;
+    if (in->options.delimiter && !in->options.field) {
+        cli_usage_error(command, "--delimiter separates the fields --field N picks from: give "
+                                 "--field too");
+        return -1;
+    }
+    if (!in->options.delimiter)
+        in->options.delimiter = '\t';
     in->max_line = CLI_MAX_LINE;
-    in->capacity = CLI_READ_CHUNK + in->max_line + 1;
+    in->capacity = READ_CHUNK;
     in->buffer = malloc(in->capacity);
-    in->decoded = hex ? malloc(in->max_line / 2 + 1) : NULL;
-    if (!in->buffer || (hex && !in->decoded)) {
+    in->stream = calloc(1, sizeof *in->stream);
+    if (!in->buffer || !in->stream) {
         free(in->buffer);
-        free(in->decoded);
+        free(in->stream);
         in->buffer = NULL;
-        in->decoded = NULL;
+        in->stream = NULL;
         cli_error("%s: out of memory", command);
         return -1;
     }
@@ -66,41 +149,136 @@ int cli_input_open(cli_input *in, char **paths, int path_count, const char *comm
     return 0;
 }
 
-/* Open the next input; 1 opened, 0 no more, -1 error. */
-static int open_next(cli_input *in)
+/* Give the progress bar the bytes the stream has read from its file since
+ * last time. */
+static void count_read(cli_input *in)
 {
+    cli_progress_bytes(&in->progress, in->stream->raw_bytes - in->raw_counted);
+    in->raw_counted = in->stream->raw_bytes;
+}
+
+/* The error of a failed stream call: damaged data names the line reached. */
+static void stream_error(const cli_input *in)
+{
+    if (in->stream->error_is_data)
+        cli_error("%s: %s:%llu: %s", in->command, in->name, (unsigned long long)in->line_number + 1,
+                  in->stream->error);
+    else
+        cli_error("%s: %s: %s", in->command, in->name, in->stream->error);
+}
+
+static void warn_binary(cli_input *in, const char *why)
+{
+    cli_error("%s: %s: warning: looks binary (%s in the first 64 KiB); its lines are keys as "
+              "bytes; --binary says that is intended",
+              in->command, in->name, why);
+    in->sniff_done = true;
+}
+
+/* Decide on what was sniffed: more than 30% of bytes that are not text.
+ * Random bytes are over half; text in any ASCII-based encoding, far under. */
+static void judge_sniffed(cli_input *in)
+{
+    if (!in->sniff_done && in->odd * 10 > in->sniffed * 3)
+        warn_binary(in, "mostly bytes that are not text");
+    in->sniff_done = true;
+}
+
+/* Look at the first SNIFF_BYTES of an input as they are read. Text is
+ * printable ASCII, the usual control characters (tab, line ends, form feed,
+ * backspace, escape) and UTF-8 sequences (well enough formed: lead byte and
+ * continuation bytes); anything else counts against it, and a NUL byte,
+ * never in text, decides at once. */
+static void sniff(cli_input *in, const unsigned char *p, size_t n)
+{
+    if (in->sniff_done)
+        return;
+    if (n > SNIFF_BYTES - in->sniffed)
+        n = (size_t)(SNIFF_BYTES - in->sniffed);
+    for (size_t i = 0; i < n; i++) {
+        unsigned char b = p[i];
+        if (in->utf8_needed) {
+            if ((b & 0xc0) == 0x80) {
+                in->utf8_needed--;
+                continue;
+            }
+            in->utf8_needed = 0;
+            in->odd++; /* a sequence cut short */
+        }
+        if (b == 0) {
+            warn_binary(in, "a NUL byte");
+            return;
+        }
+        if (b < 0x20)
+            in->odd += !(b == '\t' || b == '\n' || b == '\r' || b == '\f' || b == '\v' ||
+                         b == '\b' || b == 0x1b);
+        else if (b == 0x7f)
+            in->odd++;
+        else if (b >= 0xc2 && b <= 0xf4)
+            in->utf8_needed = b >= 0xf0 ? 3 : b >= 0xe0 ? 2 : 1;
+        else if (b >= 0x80)
+            in->odd++;
+    }
+    in->sniffed += n;
+    if (in->sniffed == SNIFF_BYTES)
+        judge_sniffed(in);
+}
+
+static void close_current(cli_input *in)
+{
+    if (in->stream)
+        cli_stream_close(in->stream);
     if (in->fd > STDIN_FILENO)
         close(in->fd);
     in->fd = -1;
+}
+
+/* Open the next input; 1 opened, 0 no more, -1 error. */
+static int open_next(cli_input *in)
+{
+    close_current(in);
     in->index++;
     int count = in->path_count > 0 ? in->path_count : 1;
     if (in->index >= count)
         return 0;
     const char *path = in->path_count > 0 ? in->paths[in->index] : "-";
     in->line_number = 0;
-    in->start = in->end = 0;
+    in->start = in->end = in->scanned = 0;
     in->at_eof = false;
+    in->sniff_done = in->options.hex || in->options.binary;
+    in->sniffed = in->odd = 0;
+    in->utf8_needed = 0;
     if (strcmp(path, "-") == 0) {
         in->name = "(standard input)";
         in->fd = STDIN_FILENO;
-        return 1;
+    } else {
+        in->name = path;
+        in->fd = open(path, O_RDONLY);
+        if (in->fd < 0) {
+            cli_error("%s: %s: %s", in->command, path, strerror(errno));
+            return -1;
+        }
+        struct stat st;
+        if (fstat(in->fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+            cli_error("%s: %s: is a directory", in->command, path);
+            return -1;
+        }
     }
-    in->name = path;
-    in->fd = open(path, O_RDONLY);
-    if (in->fd < 0) {
-        cli_error("%s: %s: %s", in->command, path, strerror(errno));
-        return -1;
-    }
-    struct stat st;
-    if (fstat(in->fd, &st) == 0 && S_ISDIR(st.st_mode)) {
-        cli_error("%s: %s: is a directory", in->command, path);
+    in->raw_counted = 0;
+    int status = cli_stream_open(in->stream, in->fd);
+    count_read(in);
+    if (status < 0) {
+        stream_error(in);
         return -1;
     }
     return 1;
 }
 
-/* Refill the buffer, keeping the unread tail. Returns bytes added, 0 at EOF,
- * -1 on error. */
+/* Read more of the current input into the buffer, after the unread tail,
+ * which is moved to the front first. When the tail fills the buffer (a line
+ * longer than it), the buffer doubles, up to the line limit and a chunk:
+ * enough to hold the longest line and see that one more is too long.
+ * Returns the bytes added, 0 at the end, -1 after printing an error. */
 static long refill(cli_input *in)
 {
     if (in->start > 0) {
@@ -108,20 +286,77 @@ static long refill(cli_input *in)
         in->end -= in->start;
         in->start = 0;
     }
-    size_t room = in->capacity - 1 - in->end;
-    if (room == 0)
-        return 0;
-    ssize_t got;
-    do
-        got = read(in->fd, in->buffer + in->end, room > CLI_READ_CHUNK ? CLI_READ_CHUNK : room);
-    while (got < 0 && errno == EINTR);
+    if (in->end == in->capacity) {
+        size_t limit = in->max_line + READ_CHUNK;
+        size_t capacity = in->capacity < limit / 2 ? in->capacity * 2 : limit;
+        char *grown = realloc(in->buffer, capacity);
+        if (!grown) {
+            cli_error("%s: %s:%llu: out of memory for a line of over %zu bytes", in->command,
+                      in->name, (unsigned long long)in->line_number + 1, in->end);
+            return -1;
+        }
+        in->buffer = grown;
+        in->capacity = capacity;
+    }
+    long got = cli_stream_read(in->stream, in->buffer + in->end, in->capacity - in->end);
+    count_read(in);
     if (got < 0) {
-        cli_error("%s: %s: %s", in->command, in->name, strerror(errno));
+        stream_error(in);
         return -1;
     }
+    sniff(in, (const unsigned char *)in->buffer + in->end, (size_t)got);
     in->end += (size_t)got;
-    cli_progress_bytes(&in->progress, (uint64_t)got);
-    return (long)got;
+    return got;
+}
+
+/* The key of a line: with --field, its Nth field (empty if it has fewer). */
+static void pick_field(const cli_input *in, const char *line, size_t len, const char **key,
+                       size_t *key_len)
+{
+    const char *p = line, *end = line + len;
+    for (size_t i = 1; i < in->options.field; i++) {
+        const char *next = memchr(p, in->options.delimiter, (size_t)(end - p));
+        if (!next) {
+            *key = end;
+            *key_len = 0;
+            return;
+        }
+        p = next + 1;
+    }
+    const char *next = memchr(p, in->options.delimiter, (size_t)(end - p));
+    *key = p;
+    *key_len = (size_t)((next ? next : end) - p);
+}
+
+/* Decode a --hex key into in->decoded, grown to fit. */
+static int decode_hex(cli_input *in, const char *text, size_t len)
+{
+    bool bad_id = in->ids && len != 32;
+    size_t need = len / 2 + 1;
+    if (need > in->decoded_capacity) {
+        size_t capacity = in->decoded_capacity ? in->decoded_capacity : 64;
+        while (capacity < need)
+            capacity *= 2;
+        uint8_t *grown = realloc(in->decoded, capacity);
+        if (!grown) {
+            cli_error("%s: %s:%llu: out of memory", in->command, in->name,
+                      (unsigned long long)in->line_number);
+            return -1;
+        }
+        in->decoded = grown;
+        in->decoded_capacity = capacity;
+    }
+    amq_diag diag;
+    if (bad_id || amq_parse_hex(in->decoded, text, len, &diag) != AMQ_OK) {
+        if (in->ids)
+            cli_error("%s: %s:%llu: an hfb ID is 32 hex digits", in->command, in->name,
+                      (unsigned long long)in->line_number);
+        else
+            cli_error("%s: %s:%llu: not a hex key: %s", in->command, in->name,
+                      (unsigned long long)in->line_number, diag.message);
+        return -1;
+    }
+    return 0;
 }
 
 int cli_input_next(cli_input *in, const void **key, size_t *len)
@@ -134,70 +369,89 @@ int cli_input_next(cli_input *in, const void **key, size_t *len)
         }
         char *start = in->buffer + in->start;
         size_t available = in->end - in->start;
-        char *newline = memchr(start, '\n', available);
-        size_t line_len;
+        char *newline = in->scanned < available
+                            ? memchr(start + in->scanned, '\n', available - in->scanned)
+                            : NULL;
+        size_t line_len, ending_len;
         if (newline) {
             line_len = (size_t)(newline - start);
-        } else if (available > in->max_line) {
-            line_len = available;
-        } else if (!in->at_eof) {
-            long got = refill(in);
-            if (got < 0)
-                return -1;
-            in->at_eof = got == 0;
-            continue;
-        } else if (available > 0) {
-            line_len = available; /* a last line without a newline */
+            ending_len = 1;
+            if (line_len > 0 && start[line_len - 1] == '\r') {
+                line_len--;
+                ending_len = 2;
+            }
         } else {
-            if (in->fd > STDIN_FILENO)
-                close(in->fd);
-            in->fd = -1;
-            continue;
+            in->scanned = available;
+            if (available > in->max_line + 1) {
+                /* No line end in the first max_line + 2 bytes: even with
+                 * "\r\n" next, the line is too long. */
+                line_len = available;
+                ending_len = 0;
+            } else if (!in->at_eof) {
+                long got = refill(in);
+                if (got < 0)
+                    return -1;
+                in->at_eof = got == 0;
+                continue;
+            } else if (available > 0) {
+                line_len = available; /* a last line without a line end */
+                ending_len = 0;
+            } else {
+                if (!in->sniff_done && in->sniffed > 0)
+                    judge_sniffed(in);
+                close_current(in);
+                continue;
+            }
         }
         if (line_len > in->max_line) {
-            cli_error("%s: %s:%llu: line is longer than %zu bytes", in->command, in->name,
-                      (unsigned long long)in->line_number + 1, in->max_line);
+            cli_error("%s: %s: line %llu is longer than %zu MiB, the longest line amq reads",
+                      in->command, in->name, (unsigned long long)in->line_number + 1,
+                      in->max_line >> 20);
             return -1;
         }
         in->line_number++;
-        in->start += line_len + (newline != NULL);
-        if (line_len > 0 && start[line_len - 1] == '\r')
-            line_len--;
+        in->start += line_len + ending_len;
+        in->scanned = 0;
         in->line = start;
         in->line_len = line_len;
-        if (in->hex) {
-            amq_diag diag;
-            bool bad_id = in->ids && line_len != 32;
-            if (bad_id || amq_parse_hex(in->decoded, start, line_len, &diag) != AMQ_OK) {
-                if (in->ids)
-                    cli_error("%s: %s:%llu: an hfb ID is 32 hex digits", in->command, in->name,
-                              (unsigned long long)in->line_number);
-                else
-                    cli_error("%s: %s:%llu: not a hex key: %s", in->command, in->name,
-                              (unsigned long long)in->line_number, diag.message);
+        in->ending_len = ending_len;
+        const char *text = start;
+        size_t text_len = line_len;
+        if (in->options.field)
+            pick_field(in, start, line_len, &text, &text_len);
+        if (in->options.hex) {
+            if (decode_hex(in, text, text_len) < 0)
                 return -1;
-            }
             *key = in->decoded;
-            *len = line_len / 2;
+            *len = text_len / 2;
         } else {
-            *key = start;
-            *len = line_len;
+            *key = text;
+            *len = text_len;
         }
         cli_progress_key(&in->progress);
         return 1;
     }
 }
 
+int cli_input_print_line(cli_input *in, FILE *out)
+{
+    if (in->unended_printed && putc('\n', out) == EOF)
+        return -1;
+    in->unended_printed = in->ending_len == 0;
+    size_t n = in->line_len + in->ending_len;
+    return fwrite(in->line, 1, n, out) == n ? 0 : -1;
+}
+
 void cli_input_close(cli_input *in)
 {
-    if (in->fd > STDIN_FILENO)
-        close(in->fd);
-    in->fd = -1;
+    close_current(in);
     cli_progress_end(&in->progress);
     free(in->buffer);
     free(in->decoded);
+    free(in->stream);
     in->buffer = NULL;
     in->decoded = NULL;
+    in->stream = NULL;
 }
 
 bool cli_type_takes_ids(const char *type, const char *hash)

@@ -8,41 +8,51 @@
 #include <string.h>
 
 static const char query_usage[] =
-    "Usage: amq query FILE [-v] [-c] [--hex] [INPUT...]\n"
+    "Usage: amq query FILE [-v] [-c] [--hex] [--field N] [INPUT...]\n"
     "Print the lines of the INPUT files ('-' or none: standard input) that may be\n"
     "in the filter saved in FILE. A line printed may be a false positive; a line\n"
-    "not printed is certainly not in the set.\n"
+    "not printed is certainly not in the set. Lines are printed as written.\n"
     "\n"
-    "  -v, --invert   print the lines that are certainly not in the filter\n"
-    "  -c, --count    print only the number of such lines\n"
-    "      --hex      each line is hexadecimal, decoded to bytes before the query\n"
+    "  -v, --invert       print the lines that are certainly not in the filter\n"
+    "  -c, --count        print only the number of such lines\n"
+    "      --hex          each key is hexadecimal, decoded to bytes before the query\n"
+    "      --binary       keys are any bytes: no warning for input that looks binary\n"
+    "      --field N      the key is the Nth field of the line (empty if fewer)\n"
+    "      --delimiter C  the byte between fields (default: tab; \\t for a tab)\n"
+    "A line ends at \\n or \\r\\n (not part of the key), up to 64 MiB; gzip and\n"
+    "zstd input is decompressed.\n"
     "An hfb filter of raw IDs (built without --hash md5) reads each line as an ID\n"
     "of 32 hex digits.\n"
     "Exit status: 0 at least one line printed (or counted), 1 none, 2 an error.\n";
 
 int cli_query(int argc, char **argv)
 {
-    static const struct option options[] = {
+    static const struct option own_options[] = {
         { "invert", no_argument, NULL, 'v' },
         { "count", no_argument, NULL, 'c' },
-        { "hex", no_argument, NULL, 'x' },
         { "help", no_argument, NULL, 'h' },
-        { NULL, 0, NULL, 0 },
     };
-    bool invert = false, count_only = false, hex = false;
+    enum { OWN = sizeof own_options / sizeof own_options[0] };
+    struct option options[OWN + CLI_INPUT_LONG_OPTIONS];
+    memcpy(options, own_options, sizeof own_options);
+    memcpy(options + OWN, cli_input_long_options, sizeof cli_input_long_options);
+    cli_input_options input = { 0 };
+    bool invert = false, count_only = false;
     optind = 1;
     opterr = 0;
     int c;
     while ((c = getopt_long(argc, argv, ":vch", options, NULL)) != -1) {
+        int taken = cli_input_option(&input, "query", c, optarg);
+        if (taken < 0)
+            return CLI_EXIT_ERROR;
+        if (taken)
+            continue;
         switch (c) {
         case 'v':
             invert = true;
             break;
         case 'c':
             count_only = true;
-            break;
-        case 'x':
-            hex = true;
             break;
         case 'h':
             fputs(query_usage, stdout);
@@ -60,7 +70,8 @@ int cli_query(int argc, char **argv)
 
     bool ids = cli_filter_takes_ids(filter);
     cli_input in;
-    if (cli_input_open(&in, argv + optind, argc - optind, "query", hex || ids) < 0) {
+    input.hex = input.hex || ids;
+    if (cli_input_open(&in, argv + optind, argc - optind, "query", &input) < 0) {
         amq_free(filter);
         return CLI_EXIT_ERROR;
     }
@@ -80,10 +91,8 @@ int cli_query(int argc, char **argv)
         }
         if ((answer == 1) != invert) {
             selected++;
-            if (!count_only) {
-                fwrite(in.line, 1, in.line_len, stdout);
-                putchar('\n');
-            }
+            if (!count_only)
+                cli_input_print_line(&in, stdout);
         }
     }
     cli_input_close(&in);

@@ -70,12 +70,13 @@ run 2 query --hex "$dir/hex.amq" "$dir/badhex.txt" && expect err "badhex.txt:2: 
 printf '00ff\nabc\n' >"$dir/oddhex.txt"
 run 2 query --hex "$dir/hex.amq" "$dir/oddhex.txt" && expect err "oddhex.txt:2: not a hex key" && expect err "odd number of hex digits"
 
-# A 64 MiB line: a clear error naming the file and line, in bounded memory;
-# add leaves the filter as it was.
-{ echo key-1; head -c 67108864 /dev/zero | tr '\0' x; echo; echo key-2; } >"$dir/long.txt"
-run 2 query "$dir/f.amq" "$dir/long.txt" && expect err "long.txt:2: line is longer than 1048576 bytes"
+# A line over 64 MiB: a clear error naming the file, the line and the
+# limit, in bounded memory; add leaves the filter as it was.
+{ echo key-1; head -c 67108865 /dev/zero | tr '\0' x; echo; echo key-2; } >"$dir/long.txt"
+run 2 query "$dir/f.amq" "$dir/long.txt" &&
+    expect err "long.txt: line 2 is longer than 64 MiB, the longest line amq reads"
 cp "$dir/f.amq" "$dir/before.amq"
-run 2 add "$dir/f.amq" "$dir/long.txt" && expect err "long.txt:2"
+run 2 add "$dir/f.amq" "$dir/long.txt" && expect err "long.txt: line 2 is longer"
 cmp -s "$dir/f.amq" "$dir/before.amq" || fail "a failed add changed the file"
 rm -f "$dir/long.txt"
 

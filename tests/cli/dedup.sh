@@ -63,7 +63,7 @@ printf '00ff\n00FF\nabcd\n00ff\n' >"$dir/hex.txt"
 run 0 dedup --hex "$dir/hex.txt" && lines out 2 && expect out "00ff" && expect out "abcd"
 printf 'x\r\nx\ny\r\n' >"$dir/crlf.txt"
 run 0 dedup "$dir/crlf.txt" && lines out 2
-printf 'x\ny\n' | cmp -s - "$dir/out" || fail "dedup of CRLF lines: $(od -c "$dir/out")"
+printf 'x\r\ny\r\n' | cmp -s - "$dir/out" || fail "dedup of CRLF lines: $(od -c "$dir/out")"
 printf '00ff\nzz\n' >"$dir/badhex.txt"
 run 2 dedup --hex "$dir/badhex.txt" && expect err "badhex.txt:2: not a hex key"
 
