@@ -1,9 +1,10 @@
 # bash completion for amq(1): the subcommands, each subcommand's options,
 # the type names after -t/--type, the values of the options that take one of
 # a few words (--hash, --layout, --format, ...), nothing after an option that
-# takes a number or a key, and file names everywhere else (inputs, filters,
-# -o). Installed as share/bash-completion/completions/amq, which
-# bash-completion loads on the first `amq <TAB>`; `source` it to try it.
+# takes a number, a key or a byte (--delimiter), and file names everywhere
+# else (inputs, filters, -o). Installed as
+# share/bash-completion/completions/amq, which bash-completion loads on the
+# first `amq <TAB>`; `source` it to try it.
 #
 # The lists are kept in step with the tool by tests/cli/completion.sh: the
 # types must be those `amq --help` lists, each subcommand's long options
@@ -11,22 +12,26 @@
 
 _amq_commands="build add remove query info merge export dedup calc bench"
 _amq_types="bloom blocked-bloom counting-bloom scalable-bloom cuckoo gcs hfb fuse8 fuse16"
+# The options of every subcommand that reads keys (build, add, remove, query,
+# dedup): how its lines give keys.
+_amq_input_options="--hex --binary --field --delimiter"
 
 # The options of one subcommand.
 _amq_options()
 {
     case $1 in
     build)
-        echo "-t --type -o --output --force --hex -n --capacity -p --fpr --seed --hash" \
+        echo "-t --type -o --output --force $_amq_input_options -n --capacity -p --fpr" \
+            "--seed --hash" \
             "--key -m --bits -k --hashes --layout --counter-bits --growth --tightening" \
             "--fingerprint-bits --bucket-size --max-kicks --semi-sort --range --rice-bits" \
             "--divisor --index --bip158-key --bank-bits --arity --help" ;;
-    add | remove) echo "--hex --help" ;;
-    query) echo "-v --invert -c --count --hex --help" ;;
+    add | remove) echo "$_amq_input_options --help" ;;
+    query) echo "-v --invert -c --count $_amq_input_options --help" ;;
     info) echo "--json --help" ;;
     merge) echo "-o --output --force --help" ;;
     export) echo "-f --format --hex --help" ;;
-    dedup) echo "-n --capacity -p --fpr -t --type --hex --help" ;;
+    dedup) echo "-n --capacity -p --fpr -t --type $_amq_input_options --help" ;;
     calc) echo "-n --capacity -p --fpr -m --bits -k --hashes --json --help" ;;
     bench) echo "--filter --keys --runs --seed --json --list --help" ;;
     esac
@@ -66,8 +71,8 @@ _amq()
     *:-n | *:--capacity | *:-p | *:--fpr | *:-m | *:--bits | *:-k | *:--hashes | *:--seed | \
         *:--key | *:--growth | *:--tightening | *:--fingerprint-bits | *:--max-kicks | \
         *:--range | *:--rice-bits | *:--divisor | *:--index | *:--bip158-key | \
-        *:--bank-bits | *:--keys | *:--runs | *:--filter)
-        return 0 ;; # a number or a key to type
+        *:--bank-bits | *:--keys | *:--runs | *:--filter | *:--field | *:--delimiter)
+        return 0 ;; # a number, a key or a byte to type
     esac
     if [[ $cur == -* ]]; then
         _amq_words "$(_amq_options "$command")" "$cur"
