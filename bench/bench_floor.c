@@ -34,8 +34,9 @@
  *                          reads: the least a classic query of a present key
  *                          costs (phase query-present).
  *   floor/probe-seven-key  XXH3-128 of the key, then the classic filter's
- *                          own seven positions (enhanced double hashing
- *                          mod m, amq__bloom_probe in src/bloom_internal.h)
+ *                          own seven positions (the probe sequence a new
+ *                          filter uses, AMQ__BLOOM_PROBE_LATEST: the rehash
+ *                          chain, amq__bloom_probe in src/bloom_internal.h)
  *                          read and and-ed with no branch: the least the
  *                          classic query of a present key costs with that
  *                          probe sequence (phase query-present).
@@ -194,12 +195,13 @@ static uint64_t floor_cache_line_keys(floor_state *s, const bench_keyset *keys)
     return keys->count;
 }
 
-/* The classic filter's seven positions for hash among the array's bits,
+/* A new classic filter's seven positions for hash among the array's bits,
  * as amq_bloom_contains_hash finds them: 1 if all seven are set. */
 static inline uint64_t probe_seven_match(const floor_state *s, amq_u128 hash)
 {
     const uint64_t *words = (const uint64_t *)(const void *)s->array;
-    amq__bloom_probe probe = amq__bloom_probe_start(hash, s->array_bytes / 8 * 64);
+    amq__bloom_probe probe =
+        amq__bloom_probe_start(hash, s->array_bytes / 8 * 64, AMQ__BLOOM_PROBE_LATEST);
     uint64_t all = 1;
     for (uint32_t j = 0; j < 7; j++) {
         all &= words[probe.position >> 6] >> (probe.position & 63);

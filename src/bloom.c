@@ -3,11 +3,41 @@
  * hash coding with allowable errors", CACM 13(7), 1970).
  *
  * The filter is m bits, all 0 at first. A key is hashed once, to 128 bits
- * with the filter's hasher, and the 128 bits give k bit positions by
- * enhanced double hashing (P. C. Dillinger and P. Manolios, "Bloom Filters
- * in Probabilistic Verification", FMCAD 2004): with
+ * with the filter's hasher, and the 128 bits h = (h.low, h.high) give k bit
+ * positions by the filter's probe sequence, of which there are two. A new
+ * filter uses version 2; a file names its version (a file without the
+ * field, as every file before it was, is version 1), and a loaded filter
+ * keeps it, so that a saved filter answers every key exactly as it did.
  *
- *     x = reduce(h.low, m),   y = reduce(h.high, m)     (multiply-high)
+ * Version 2, a multiplicative rehash chain. A 64-bit state starts at h.low
+ * and steps by an LCG whose increment is the other half,
+ *
+ *     s(0) = h.low,   s(i+1) = s(i) * C + (h.high | 1)   (mod 2^64)
+ *     position i = reduce(s(i), m) = floor(s(i) * m / 2^64)  (multiply-high)
+ *
+ * with C = 0xd1342543de82ef95, a multiplier with good spectral scores in
+ * dimensions 2 to 8 (Steele and Vigna, 2022). The pair (s(0), s(1)) is a
+ * bijection of (h.low, h.high | 1), so the states carry all 127 bits, and
+ * each position is the top bits of a fresh state: two keys whose first
+ * positions agree have states that differ by d(0), d(1) below 2^64 / m,
+ * and d(i) = a_i d(0) + b_i d(1) (mod 2^64) for large, unrelated a_i, b_i,
+ * so the later positions agree only by chance, about 1/m each. Two keys
+ * share all k positions with a chance near (1/m)^k, as independent
+ * positions would, which the fill's (X/m)^k below already counts; what is
+ * left is the chance that an absent key's 127 hash bits are a stored
+ * key's, n / 2^127: with m <= 2^48 and n <= m (ln 2)^2 / ln(1/p), that is
+ * below p / 10^6 for every p down to 5e-20, where the clamp of k below
+ * stops the filter from reaching p anyway. It costs
+ * a 64-bit multiply-add per position in the chain and the multiply-high of
+ * the reduction beside it, where version 1 adds and subtracts; but no
+ * position waits on a comparison with m, and in one process at n = 10^6,
+ * p = 1% a present key's query took 0.90-0.92 of version 1's time and an
+ * absent key's 0.99 (docs/PERFORMANCE.md, "Probe sequence").
+ *
+ * Version 1, enhanced double hashing (P. C. Dillinger and P. Manolios,
+ * "Bloom Filters in Probabilistic Verification", FMCAD 2004): with
+ *
+ *     x = reduce(h.low, m),   y = reduce(h.high, m)
  *
  * position i is g(i) = x + i*y + (i^3 - i)/6 (mod m), computed without
  * division or multiplication as
@@ -15,11 +45,25 @@
  *     g = x;  for i = 0 .. k-1:  use g;  g = (g + y) mod m;  y = (y + i + 1) mod m
  *
  * where each "mod m" is one conditional subtraction (both terms are below
- * m, and i + 1 <= k <= 64 <= m). Plain double hashing (g = x + i*y)
- * degenerates when y = 0 - every position is x - and gives only m^2
- * distinct position sequences; the cubic term keeps the positions of a key
- * apart even then and brings the FPR to that of k independent hashes for
- * the filter sizes used here.
+ * m, and i + 1 <= k <= 64 <= m). The cubic term keeps a key's positions
+ * apart when y = 0, where plain double hashing (g = x + i*y) puts all k on
+ * x. But every position is fixed by the pair (x, y), which takes only m^2
+ * values: an absent key whose pair is one of the n stored keys' shares all
+ * of that key's positions, whatever k. That puts a floor under the rate,
+ *
+ *     P(pair shared) = 1 - (1 - 1/m^2)^n  ~  n / m^2,
+ *
+ * which is nothing at p = 1% (m = 9.6 n: 1 / (92 n)) but passes p as p
+ * falls, since m grows only with ln(1/p): at n = 1000, p = 1e-9 (m = 43133)
+ * it is 5.4e-7, 540 times p (measured: 13 false positives in 2 * 10^7
+ * absent keys where 0.02 were due), and at n = 10, p = 1e-15 (m = 719,
+ * k = 50) it is 1.9e-5. No sequence that draws its positions from a
+ * bounded number of values in [0, m) can do better at small n and tiny p;
+ * each position needs fresh hash bits, which version 2 gives them. A
+ * version-1 filter keeps answering as it did; its expected rate
+ * (amq_bloom_expected_fpr, amq info) is the floor F plus the fill's rate
+ * for the other keys, F + (1 - F) (X/m)^k, with n estimated from X as
+ * below, so that it says what the filter really delivers.
  *
  * Adding sets the k bits; a query reads them two at a time and stops at the
  * first pair with a clear bit. In a filter at capacity each bit is set with
@@ -34,25 +78,30 @@
  * O(1):
  *
  *     estimated distinct keys   n = -(m/k) ln(1 - X/m)     (Swamidass-Baldi)
- *     FPR to expect now         (X/m)^k
+ *     FPR to expect now         (X/m)^k   (version 1: with the floor above)
  *
  * Sizing, from capacity n and rate p (see calc.h for the relations):
  *
  *     m = ceil(-n ln p / (ln 2)^2),   k = round((m/n) ln 2)
  *
- * clamped to m >= 64 (so the mod-m step above stays a single subtraction)
- * and k in [1, 64]. At p = 1% that is 9.59 bits per key and k = 7.
+ * clamped to m >= 64 (so version 1's mod-m step stays a single subtraction)
+ * and k in [1, 64]. At p = 1% that is 9.59 bits per key and k = 7. The
+ * clamp of k means a p below about 2^-64 (5e-20) is not reached at
+ * capacity: the rate is then (1 - e^(-64 n/m))^64 at the formula's m.
  *
  * Layout in memory and on disk: ceil(m/64) 64-bit words; bit i is bit
  * (i mod 64) of word i/64; bits past m in the last word are 0. The file
  * payload is those words little-endian; the parameter block holds m, k, the
- * capacity, the target p and X.
+ * capacity, the target p, X and the probe version, which version 1 leaves
+ * out (so that it saves the bytes it was loaded from, which any amq reads):
  *
- *     params:  u64 m | u32 k | u64 capacity | f64 target p | u64 X
+ *     params:  u64 m | u32 k | u64 capacity | f64 target p | u64 X      (36 bytes: version 1)
+ *              ... | u32 probe version (2)                             (40 bytes)
  *
  * Invariants, checked by amq__bloom_check() (tests call it after mutations
  * and loads):
- *   I1  64 <= m <= AMQ_BLOOM_MAX_BITS and 1 <= k <= AMQ_BLOOM_MAX_HASHES;
+ *   I1  64 <= m <= AMQ_BLOOM_MAX_BITS, 1 <= k <= AMQ_BLOOM_MAX_HASHES,
+ *       and the probe version is 1 or 2;
  *   I2  the bits past m in the last word are 0;
  *   I3  X equals the number of set bits.
  *
@@ -74,15 +123,21 @@
 #include <string.h>
 
 struct amq_bloom {
-    amq__bitvec bits;  /* m bits */
-    uint32_t hashes;   /* k */
-    uint64_t bits_set; /* X */
-    uint64_t capacity; /* n it was sized for (0: sized by m alone) */
-    double target_fpr; /* p it was sized for */
+    amq__bitvec bits;       /* m bits */
+    uint32_t hashes;        /* k */
+    uint64_t bits_set;      /* X */
+    uint64_t capacity;      /* n it was sized for (0: sized by m alone) */
+    double target_fpr;      /* p it was sized for */
+    unsigned probe_version; /* AMQ__BLOOM_PROBE_*: the sequence of positions */
     amq_hasher hasher;
 };
 
 static const double LN2 = 0.69314718055994530942;
+
+/* The parameter block without the probe version field (version 1) and with
+ * it. */
+#define BLOOM_PARAMS_SIZE_V1 36
+#define BLOOM_PARAMS_SIZE_V2 40
 
 /* ---- sizing ---------------------------------------------------------------- */
 
@@ -127,7 +182,8 @@ int amq__bloom_size(uint64_t *bits, uint32_t *hashes, uint64_t *capacity,
     return AMQ_OK;
 }
 
-int amq__bloom_new(amq_bloom **out, const amq_bloom_params *params, amq_diag *diag)
+int amq__bloom_new(amq_bloom **out, const amq_bloom_params *params, unsigned version,
+                   amq_diag *diag)
 {
     *out = NULL;
     amq_hasher hasher;
@@ -150,6 +206,7 @@ int amq__bloom_new(amq_bloom **out, const amq_bloom_params *params, amq_diag *di
     f->hashes = k;
     f->capacity = n;
     f->target_fpr = params->fpr == 0 ? 0.01 : params->fpr;
+    f->probe_version = version;
     f->hasher = hasher;
     *out = f;
     return AMQ_OK;
@@ -158,7 +215,7 @@ int amq__bloom_new(amq_bloom **out, const amq_bloom_params *params, amq_diag *di
 int amq_bloom_new(amq_bloom **out, const amq_bloom_params *params)
 {
     assert(out && params);
-    return amq__bloom_new(out, params, NULL);
+    return amq__bloom_new(out, params, AMQ__BLOOM_PROBE_LATEST, NULL);
 }
 
 void amq_bloom_free(amq_bloom *filter)
@@ -182,7 +239,7 @@ void amq_bloom_clear(amq_bloom *f)
 static uint32_t add_hash_counting_new_bits(amq_bloom *f, amq_u128 hash)
 {
     uint32_t new_bits = 0;
-    amq__bloom_probe p = amq__bloom_probe_start(hash, f->bits.bit_count);
+    amq__bloom_probe p = amq__bloom_probe_start(hash, f->bits.bit_count, f->probe_version);
     for (uint32_t i = 0; i < f->hashes; i++) {
         new_bits += !amq__bitvec_test_and_set(&f->bits, p.position);
         amq__bloom_probe_next(&p, i);
@@ -208,7 +265,7 @@ static bool bit_set(const void *f, uint64_t position)
 
 bool amq_bloom_contains_hash(const amq_bloom *f, amq_u128 hash)
 {
-    return amq__bloom_all_set(f, bit_set, hash, f->bits.bit_count, f->hashes);
+    return amq__bloom_all_set(f, bit_set, hash, f->bits.bit_count, f->hashes, f->probe_version);
 }
 
 bool amq_bloom_contains(const amq_bloom *f, const void *key, size_t len)
@@ -219,7 +276,8 @@ bool amq_bloom_contains(const amq_bloom *f, const void *key, size_t len)
 void amq_bloom_contains_many(const amq_bloom *f, const void *const *keys, const size_t *lens,
                              size_t count, uint8_t *results)
 {
-    amq__bloom_table table = { (const uint8_t *)f->bits.words, 0, f->bits.bit_count, f->hashes };
+    amq__bloom_table table = { (const uint8_t *)f->bits.words, 0, f->bits.bit_count, f->hashes,
+                               f->probe_version };
     amq__bloom_contains_many(f, bit_set, &table, &f->hasher, keys, lens, count, results);
 }
 
@@ -235,7 +293,8 @@ double amq_bloom_estimated_count(const amq_bloom *f)
 
 double amq_bloom_expected_fpr(const amq_bloom *f)
 {
-    return pow((double)f->bits_set / (double)f->bits.bit_count, f->hashes);
+    return amq__bloom_expected_fpr(f->probe_version, f->bits.bit_count, f->hashes, f->bits_set,
+                                   amq_bloom_estimated_count(f));
 }
 
 uint64_t amq_bloom_bits(const amq_bloom *f)
@@ -263,6 +322,11 @@ const amq_hasher *amq_bloom_hasher(const amq_bloom *f)
     return &f->hasher;
 }
 
+unsigned amq__bloom_probe_version(const amq_bloom *f)
+{
+    return f->probe_version;
+}
+
 /* ---- union and intersection ---------------------------------------------------- */
 
 static int check_compatible(const amq_bloom *a, const amq_bloom *b, amq_diag *diag)
@@ -274,6 +338,9 @@ static int check_compatible(const amq_bloom *a, const amq_bloom *b, amq_diag *di
     if (a->hashes != b->hashes)
         return amq__fail(diag, AMQ_EINCOMPATIBLE, "the filters use %u and %u hash functions",
                          a->hashes, b->hashes);
+    if (a->probe_version != b->probe_version)
+        return amq__fail(diag, AMQ_EINCOMPATIBLE, "the filters use probe versions %u and %u",
+                         a->probe_version, b->probe_version);
     return amq__hasher_compare(&a->hasher, &b->hasher, diag);
 }
 
@@ -311,7 +378,9 @@ int amq__bloom_check(const amq_bloom *f)
 {
     uint64_t m = f->bits.bit_count;
     if (m < AMQ_BLOOM_MIN_BITS || m > AMQ_BLOOM_MAX_BITS || f->hashes < 1 ||
-        f->hashes > AMQ_BLOOM_MAX_HASHES)
+        f->hashes > AMQ_BLOOM_MAX_HASHES ||
+        (f->probe_version != AMQ__BLOOM_PROBE_DOUBLE &&
+         f->probe_version != AMQ__BLOOM_PROBE_REHASH))
         return AMQ_ECORRUPT; /* I1 */
     if (m % 64 != 0 && (f->bits.words[m / 64] >> (m % 64)) != 0)
         return AMQ_ECORRUPT; /* I2 */
@@ -359,7 +428,7 @@ static int family_create(void **state, const amq__spec *spec, amq_diag *diag)
     if (status != AMQ_OK)
         return status;
     amq_bloom *f;
-    status = amq__bloom_new(&f, &params, diag);
+    status = amq__bloom_new(&f, &params, AMQ__BLOOM_PROBE_LATEST, diag);
     *state = f;
     return status;
 }
@@ -402,6 +471,10 @@ static int family_save(const void *state, amq__saved *out)
     amq__params_put_u64(&out->params, f->capacity);
     amq__params_put_f64(&out->params, f->target_fpr);
     amq__params_put_u64(&out->params, f->bits_set);
+    /* Version 1 writes the block without the field, as every file before
+     * the field was written: it loads the same in any version of amq. */
+    if (f->probe_version != AMQ__BLOOM_PROBE_DOUBLE)
+        amq__params_put_u32(&out->params, f->probe_version);
     out->pieces[0].data = amq__bitvec_le_words(&f->bits, &out->scratch);
     out->pieces[0].len = amq__bitvec_words_for(f->bits.bit_count) * 8;
     out->piece_count = 1;
@@ -415,13 +488,19 @@ static int family_load(void **state, const amq__container *c, bool *borrows_imag
     amq__params_reader_init(&r, c->params, c->params_len);
     amq_bloom_params params = { .hasher = c->hasher };
     uint64_t bits_set = 0;
+    uint32_t version = AMQ__BLOOM_PROBE_DOUBLE; /* a block without the field */
     if (amq__params_get_u64(&r, &params.bits) || amq__params_get_u32(&r, &params.hashes) ||
         amq__params_get_u64(&r, &params.capacity) || amq__params_get_f64(&r, &params.fpr) ||
-        amq__params_get_u64(&r, &bits_set) || amq__params_end(&r))
-        return amq__fail(diag, AMQ_ECORRUPT, "bloom parameters are %u bytes, expected 36",
-                         c->params_len);
+        amq__params_get_u64(&r, &bits_set) ||
+        (c->params_len == BLOOM_PARAMS_SIZE_V2 && amq__params_get_u32(&r, &version)) ||
+        amq__params_end(&r))
+        return amq__fail(diag, AMQ_ECORRUPT, "bloom parameters are %u bytes, expected %d or %d",
+                         c->params_len, BLOOM_PARAMS_SIZE_V1, BLOOM_PARAMS_SIZE_V2);
+    if (c->params_len == BLOOM_PARAMS_SIZE_V2 && version != AMQ__BLOOM_PROBE_REHASH)
+        return amq__fail(diag, AMQ_ECORRUPT, "bloom probe version %u is not 2", version);
     amq_bloom *f;
-    int status = amq__bloom_from_words(&f, &params, bits_set, c->payload, c->payload_len, diag);
+    int status =
+        amq__bloom_from_words(&f, &params, version, bits_set, c->payload, c->payload_len, diag);
     if (status == AMQ_OK)
         *state = f;
     return status;
@@ -434,6 +513,7 @@ static void family_info(const void *state, amq_info *out)
     out->estimated_count = amq_bloom_estimated_count(f);
     out->count = isfinite(out->estimated_count) ? (uint64_t)llround(out->estimated_count)
                                                 : f->bits.bit_count;
+    out->count_estimated = 1;
     out->size_bytes = amq__bitvec_words_for(f->bits.bit_count) * 8;
     out->bits_per_key = (double)f->bits.bit_count / (double)(f->capacity ? f->capacity : 1);
     out->target_fpr = f->target_fpr;
@@ -441,6 +521,7 @@ static void family_info(const void *state, amq_info *out)
     out->hasher = f->hasher;
     amq__info_number(out, "bits", (double)f->bits.bit_count);
     amq__info_number(out, "hashes", f->hashes);
+    amq__info_number(out, "probe_version", f->probe_version);
 }
 
 static void family_destroy(void *state)
@@ -472,8 +553,8 @@ const void *amq__bloom_le_words(const amq_bloom *f, uint64_t *len, void **scratc
     return amq__bitvec_le_words(&f->bits, scratch);
 }
 
-int amq__bloom_from_words(amq_bloom **out, const amq_bloom_params *params, uint64_t bits_set,
-                          const uint8_t *words, uint64_t len, amq_diag *diag)
+int amq__bloom_from_words(amq_bloom **out, const amq_bloom_params *params, unsigned version,
+                          uint64_t bits_set, const uint8_t *words, uint64_t len, amq_diag *diag)
 {
     *out = NULL;
     uint64_t m = params->bits;
@@ -484,6 +565,8 @@ int amq__bloom_from_words(amq_bloom **out, const amq_bloom_params *params, uint6
         return amq__fail(diag, AMQ_ECORRUPT, "bloom hash count %u is out of range", params->hashes);
     if (!(params->fpr > 0 && params->fpr < 1))
         return amq__fail(diag, AMQ_ECORRUPT, "bloom target fpr is not in (0, 1)");
+    if (version != AMQ__BLOOM_PROBE_DOUBLE && version != AMQ__BLOOM_PROBE_REHASH)
+        return amq__fail(diag, AMQ_ECORRUPT, "bloom probe version %u is unknown", version);
     amq_bloom *f = calloc(1, sizeof *f);
     if (!f)
         return AMQ_ENOMEM;
@@ -495,6 +578,7 @@ int amq__bloom_from_words(amq_bloom **out, const amq_bloom_params *params, uint6
     f->hashes = params->hashes;
     f->capacity = params->capacity;
     f->target_fpr = params->fpr;
+    f->probe_version = version;
     f->hasher = params->hasher;
     f->bits_set = bits_set;
     if (amq__bloom_check(f) != AMQ_OK) {

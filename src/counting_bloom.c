@@ -6,7 +6,9 @@
  * A classic Bloom filter (bloom.c) whose m bits are m small counters, so
  * that keys can be removed. A key is hashed once, to 128 bits, and those
  * give its k positions by the classic filter's probe sequence
- * (amq__bloom_probe_*, enhanced double hashing). Then
+ * (amq__bloom_probe_*: version 2, the rehash chain, for a new filter;
+ * version 1, enhanced double hashing, for a file saved without the version
+ * field; bloom.c says why there are two). Then
  *
  *     add       increments the key's k counters,
  *     remove    decrements them,
@@ -15,10 +17,11 @@
  * Sizing is the classic filter's (amq__bloom_size), with counters in place
  * of bits: from capacity n and rate p, m = ceil(-n ln p / (ln 2)^2) and
  * k = round((m/n) ln 2), or m and k given. A counting filter and a classic
- * one with the same parameters and hasher therefore probe the same
- * positions, and the counting filter's non-zero counters are exactly the
- * classic filter's set bits: the FPR, (X/m)^k with X non-zero counters, and
- * the count estimate n = -(m/k) ln(1 - X/m) are the classic formulas. The
+ * one with the same parameters, hasher and probe version therefore probe
+ * the same positions, and the counting filter's non-zero counters are
+ * exactly the classic filter's set bits: the FPR, (X/m)^k with X non-zero
+ * counters (plus version 1's pair floor, about n/m^2), and the count
+ * estimate n = -(m/k) ln(1 - X/m) are the classic formulas. The
  * price is memory: w = 4 bits per counter (or 8), so 4 (or 8) times the
  * classic filter's size at the same FPR.
  *
@@ -36,7 +39,8 @@
  *   - A key with a zero counter is certainly absent: remove first reads all
  *     k counters and, if one is 0, changes nothing and answers
  *     AMQ_ENOTFOUND. A key's k positions can repeat (two probes landing on
- *     one counter, as they do when the hash's step is 0); add then
+ *     one counter, as version 1's do when the hash's step is 0, and either
+ *     version's do by chance); add then
  *     increments that counter twice and remove decrements it twice. If the
  *     second decrement meets a 0, the counter was lower than the key's
  *     multiplicity on it, so the key was never added: the decrements done
@@ -70,19 +74,24 @@
  * parameter block:
  *
  *     params:  u64 m | u32 k | u32 w | u64 capacity | f64 target p
- *            | u64 non-zero counters | u64 saturated counters     (48 bytes)
+ *            | u64 non-zero counters | u64 saturated counters     (48 bytes: version 1)
+ *            | u32 probe version (2)                              (52 bytes)
+ *
+ * Version 1 leaves the last field out, so that a filter loaded from a file
+ * of an earlier amq saves the same bytes, which that amq still reads.
  *
  * Invariants, checked by amq__counting_bloom_check() (tests call it after
  * mutations; the loader refuses a file that breaks one):
  *   I1  64 <= m <= AMQ_BLOOM_MAX_BITS, 1 <= k <= AMQ_BLOOM_MAX_HASHES,
- *       w is 4 or 8;
+ *       w is 4 or 8, the probe version is 1 or 2;
  *   I2  every bit of the array past the last counter is 0;
  *   I3  the non-zero count equals the number of counters that are not 0;
  *   I4  the saturated count equals the number of counters at 2^w - 1.
  * Add and remove keep I3 and I4 in O(k), from the values they change; the
  * check recounts in O(m), 16 (or 8) counters per 64-bit word.
  *
- * Merge is the saturating sum of two filters' counters: the result holds
+ * Merge is the saturating sum of two filters' counters (of the same m, k,
+ * w, hasher and probe version): the result holds
  * both key multisets and can still remove keys of either.
  *
  * Only new and load allocate; add, remove, contains and save never do. Queries cannot fail; remove
@@ -110,12 +119,15 @@ struct amq_counting_bloom {
     uint64_t saturated;     /* counters at their maximum (I4) */
     uint64_t capacity;      /* n it was sized for */
     double target_fpr;      /* p it was sized for */
+    unsigned probe_version; /* AMQ__BLOOM_PROBE_*: the sequence of positions */
     amq_hasher hasher;
 };
 
 /* The size of a parameter block: u64 m, u32 k, u32 w, u64 capacity,
- * f64 p, u64 non-zero, u64 saturated. */
-#define COUNTING_PARAMS_SIZE 48
+ * f64 p, u64 non-zero, u64 saturated, then u32 probe version, which a
+ * version-1 filter leaves out. */
+#define COUNTING_PARAMS_SIZE_V1 48
+#define COUNTING_PARAMS_SIZE_V2 52
 
 static unsigned counter_width(const amq_counting_bloom *f)
 {
@@ -173,8 +185,8 @@ static int allocate(amq_counting_bloom **out, uint64_t m, unsigned width_log2, a
     return AMQ_OK;
 }
 
-static int counting_new(amq_counting_bloom **out, const amq_counting_bloom_params *params,
-                        amq_diag *diag)
+int amq__counting_bloom_new(amq_counting_bloom **out, const amq_counting_bloom_params *params,
+                            unsigned version, amq_diag *diag)
 {
     *out = NULL;
     uint32_t bits = params->counter_bits == 0 ? 4 : params->counter_bits;
@@ -202,6 +214,7 @@ static int counting_new(amq_counting_bloom **out, const amq_counting_bloom_param
     f->hashes = k;
     f->capacity = n;
     f->target_fpr = params->fpr == 0 ? 0.01 : params->fpr;
+    f->probe_version = version;
     f->hasher = sizing.hasher;
     *out = f;
     return AMQ_OK;
@@ -210,7 +223,7 @@ static int counting_new(amq_counting_bloom **out, const amq_counting_bloom_param
 int amq_counting_bloom_new(amq_counting_bloom **out, const amq_counting_bloom_params *params)
 {
     assert(out && params);
-    return counting_new(out, params, NULL);
+    return amq__counting_bloom_new(out, params, AMQ__BLOOM_PROBE_LATEST, NULL);
 }
 
 void amq_counting_bloom_free(amq_counting_bloom *filter)
@@ -239,7 +252,7 @@ static void increment_first(amq_counting_bloom *f, amq_u128 hash, uint32_t count
     uint8_t *counters = f->counters;
     const unsigned width_log2 = f->width_log2, max = counter_max(f);
     uint64_t became_nonzero = 0, became_saturated = 0;
-    amq__bloom_probe p = amq__bloom_probe_start(hash, f->counter_count);
+    amq__bloom_probe p = amq__bloom_probe_start(hash, f->counter_count, f->probe_version);
     for (uint32_t i = 0; i < count; i++) {
         uint64_t bit = p.position << width_log2;
         unsigned shift = (unsigned)(bit & 7);
@@ -274,7 +287,7 @@ static bool counter_set(const void *filter, uint64_t position)
 
 bool amq_counting_bloom_contains_hash(const amq_counting_bloom *f, amq_u128 hash)
 {
-    return amq__bloom_all_set(f, counter_set, hash, f->counter_count, f->hashes);
+    return amq__bloom_all_set(f, counter_set, hash, f->counter_count, f->hashes, f->probe_version);
 }
 
 bool amq_counting_bloom_contains(const amq_counting_bloom *f, const void *key, size_t len)
@@ -291,7 +304,7 @@ int amq_counting_bloom_remove_hash(amq_counting_bloom *f, amq_u128 hash)
     const unsigned width_log2 = f->width_log2, max = counter_max(f);
     const uint32_t k = f->hashes;
     uint64_t emptied = 0;
-    amq__bloom_probe p = amq__bloom_probe_start(hash, f->counter_count);
+    amq__bloom_probe p = amq__bloom_probe_start(hash, f->counter_count, f->probe_version);
     for (uint32_t i = 0; i < k; i++) {
         uint64_t bit = p.position << width_log2;
         unsigned shift = (unsigned)(bit & 7);
@@ -323,7 +336,8 @@ int amq_counting_bloom_remove(amq_counting_bloom *f, const void *key, size_t len
 void amq_counting_bloom_contains_many(const amq_counting_bloom *f, const void *const *keys,
                                       const size_t *lens, size_t count, uint8_t *results)
 {
-    amq__bloom_table table = { f->counters, f->width_log2, f->counter_count, f->hashes };
+    amq__bloom_table table = { f->counters, f->width_log2, f->counter_count, f->hashes,
+                               f->probe_version };
     amq__bloom_contains_many(f, counter_set, &table, &f->hasher, keys, lens, count, results);
 }
 
@@ -331,8 +345,8 @@ uint32_t amq_counting_bloom_count(const amq_counting_bloom *f, const void *key, 
 {
     const unsigned width_log2 = f->width_log2, max = counter_max(f);
     unsigned smallest = max;
-    amq__bloom_probe p =
-        amq__bloom_probe_start(amq__hash128(&f->hasher, key, len), f->counter_count);
+    amq__bloom_probe p = amq__bloom_probe_start(amq__hash128(&f->hasher, key, len),
+                                                f->counter_count, f->probe_version);
     for (uint32_t i = 0; i < f->hashes && smallest != 0; i++) {
         unsigned value = counter_at(f->counters, p.position << width_log2, max);
         smallest = value < smallest ? value : smallest;
@@ -353,7 +367,8 @@ double amq_counting_bloom_estimated_count(const amq_counting_bloom *f)
 
 double amq_counting_bloom_expected_fpr(const amq_counting_bloom *f)
 {
-    return pow((double)f->nonzero / (double)f->counter_count, f->hashes);
+    return amq__bloom_expected_fpr(f->probe_version, f->counter_count, f->hashes, f->nonzero,
+                                   amq_counting_bloom_estimated_count(f));
 }
 
 uint64_t amq_counting_bloom_counters(const amq_counting_bloom *f)
@@ -397,6 +412,11 @@ uint32_t amq__counting_bloom_counter(const amq_counting_bloom *f, uint64_t i)
     return counter_at(f->counters, i << f->width_log2, counter_max(f));
 }
 
+unsigned amq__counting_bloom_probe_version(const amq_counting_bloom *f)
+{
+    return f->probe_version;
+}
+
 /* ---- merge ---------------------------------------------------------------------- */
 
 static int check_compatible(const amq_counting_bloom *a, const amq_counting_bloom *b,
@@ -412,6 +432,9 @@ static int check_compatible(const amq_counting_bloom *a, const amq_counting_bloo
     if (a->width_log2 != b->width_log2)
         return amq__fail(diag, AMQ_EINCOMPATIBLE, "the filters have %u-bit and %u-bit counters",
                          counter_width(a), counter_width(b));
+    if (a->probe_version != b->probe_version)
+        return amq__fail(diag, AMQ_EINCOMPATIBLE, "the filters use probe versions %u and %u",
+                         a->probe_version, b->probe_version);
     return amq__hasher_compare(&a->hasher, &b->hasher, diag);
 }
 
@@ -467,7 +490,9 @@ int amq__counting_bloom_check(const amq_counting_bloom *f, amq_diag *diag)
 {
     uint64_t m = f->counter_count;
     if (m < AMQ_BLOOM_MIN_BITS || m > AMQ_BLOOM_MAX_BITS || f->hashes < 1 ||
-        f->hashes > AMQ_BLOOM_MAX_HASHES || (f->width_log2 != 2 && f->width_log2 != 3))
+        f->hashes > AMQ_BLOOM_MAX_HASHES || (f->width_log2 != 2 && f->width_log2 != 3) ||
+        (f->probe_version != AMQ__BLOOM_PROBE_DOUBLE &&
+         f->probe_version != AMQ__BLOOM_PROBE_REHASH))
         return amq__fail(diag, AMQ_ECORRUPT, "counting-bloom size out of range (I1)");
     uint64_t used_bits = m << f->width_log2;
     uint64_t allocated = allocated_bytes_for(f->stored_bytes);
@@ -541,7 +566,7 @@ static int family_create(void **state, const amq__spec *spec, amq_diag *diag)
     if (status != AMQ_OK)
         return status;
     amq_counting_bloom *f;
-    status = counting_new(&f, &params, diag);
+    status = amq__counting_bloom_new(&f, &params, AMQ__BLOOM_PROBE_LATEST, diag);
     *state = f;
     return status;
 }
@@ -596,6 +621,10 @@ static int family_save(const void *state, amq__saved *out)
     amq__params_put_f64(&out->params, f->target_fpr);
     amq__params_put_u64(&out->params, f->nonzero);
     amq__params_put_u64(&out->params, f->saturated);
+    /* Version 1 writes the block without the field, as every file before
+     * the field was written: it loads the same in any version of amq. */
+    if (f->probe_version != AMQ__BLOOM_PROBE_DOUBLE)
+        amq__params_put_u32(&out->params, f->probe_version);
     out->pieces[0].data = f->counters;
     out->pieces[0].len = f->stored_bytes;
     out->piece_count = 1;
@@ -608,14 +637,19 @@ static int family_load(void **state, const amq__container *c, bool *borrows_imag
     amq__params_reader r;
     amq__params_reader_init(&r, c->params, c->params_len);
     uint64_t m = 0, capacity = 0, nonzero = 0, saturated = 0;
-    uint32_t k = 0, width = 0;
+    uint32_t k = 0, width = 0, version = AMQ__BLOOM_PROBE_DOUBLE; /* a block without the field */
     double fpr = 0;
     if (amq__params_get_u64(&r, &m) || amq__params_get_u32(&r, &k) ||
         amq__params_get_u32(&r, &width) || amq__params_get_u64(&r, &capacity) ||
         amq__params_get_f64(&r, &fpr) || amq__params_get_u64(&r, &nonzero) ||
-        amq__params_get_u64(&r, &saturated) || amq__params_end(&r))
-        return amq__fail(diag, AMQ_ECORRUPT, "counting-bloom parameters are %u bytes, expected %d",
-                         c->params_len, COUNTING_PARAMS_SIZE);
+        amq__params_get_u64(&r, &saturated) ||
+        (c->params_len == COUNTING_PARAMS_SIZE_V2 && amq__params_get_u32(&r, &version)) ||
+        amq__params_end(&r))
+        return amq__fail(diag, AMQ_ECORRUPT,
+                         "counting-bloom parameters are %u bytes, expected %d or %d", c->params_len,
+                         COUNTING_PARAMS_SIZE_V1, COUNTING_PARAMS_SIZE_V2);
+    if (c->params_len == COUNTING_PARAMS_SIZE_V2 && version != AMQ__BLOOM_PROBE_REHASH)
+        return amq__fail(diag, AMQ_ECORRUPT, "counting-bloom probe version %u is not 2", version);
     if (m < AMQ_BLOOM_MIN_BITS || m > AMQ_BLOOM_MAX_BITS)
         return amq__fail(diag, AMQ_ECORRUPT, "counting-bloom counter count %llu is out of range",
                          (unsigned long long)m);
@@ -643,6 +677,7 @@ static int family_load(void **state, const amq__container *c, bool *borrows_imag
     f->hashes = k;
     f->capacity = capacity;
     f->target_fpr = fpr;
+    f->probe_version = version;
     f->hasher = c->hasher;
     f->nonzero = nonzero;
     f->saturated = saturated;
@@ -662,6 +697,7 @@ static void family_info(const void *state, amq_info *out)
     out->estimated_count = amq_counting_bloom_estimated_count(f);
     out->count =
         isfinite(out->estimated_count) ? (uint64_t)llround(out->estimated_count) : f->counter_count;
+    out->count_estimated = 1;
     out->size_bytes = f->stored_bytes;
     out->bits_per_key = (double)f->stored_bytes * 8 / (double)f->capacity;
     out->target_fpr = f->target_fpr;
@@ -672,6 +708,7 @@ static void family_info(const void *state, amq_info *out)
     amq__info_number(out, "hashes", f->hashes);
     amq__info_number(out, "nonzero", (double)amq_counting_bloom_nonzero(f));
     amq__info_number(out, "saturated", (double)amq_counting_bloom_saturated(f));
+    amq__info_number(out, "probe_version", f->probe_version);
 }
 
 static void family_destroy(void *state)

@@ -45,7 +45,11 @@
  * gets about sqrt(c / p_i) bits. The floor governs stages of fewer than
  * about 1 / (p_i b^2) keys, b the bits per key: a few thousand at p_i =
  * 1e-7, but millions at 1e-10, so very small bounds cost more memory than
- * the textbook formula says. A stage that would need more
+ * the textbook formula says. The stages keep that sequence, the classic
+ * filter's probe version 1 (bloom.c), since their sizing accounts for its
+ * floor and the file has no field to name another: a saved filter's
+ * stages are recomputed from c_0, p, s and r and must probe as they did.
+ * A stage that would need more
  * than 2^48 bits or 64 hash functions, or a 65th stage
  * (AMQ_SCALABLE_BLOOM_MAX_STAGES), is AMQ_ERANGE: the add changes nothing.
  * s^i and r^i are computed by repeated multiplication (exact IEEE steps), so
@@ -253,7 +257,7 @@ static int open_stage(amq_scalable_bloom *f, amq_diag *diag)
     if (status != AMQ_OK)
         return status;
     amq_bloom *bloom;
-    status = amq__bloom_new(&bloom, &size, diag);
+    status = amq__bloom_new(&bloom, &size, AMQ__BLOOM_PROBE_DOUBLE, diag);
     if (status != AMQ_OK)
         return status;
     f->stages[f->stage_count++] = (stage){ .bloom = bloom, .capacity = size.capacity };
@@ -390,7 +394,7 @@ static uint32_t batch_stage(const amq_bloom *bloom, size_t i, const amq_u128 *ha
     for (size_t j = 0; j < group; j++) {
         if (pending >> j & 1) {
             views[j] = stage_hash(hashes[j], i);
-            probes[j] = amq__bloom_probe_start(views[j], m);
+            probes[j] = amq__bloom_probe_start(views[j], m, AMQ__BLOOM_PROBE_DOUBLE);
             __builtin_prefetch(&words[probes[j].position >> 6]);
         }
     }
@@ -868,8 +872,8 @@ static int family_load(void **state, const amq__container *c, bool *borrows_imag
         size_stage(&size, f, i, NULL);
         uint64_t len = (size.bits + 63) / 64 * 8;
         amq_diag inner = { .message = "" };
-        status = amq__bloom_from_words(&f->stages[i].bloom, &size, records[i].bits_set,
-                                       c->payload + offset, len, &inner);
+        status = amq__bloom_from_words(&f->stages[i].bloom, &size, AMQ__BLOOM_PROBE_DOUBLE,
+                                       records[i].bits_set, c->payload + offset, len, &inner);
         if (status != AMQ_OK) {
             amq__fail(diag, status, "scalable-bloom stage %u: %s", i, inner.message);
             break;

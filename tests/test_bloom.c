@@ -14,6 +14,7 @@
 #include "amq/bloom.h"
 #include "amq/calc.h"
 #include "bloom_internal.h"
+#include "format.h"
 #include "test_util.h"
 
 #include <math.h>
@@ -277,11 +278,20 @@ static void test_zero_step_hash_still_spreads(void **state)
     (void)state;
     amq_bloom_params params = { .bits = 1 << 16, .hashes = 8 };
     amq_bloom *f = NULL;
-    assert_int_equal(amq_bloom_new(&f, &params), AMQ_OK);
+    assert_int_equal(amq__bloom_new(&f, &params, AMQ__BLOOM_PROBE_DOUBLE, NULL), AMQ_OK);
     amq_u128 hash = { .low = 0x123456789abcdef0ULL, .high = 0 };
     amq_bloom_add_hash(f, hash);
-    /* g(i) = x + (i^3 - i)/6: 0, 0, 1, 4, 10, ... - only the first two coincide. */
+    /* Version 1, g(i) = x + (i^3 - i)/6: 0, 0, 1, 4, 10, ... - only the
+     * first two coincide. */
     assert_int_equal(amq_bloom_bits_set(f), 7);
+    assert_true(amq_bloom_contains_hash(f, hash));
+    amq_bloom_free(f);
+    /* Version 2 adds h.high | 1 = 1 at each step of the chain, and the
+     * multiplication spreads the states: eight distinct positions. */
+    assert_int_equal(amq_bloom_new(&f, &params), AMQ_OK);
+    assert_int_equal(amq__bloom_probe_version(f), AMQ__BLOOM_PROBE_REHASH);
+    amq_bloom_add_hash(f, hash);
+    assert_int_equal(amq_bloom_bits_set(f), 8);
     assert_true(amq_bloom_contains_hash(f, hash));
     amq_bloom_free(f);
 }
@@ -299,10 +309,12 @@ static void test_every_hash_count_answers_by_its_bits(void **state)
     static amq_u128 added[most_keys];
     amq_test_rng rng;
     amq_test_rng_init(&rng, seed ^ 0xb175);
-    for (uint32_t k = 1; k <= AMQ_BLOOM_MAX_HASHES; k++) {
+    for (uint32_t t = 0; t < 2 * AMQ_BLOOM_MAX_HASHES; t++) {
+        uint32_t k = 1 + t / 2;
+        unsigned version = t % 2 ? AMQ__BLOOM_PROBE_REHASH : AMQ__BLOOM_PROBE_DOUBLE;
         amq_bloom_params params = { .bits = bits, .hashes = k };
         amq_bloom *f = NULL;
-        assert_int_equal(amq_bloom_new(&f, &params), AMQ_OK);
+        assert_int_equal(amq__bloom_new(&f, &params, version, NULL), AMQ_OK);
         size_t keys = 1 + bits * 16 / 10 / k;
         for (size_t i = 0; i < keys; i++) {
             added[i] = (amq_u128){ amq_test_next(&rng), amq_test_next(&rng) };
@@ -314,14 +326,15 @@ static void test_every_hash_count_answers_by_its_bits(void **state)
         unsigned answers[2] = { 0, 0 };
         for (size_t trial = 0; trial < 4000; trial++) {
             amq_u128 hash = { amq_test_next(&rng), amq_test_next(&rng) };
-            amq__bloom_probe p = amq__bloom_probe_start(hash, amq_bloom_bits(f));
+            amq__bloom_probe p = amq__bloom_probe_start(hash, amq_bloom_bits(f), version);
             bool all_set = true;
             for (uint32_t i = 0; i < k; i++) {
                 all_set = all_set && (words[p.position / 64] >> (p.position % 64) & 1);
                 amq__bloom_probe_next(&p, i);
             }
             if (amq_bloom_contains_hash(f, hash) != all_set)
-                fail_msg("k = %u: answered %d where the bits say %d", k, !all_set, all_set);
+                fail_msg("k = %u, probe version %u: answered %d where the bits say %d", k, version,
+                         !all_set, all_set);
             answers[all_set]++;
         }
         assert_true(answers[0] > 0);
@@ -336,26 +349,29 @@ static void test_past_2_to_the_32_bits(void **state)
     (void)state;
     uint64_t m = ((uint64_t)1 << 32) + 4096;
     amq_bloom_params params = { .bits = m, .hashes = 4 };
-    amq_bloom *f = NULL;
-    assert_int_equal(amq_bloom_new(&f, &params), AMQ_OK);
-    assert_int_equal(amq_bloom_bits(f), m);
-    /* Keys whose bits land past 2^32: the position is not truncated. */
-    amq_u128 high = { .low = UINT64_MAX - 1000, .high = 1 };
-    amq_bloom_add_hash(f, high);
-    assert_true(amq_bloom_contains_hash(f, high));
-    amq_u128 low = { .low = 1000, .high = 1 };
-    assert_false(amq_bloom_contains_hash(f, low));
-    for (uint64_t i = 0; i < 1000; i++) {
-        amq_test_key key = amq_test_make_key(seed, 0, i);
-        amq_bloom_add(f, &key, sizeof key);
+    for (unsigned version = AMQ__BLOOM_PROBE_DOUBLE; version <= AMQ__BLOOM_PROBE_REHASH;
+         version++) {
+        amq_bloom *f = NULL;
+        assert_int_equal(amq__bloom_new(&f, &params, version, NULL), AMQ_OK);
+        assert_int_equal(amq_bloom_bits(f), m);
+        /* Keys whose bits land past 2^32: the position is not truncated. */
+        amq_u128 high = { .low = UINT64_MAX - 1000, .high = 1 };
+        amq_bloom_add_hash(f, high);
+        assert_true(amq_bloom_contains_hash(f, high));
+        amq_u128 low = { .low = 1000, .high = 1 };
+        assert_false(amq_bloom_contains_hash(f, low));
+        for (uint64_t i = 0; i < 1000; i++) {
+            amq_test_key key = amq_test_make_key(seed, 0, i);
+            amq_bloom_add(f, &key, sizeof key);
+        }
+        for (uint64_t i = 0; i < 1000; i++) {
+            amq_test_key key = amq_test_make_key(seed, 0, i);
+            assert_true(amq_bloom_contains(f, &key, sizeof key));
+        }
+        /* 4004 positions among 2^32 bits: a collision is a one-in-500 event. */
+        assert_true(amq_bloom_bits_set(f) >= 4002 && amq_bloom_bits_set(f) <= 4004);
+        amq_bloom_free(f);
     }
-    for (uint64_t i = 0; i < 1000; i++) {
-        amq_test_key key = amq_test_make_key(seed, 0, i);
-        assert_true(amq_bloom_contains(f, &key, sizeof key));
-    }
-    /* 4004 positions among 2^32 bits: a collision is a one-in-500 event. */
-    assert_true(amq_bloom_bits_set(f) >= 4002 && amq_bloom_bits_set(f) <= 4004);
-    amq_bloom_free(f);
 }
 
 /* ---- through the generic handle ------------------------------------------------ */
@@ -450,6 +466,189 @@ static void test_damaged_files(void **state)
     free(good);
 }
 
+/* ---- the probe sequence and its version ------------------------------------------ */
+
+/* The pair floor. Version 1 gave every key whose pair (x, y) matched a
+ * stored key's all of its positions: at n = 1000, p = 1e-9 (m = 43133) that
+ * is n / m^2 = 5.4e-7, about 11 of 2 * 10^7 absent keys. Version 2 must
+ * deliver the filter's own rate, 1e-9: 0.02 expected. More than 3 fails;
+ * a filter that delivers 1e-9 does that with a chance of 7e-9 (Poisson
+ * 0.02: P(X >= 4) = 0.02^4 / 24), a version-1 filter passes with a chance
+ * of 0.6% (Poisson 10.8: P(X <= 3)). */
+static void test_no_pair_floor_at_1e_9(void **state)
+{
+    (void)state;
+    char spec[96];
+    snprintf(spec, sizeof spec, "bloom n=1000 p=1e-9 seed=%llu", (unsigned long long)seed);
+    amq_filter *f = NULL;
+    assert_int_equal(amq_new(&f, spec), AMQ_OK);
+    amq_test_add_keys(f, seed, 1000);
+    const uint64_t trials = 20000000;
+    uint64_t positives = amq_test_count_false_positives(f, seed, trials);
+    print_message("bloom n=1000 p=1e-9: %llu false positives in %llu\n",
+                  (unsigned long long)positives, (unsigned long long)trials);
+    if (positives > 3)
+        fail_msg("%llu false positives in %llu keys at p = 1e-9 (0.02 expected)",
+                 (unsigned long long)positives, (unsigned long long)trials);
+    amq_free(f);
+}
+
+/* At n = 1000 and p = 1e-6, 2 * 10^7 absent keys: about 20 false
+ * positives, as many as the filter's fill predicts (amq_info's
+ * expected_fpr), and that at most twice the target (the fill of 1000 keys
+ * in 28756 bits varies: the rate is within 1.5 times p for 3 standard
+ * deviations of the fill). */
+static void test_fpr_1e_6_small_n(void **state)
+{
+    (void)state;
+    char spec[96];
+    snprintf(spec, sizeof spec, "bloom n=1000 p=1e-6 seed=%llu", (unsigned long long)seed);
+    amq_filter *f = NULL;
+    assert_int_equal(amq_new(&f, spec), AMQ_OK);
+    amq_test_add_keys(f, seed, 1000);
+    amq_info info;
+    assert_int_equal(amq_info_get(f, &info), AMQ_OK);
+    assert_true(info.expected_fpr <= 2 * info.target_fpr);
+    const uint64_t trials = 20000000;
+    amq_test_expect_fpr("bloom n=1000 p=1e-6", amq_test_count_false_positives(f, seed, trials),
+                        trials, info.expected_fpr);
+    amq_free(f);
+}
+
+/* The detail "probe_version" of amq_info, or -1. */
+static double probe_version_of(const amq_filter *f)
+{
+    amq_info info;
+    assert_int_equal(amq_info_get(f, &info), AMQ_OK);
+    for (size_t i = 0; i < info.detail_count; i++)
+        if (strcmp(info.details[i].name, "probe_version") == 0)
+            return info.details[i].value;
+    return -1;
+}
+
+/* tests/data/bloom/bloom-v1.amq, saved before the probe version field
+ * (tests/data/README.md): it loads as version 1, answers every key as it
+ * did then, reports the pair floor in its expected rate, and saves back to
+ * the same bytes (the version kept, the field left out). */
+static void test_saved_version_1_file(void **state)
+{
+    char *path = amq_test_data_path("bloom/bloom-v1.amq");
+    char saved[AMQ_TEST_PATH_MAX];
+    amq_test_scratch_path(saved, state, "saved.amq");
+    for (unsigned flags = 0; flags <= AMQ_LOAD_MMAP; flags += AMQ_LOAD_MMAP) {
+        amq_filter *f = NULL;
+        amq_diag diag = { .message = "" };
+        if (amq_load_ex(&f, path, flags, &diag) != AMQ_OK)
+            fail_msg("load %s: %s", path, diag.message);
+        assert_true(probe_version_of(f) == 1);
+        amq_test_expect_recorded_answers(f, "bloom/bloom-v1.positives", "golden", 1000, 100000);
+        /* m = 9586, k = 7, 1000 keys: the fill's rate, 0.01006, plus the
+         * chance of a stored key's pair, 1000 / 9586^2 = 1.09e-5. */
+        amq_info info;
+        assert_int_equal(amq_info_get(f, &info), AMQ_OK);
+        double keys = info.estimated_count, m = 9586;
+        double floor = -expm1(keys * log1p(-1 / (m * m)));
+        double fill = pow(4969.0 / m, 7); /* its set bits, amq info says 4969 */
+        assert_true(fabs(info.expected_fpr - (floor + (1 - floor) * fill)) < 1e-15);
+        assert_true(floor > 1.08e-5 && floor < 1.1e-5);
+        assert_int_equal(amq_save(f, saved), AMQ_OK);
+        assert_true(amq_test_same_file(saved, path));
+        /* An added key keeps the version. */
+        assert_int_equal(amq_add(f, "golden-x", 8), AMQ_OK);
+        assert_int_equal(amq_save(f, saved), AMQ_OK);
+        amq_filter *g = NULL;
+        assert_int_equal(amq_load(&g, saved), AMQ_OK);
+        assert_true(probe_version_of(g) == 1);
+        assert_int_equal(amq_contains(g, "golden-x", 8), 1);
+        amq_free(g);
+        amq_free(f);
+    }
+    free(path);
+}
+
+/* A version-1 filter's amq_bloom_expected_fpr counts the pair floor: at
+ * capacity with p = 1e-9 it is near n / m^2, not p; a version-2 filter's
+ * is the fill's alone. */
+static void test_version_1_expected_fpr_has_the_floor(void **state)
+{
+    (void)state;
+    amq_bloom_params params = { .capacity = 1000, .fpr = 1e-9 };
+    amq_hasher_xxh3(&params.hasher, seed);
+    amq_bloom *old = NULL, *latest = NULL;
+    assert_int_equal(amq__bloom_new(&old, &params, AMQ__BLOOM_PROBE_DOUBLE, NULL), AMQ_OK);
+    assert_int_equal(amq__bloom_new(&latest, &params, AMQ__BLOOM_PROBE_REHASH, NULL), AMQ_OK);
+    for (uint64_t i = 0; i < 1000; i++) {
+        amq_test_key key = amq_test_make_key(seed, 0, i);
+        amq_bloom_add(old, &key, sizeof key);
+        amq_bloom_add(latest, &key, sizeof key);
+    }
+    double m = (double)amq_bloom_bits(old);
+    double fill = pow((double)amq_bloom_bits_set(latest) / m, amq_bloom_hashes(latest));
+    assert_true(amq_bloom_expected_fpr(latest) == fill);
+    assert_true(fill < 3e-9);
+    double floor = 1000 / (m * m);
+    assert_true(fabs(amq_bloom_expected_fpr(old) / (floor + fill) - 1) < 0.05);
+    amq_bloom_free(old);
+    amq_bloom_free(latest);
+}
+
+/* The parameter block: 36 bytes is version 1, 40 bytes ends in the probe
+ * version, which must then be 2; anything else is refused. A version-1
+ * filter and a version-2 one of the same size do not merge. */
+static void test_version_field(void **state)
+{
+    char path[AMQ_TEST_PATH_MAX];
+    amq_test_scratch_path(path, state, "crafted.amq");
+    uint8_t words[16] = { 0x05 }; /* bits 0 and 2 of m = 128 */
+    amq_hasher hasher;
+    amq_hasher_xxh3(&hasher, 3);
+    struct {
+        uint32_t version; /* 0: no field */
+        int extra;        /* bytes appended after it */
+        const char *refusal;
+        int loaded_version;
+    } cases[] = {
+        { 0, 0, NULL, 1 },
+        { 2, 0, NULL, 2 },
+        { 1, 0, "probe version 1 is not 2", 0 },
+        { 3, 0, "probe version 3 is not 2", 0 },
+        { 0, 1, "parameters are 37 bytes", 0 },
+        { 2, 1, "parameters are 41 bytes", 0 },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        amq__params_writer w;
+        amq__params_init(&w);
+        amq__params_put_u64(&w, 128);
+        amq__params_put_u32(&w, 2);
+        amq__params_put_u64(&w, 10);
+        amq__params_put_f64(&w, 0.01);
+        amq__params_put_u64(&w, 2);
+        if (cases[i].version)
+            amq__params_put_u32(&w, cases[i].version);
+        for (int j = 0; j < cases[i].extra; j++)
+            amq__params_put_u8(&w, 0);
+        amq_test_write_container(path, AMQ__FAMILY_BLOOM, &hasher, w.bytes, w.len, words,
+                                 sizeof words);
+        amq_test_expect_load(path, cases[i].refusal, "case %zu", i);
+        if (!cases[i].refusal) {
+            amq_filter *f = NULL;
+            assert_int_equal(amq_load(&f, path), AMQ_OK);
+            assert_true(probe_version_of(f) == cases[i].loaded_version);
+            amq_filter *latest = NULL;
+            assert_int_equal(amq_new(&latest, "bloom m=128 k=2 seed=3"), AMQ_OK);
+            amq_diag diag = { .message = "" };
+            if (cases[i].loaded_version == 1) {
+                assert_int_equal(amq_merge(f, latest, &diag), AMQ_EINCOMPATIBLE);
+                assert_non_null(strstr(diag.message, "probe versions 1 and 2"));
+            } else {
+                assert_int_equal(amq_merge(f, latest, &diag), AMQ_OK);
+            }
+            amq_free(latest);
+            amq_free(f);
+        }
+    }
+}
+
 int main(void)
 {
     seed = amq_test_seed(20261122);
@@ -469,6 +668,11 @@ int main(void)
         AMQ_TEST_WITH_SCRATCH(test_generic_round_trip),
         cmocka_unit_test(test_generic_spec_errors),
         AMQ_TEST_WITH_SCRATCH(test_damaged_files),
+        cmocka_unit_test(test_no_pair_floor_at_1e_9),
+        cmocka_unit_test(test_fpr_1e_6_small_n),
+        AMQ_TEST_WITH_SCRATCH(test_saved_version_1_file),
+        cmocka_unit_test(test_version_1_expected_fpr_has_the_floor),
+        AMQ_TEST_WITH_SCRATCH(test_version_field),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

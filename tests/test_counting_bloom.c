@@ -167,13 +167,18 @@ static void test_nonzero_counters_are_the_classic_bits(void **state)
 {
     (void)state;
     enum { N = 100000 };
-    for (uint32_t bits = 4; bits <= 8; bits += 4) {
-        amq_counting_bloom *f = new_filter(N, 0.01, bits);
+    for (uint32_t t = 0; t < 4; t++) {
+        uint32_t bits = t < 2 ? 4 : 8;
+        unsigned version = t % 2 ? AMQ__BLOOM_PROBE_REHASH : AMQ__BLOOM_PROBE_DOUBLE;
+        amq_counting_bloom_params counting = { .capacity = N, .fpr = 0.01, .counter_bits = bits };
+        amq_hasher_xxh3(&counting.hasher, seed);
+        amq_counting_bloom *f = NULL;
+        assert_int_equal(amq__counting_bloom_new(&f, &counting, version, NULL), AMQ_OK);
         amq_bloom_params params = { .capacity = N, .fpr = 0.01 };
         amq_hasher_xxh3(&params.hasher, seed);
         amq_bloom *all = NULL, *even = NULL;
-        assert_int_equal(amq_bloom_new(&all, &params), AMQ_OK);
-        assert_int_equal(amq_bloom_new(&even, &params), AMQ_OK);
+        assert_int_equal(amq__bloom_new(&all, &params, version, NULL), AMQ_OK);
+        assert_int_equal(amq__bloom_new(&even, &params, version, NULL), AMQ_OK);
         for (uint64_t i = 0; i < N; i++) {
             amq_test_key key = amq_test_make_key(seed, 0, i);
             amq_counting_bloom_add(f, &key, sizeof key);
@@ -209,19 +214,21 @@ static void test_every_hash_count_answers_by_its_counters(void **state)
     amq_test_rng rng;
     amq_test_rng_init(&rng, seed ^ 0xc075);
     for (uint32_t bits = 4; bits <= 8; bits += 4) {
-        for (uint32_t k = 1; k <= AMQ_BLOOM_MAX_HASHES; k++) {
+        for (uint32_t t = 0; t < 2 * AMQ_BLOOM_MAX_HASHES; t++) {
+            uint32_t k = 1 + t / 2;
+            unsigned version = t % 2 ? AMQ__BLOOM_PROBE_REHASH : AMQ__BLOOM_PROBE_DOUBLE;
             amq_counting_bloom_params params = { .counters = counters,
                                                  .hashes = k,
                                                  .counter_bits = bits };
             amq_counting_bloom *f = NULL;
-            assert_int_equal(amq_counting_bloom_new(&f, &params), AMQ_OK);
+            assert_int_equal(amq__counting_bloom_new(&f, &params, version, NULL), AMQ_OK);
             for (size_t i = 0; i < 1 + counters * 16 / 10 / k; i++)
                 amq_counting_bloom_add_hash(f,
                                             (amq_u128){ amq_test_next(&rng), amq_test_next(&rng) });
             unsigned answers[2] = { 0, 0 };
             for (size_t trial = 0; trial < 4000; trial++) {
                 amq_u128 hash = { amq_test_next(&rng), amq_test_next(&rng) };
-                amq__bloom_probe p = amq__bloom_probe_start(hash, counters);
+                amq__bloom_probe p = amq__bloom_probe_start(hash, counters, version);
                 bool all_set = true;
                 for (uint32_t i = 0; i < k; i++) {
                     all_set = all_set && amq__counting_bloom_counter(f, p.position) != 0;
@@ -385,9 +392,9 @@ static void test_repeated_positions(void **state)
     (void)state;
     amq_counting_bloom_params params = { .counters = 64, .hashes = 2 };
     amq_counting_bloom *f = NULL;
-    assert_int_equal(amq_counting_bloom_new(&f, &params), AMQ_OK);
+    assert_int_equal(amq__counting_bloom_new(&f, &params, AMQ__BLOOM_PROBE_DOUBLE, NULL), AMQ_OK);
 
-    /* Positions 10, 10: one counter incremented twice. */
+    /* Probe version 1. Positions 10, 10: one counter incremented twice. */
     amq_u128 twice = hash_at(10, 0);
     amq_counting_bloom_add_hash(f, twice);
     assert_valid(f);
@@ -420,13 +427,14 @@ static void test_repeated_positions(void **state)
      * stops at its second 60 and puts the first back; 61 and 0 are never
      * touched. */
     params.hashes = 4;
-    assert_int_equal(amq_counting_bloom_new(&f, &params), AMQ_OK);
+    assert_int_equal(amq__counting_bloom_new(&f, &params, AMQ__BLOOM_PROBE_DOUBLE, NULL), AMQ_OK);
     amq_u128 wrapping = hash_at(60, 0);
     amq_counting_bloom_add_hash(f, hash_at(60, 1)); /* 60, 61, 63, 3 */
     amq_counting_bloom_add_hash(f, hash_at(0, 1));  /* 0, 1, 3, 7 */
     assert_true(amq_counting_bloom_contains_hash(f, wrapping));
     amq_counting_bloom *twin = NULL;
-    assert_int_equal(amq_counting_bloom_new(&twin, &params), AMQ_OK);
+    assert_int_equal(amq__counting_bloom_new(&twin, &params, AMQ__BLOOM_PROBE_DOUBLE, NULL),
+                     AMQ_OK);
     amq_counting_bloom_add_hash(twin, hash_at(60, 1));
     amq_counting_bloom_add_hash(twin, hash_at(0, 1));
     assert_int_equal(amq_counting_bloom_remove_hash(f, wrapping), AMQ_ENOTFOUND);
@@ -439,6 +447,32 @@ static void test_repeated_positions(void **state)
     assert_same_counters(f, twin);
     amq_counting_bloom_free(f);
     amq_counting_bloom_free(twin);
+
+    /* Probe version 2: with h.high = L (1 - C) for the chain's multiplier C,
+     * the second state is L C + L (1 - C) + 1 = L + 1, so a key with
+     * h.low = L = 10 * 2^58 sits twice on counter 10 of 64 (the third state
+     * moves far off). It counts 2 there, and a key that was never added
+     * but shares counter 10 once cannot be removed. */
+    params.hashes = 2;
+    assert_int_equal(amq_counting_bloom_new(&f, &params), AMQ_OK);
+    const uint64_t low = (uint64_t)10 << 58;
+    amq_u128 repeated = { low, low * (1 - AMQ__BLOOM_REHASH_MULTIPLIER) };
+    amq_counting_bloom_add_hash(f, repeated);
+    assert_valid(f);
+    assert_int_equal(amq__counting_bloom_counter(f, 10), 2);
+    assert_int_equal(amq_counting_bloom_nonzero(f), 1);
+    assert_int_equal(amq_counting_bloom_remove_hash(f, repeated), AMQ_OK);
+    assert_int_equal(amq_counting_bloom_nonzero(f), 0);
+    amq_u128 single = { low, 0 }; /* 10, then the state 10 * 2^58 C + 1 */
+    amq_counting_bloom_add_hash(f, single);
+    assert_int_equal(amq__counting_bloom_counter(f, 10), 1);
+    assert_int_equal(amq_counting_bloom_nonzero(f), 2);
+    assert_true(amq_counting_bloom_contains_hash(f, repeated));
+    assert_int_equal(amq_counting_bloom_remove_hash(f, repeated), AMQ_ENOTFOUND);
+    assert_int_equal(amq__counting_bloom_counter(f, 10), 1);
+    assert_int_equal(amq_counting_bloom_nonzero(f), 2);
+    assert_valid(f);
+    amq_counting_bloom_free(f);
 }
 
 static void test_saturated_counters_stay(void **state)
@@ -809,26 +843,62 @@ static void test_generic_spec_errors(void **state)
 
 /* ---- damaged files -------------------------------------------------------------- */
 
+/* An empty counting filter of m counters, k hashes and w-bit counters
+ * probing with version 1, through the generic handle: a file as amq wrote
+ * it before the probe version field (a 48-byte parameter block), loaded. */
+static amq_filter *empty_version_1(const char *path, uint64_t m, uint32_t k, uint32_t w,
+                                   uint64_t hash_seed)
+{
+    amq__params_writer params;
+    amq__params_init(&params);
+    amq__params_put_u64(&params, m);
+    amq__params_put_u32(&params, k);
+    amq__params_put_u32(&params, w);
+    amq__params_put_u64(&params, 1);
+    amq__params_put_f64(&params, 0.01);
+    amq__params_put_u64(&params, 0);
+    amq__params_put_u64(&params, 0);
+    uint64_t payload_len = (m * w + 7) / 8;
+    uint8_t *zeros = calloc(1, (size_t)payload_len);
+    assert_non_null(zeros);
+    amq_hasher hasher;
+    amq_hasher_xxh3(&hasher, hash_seed);
+    amq_test_write_container(path, AMQ__FAMILY_COUNTING_BLOOM, &hasher, params.bytes, params.len,
+                             zeros, payload_len);
+    free(zeros);
+    amq_filter *f = NULL;
+    assert_int_equal(amq_load(&f, path), AMQ_OK);
+    return f;
+}
+
 /* The saved file holds what src/counting_bloom.c's opening comment says:
  * the parameter block, then the counters packed least significant first
- * (4-bit: counter 2j in the low nibble of byte j). Expected bytes are
- * computed here from the keys' positions alone. */
+ * (4-bit: counter 2j in the low nibble of byte j), at the positions of the
+ * filter's probe version. Expected bytes are computed here from the keys'
+ * positions alone. Version 1 (a filter loaded from a file without the
+ * field) saves the 48-byte block, version 2 the 52-byte one. */
 static void test_file_layout(void **state)
 {
     char path[AMQ_TEST_PATH_MAX], spec[128];
     amq_test_scratch_path(path, state, "f.amq");
     enum { M = 101, K = 3, KEYS = 40 };
-    for (uint32_t bits = 4; bits <= 8; bits += 4) {
+    for (uint32_t t = 0; t < 4; t++) {
+        uint32_t bits = t < 2 ? 4 : 8;
+        unsigned version = t % 2 ? AMQ__BLOOM_PROBE_REHASH : AMQ__BLOOM_PROBE_DOUBLE;
         snprintf(spec, sizeof spec, "counting-bloom m=%d k=%d counter-bits=%u seed=7", M, K, bits);
         amq_filter *f = NULL;
-        assert_int_equal(amq_new(&f, spec), AMQ_OK);
+        if (version == AMQ__BLOOM_PROBE_DOUBLE)
+            f = empty_version_1(path, M, K, bits, 7);
+        else
+            assert_int_equal(amq_new(&f, spec), AMQ_OK);
         amq_hasher hasher;
         amq_hasher_xxh3(&hasher, 7);
         uint32_t expected[M] = { 0 };
         for (uint64_t i = 0; i < KEYS; i++) {
             amq_test_key key = amq_test_make_key(seed, 0, i % 30); /* keys 0..9 twice */
             assert_int_equal(amq_add(f, &key, sizeof key), AMQ_OK);
-            amq__bloom_probe p = amq__bloom_probe_start(amq_hash128(&hasher, &key, sizeof key), M);
+            amq__bloom_probe p =
+                amq__bloom_probe_start(amq_hash128(&hasher, &key, sizeof key), M, version);
             for (uint32_t j = 0; j < K; j++) {
                 expected[p.position]++;
                 amq__bloom_probe_next(&p, j);
@@ -856,7 +926,7 @@ static void test_file_layout(void **state)
         assert_int_equal(c.payload_len, payload_len);
         assert_memory_equal(c.payload, packed, payload_len);
 
-        assert_int_equal(c.params_len, 48);
+        assert_int_equal(c.params_len, version == AMQ__BLOOM_PROBE_DOUBLE ? 48 : 52);
         amq__params_reader r;
         amq__params_reader_init(&r, c.params, c.params_len);
         uint64_t m, capacity, nonzero_saved, saturated;
@@ -869,6 +939,11 @@ static void test_file_layout(void **state)
         assert_int_equal(amq__params_get_f64(&r, &fpr), AMQ_OK);
         assert_int_equal(amq__params_get_u64(&r, &nonzero_saved), AMQ_OK);
         assert_int_equal(amq__params_get_u64(&r, &saturated), AMQ_OK);
+        if (version == AMQ__BLOOM_PROBE_REHASH) {
+            uint32_t saved_version = 0;
+            assert_int_equal(amq__params_get_u32(&r, &saved_version), AMQ_OK);
+            assert_int_equal(saved_version, 2);
+        }
         assert_int_equal(amq__params_end(&r), AMQ_OK);
         assert_int_equal(m, M);
         assert_int_equal(k, K);
@@ -906,6 +981,7 @@ typedef struct crafted {
     uint64_t capacity;
     double fpr;
     uint64_t nonzero, saturated;
+    uint32_t version; /* the probe version field; 0: left out */
     int params_delta; /* bytes to drop (<0) or append (>0) after the fields */
     uint8_t payload[64];
     size_t payload_len;
@@ -923,6 +999,8 @@ static void write_crafted(const char *path, const crafted *c)
     amq__params_put_f64(&w, c->fpr);
     amq__params_put_u64(&w, c->nonzero);
     amq__params_put_u64(&w, c->saturated);
+    if (c->version != 0)
+        amq__params_put_u32(&w, c->version);
     for (int i = 0; i < c->params_delta; i++)
         amq__params_put_u8(&w, 0);
     if (c->params_delta < 0)
@@ -963,6 +1041,11 @@ static void test_damaged_parameters(void **state)
     wide.payload[63] = 2;
     write_crafted(path, &wide);
     amq_test_expect_load(path, NULL, "the well-formed 8-bit file");
+    /* The block with the probe version field: 52 bytes, version 2. */
+    crafted versioned = good;
+    versioned.version = 2;
+    write_crafted(path, &versioned);
+    amq_test_expect_load(path, NULL, "the well-formed file of probe version 2");
 
     struct {
         const char *what;
@@ -971,6 +1054,10 @@ static void test_damaged_parameters(void **state)
     } cases[] = {
         { "short parameters", good, "parameters are 40 bytes" },
         { "long parameters", good, "parameters are 49 bytes" },
+        { "a version field of 1", good, "probe version 1 is not 2" },
+        { "a version field of 3", good, "probe version 3 is not 2" },
+        { "a version field of 0", good, "probe version 0 is not 2" },
+        { "past the version field", good, "parameters are 53 bytes" },
         { "m below 64", good, "counter count" },
         { "m past 2^48", good, "counter count" },
         { "k = 0", good, "hash count" },
@@ -990,26 +1077,163 @@ static void test_damaged_parameters(void **state)
     };
     cases[0].c.params_delta = -8;
     cases[1].c.params_delta = 1;
-    cases[2].c.m = 63;
-    cases[3].c.m = AMQ_BLOOM_MAX_BITS + 1;
-    cases[4].c.k = 0;
-    cases[5].c.k = AMQ_BLOOM_MAX_HASHES + 1;
-    cases[6].c.width = 5;
-    cases[7].c.capacity = 0;
-    cases[8].c.fpr = 0;
-    cases[9].c.fpr = NAN;
-    cases[10].c.payload_len = 32;
-    cases[11].c.payload_len = 34;
-    cases[12].c.width = 8;
-    cases[13].c.payload[32] = 0x12;
-    cases[14].c.nonzero = 4;
-    cases[15].c.nonzero = 2;
-    cases[16].c.saturated = 0;
-    cases[17].c.payload[32] = 0x0f;
+    cases[2].c.version = 1;
+    cases[3].c.version = 3;
+    cases[4].c.params_delta = 4;
+    cases[5].c.version = 2;
+    cases[5].c.params_delta = 1;
+    cases[6].c.m = 63;
+    cases[7].c.m = AMQ_BLOOM_MAX_BITS + 1;
+    cases[8].c.k = 0;
+    cases[9].c.k = AMQ_BLOOM_MAX_HASHES + 1;
+    cases[10].c.width = 5;
+    cases[11].c.capacity = 0;
+    cases[12].c.fpr = 0;
+    cases[13].c.fpr = NAN;
+    cases[14].c.payload_len = 32;
+    cases[15].c.payload_len = 34;
+    cases[16].c.width = 8;
+    cases[17].c.payload[32] = 0x12;
+    cases[18].c.nonzero = 4;
+    cases[19].c.nonzero = 2;
+    cases[20].c.saturated = 0;
+    cases[21].c.payload[32] = 0x0f;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         write_crafted(path, &cases[i].c);
         amq_test_expect_load(path, cases[i].message, "%s", cases[i].what);
     }
+}
+
+/* ---- the probe sequence and its version ------------------------------------------ */
+
+/* The pair floor, as for the classic filter (tests/test_bloom.c): 2 * 10^7
+ * absent keys at n = 1000, p = 1e-9 give 0.02 false positives expected;
+ * more than 3 fails, which a filter delivering 1e-9 does with a chance of
+ * 7e-9, and the version-1 sequence (n / m^2 = 5.4e-7: 10.8 expected)
+ * passes with a chance of 0.6%. */
+static void test_no_pair_floor_at_1e_9(void **state)
+{
+    (void)state;
+    char spec[96];
+    snprintf(spec, sizeof spec, "counting-bloom n=1000 p=1e-9 seed=%llu", (unsigned long long)seed);
+    amq_filter *f = NULL;
+    assert_int_equal(amq_new(&f, spec), AMQ_OK);
+    amq_test_add_keys(f, seed, 1000);
+    const uint64_t trials = 20000000;
+    uint64_t positives = amq_test_count_false_positives(f, seed, trials);
+    print_message("counting-bloom n=1000 p=1e-9: %llu false positives in %llu\n",
+                  (unsigned long long)positives, (unsigned long long)trials);
+    if (positives > 3)
+        fail_msg("%llu false positives in %llu keys at p = 1e-9 (0.02 expected)",
+                 (unsigned long long)positives, (unsigned long long)trials);
+    amq_free(f);
+}
+
+/* n = 1000, p = 1e-6, 2 * 10^7 absent keys: about 20 false positives, as
+ * the fill predicts, the prediction at most twice the target. */
+static void test_fpr_1e_6_small_n(void **state)
+{
+    (void)state;
+    char spec[96];
+    snprintf(spec, sizeof spec, "counting-bloom n=1000 p=1e-6 seed=%llu", (unsigned long long)seed);
+    amq_filter *f = NULL;
+    assert_int_equal(amq_new(&f, spec), AMQ_OK);
+    amq_test_add_keys(f, seed, 1000);
+    amq_info info;
+    assert_int_equal(amq_info_get(f, &info), AMQ_OK);
+    assert_true(info.expected_fpr <= 2 * info.target_fpr);
+    const uint64_t trials = 20000000;
+    amq_test_expect_fpr("counting-bloom n=1000 p=1e-6",
+                        amq_test_count_false_positives(f, seed, trials), trials, info.expected_fpr);
+    amq_free(f);
+}
+
+/* The detail "probe_version" of amq_info, or -1. */
+static double probe_version_of(const amq_filter *f)
+{
+    amq_info info;
+    assert_int_equal(amq_info_get(f, &info), AMQ_OK);
+    for (size_t i = 0; i < info.detail_count; i++)
+        if (strcmp(info.details[i].name, "probe_version") == 0)
+            return info.details[i].value;
+    return -1;
+}
+
+/* tests/data/bloom/counting-v1.amq, saved before the probe version field
+ * (tests/data/README.md), from the keys and with the parameters of
+ * bloom-v1.amq: its non-zero counters are that filter's bits, so it
+ * answers as recorded for that one. It loads as version 1, reports the
+ * pair floor, saves back to the same bytes, and removes keys as before. */
+static void test_saved_version_1_file(void **state)
+{
+    char *path = amq_test_data_path("bloom/counting-v1.amq");
+    char saved[AMQ_TEST_PATH_MAX];
+    amq_test_scratch_path(saved, state, "saved.amq");
+    for (unsigned flags = 0; flags <= AMQ_LOAD_MMAP; flags += AMQ_LOAD_MMAP) {
+        amq_filter *f = NULL;
+        amq_diag diag = { .message = "" };
+        if (amq_load_ex(&f, path, flags, &diag) != AMQ_OK)
+            fail_msg("load %s: %s", path, diag.message);
+        assert_true(probe_version_of(f) == 1);
+        amq_test_expect_recorded_answers(f, "bloom/bloom-v1.positives", "golden", 1000, 100000);
+        amq_info info;
+        assert_int_equal(amq_info_get(f, &info), AMQ_OK);
+        double keys = info.estimated_count, m = 9586;
+        double floor = -expm1(keys * log1p(-1 / (m * m)));
+        assert_true(fabs(info.expected_fpr - (floor + (1 - floor) * pow(4969.0 / m, 7))) < 1e-15);
+        assert_int_equal(amq_save(f, saved), AMQ_OK);
+        assert_true(amq_test_same_file(saved, path));
+        /* Removing every key empties it: the same positions as they were
+         * added with. */
+        for (int i = 0; i < 1000; i++) {
+            char key[32];
+            int len = snprintf(key, sizeof key, "golden-%d", i);
+            assert_int_equal(amq_remove(f, key, (size_t)len), AMQ_OK);
+        }
+        assert_int_equal(amq_info_get(f, &info), AMQ_OK);
+        assert_true(info.estimated_count == 0);
+        amq_free(f);
+    }
+    free(path);
+}
+
+/* A version-1 filter's expected rate counts the pair floor, a version-2
+ * one's is the fill's alone; each is the classic filter's of its version. */
+static void test_version_1_expected_fpr_has_the_floor(void **state)
+{
+    (void)state;
+    amq_counting_bloom_params params = { .capacity = 1000, .fpr = 1e-9 };
+    amq_hasher_xxh3(&params.hasher, seed);
+    amq_counting_bloom *old = NULL, *latest = NULL;
+    assert_int_equal(amq__counting_bloom_new(&old, &params, AMQ__BLOOM_PROBE_DOUBLE, NULL), AMQ_OK);
+    assert_int_equal(amq_counting_bloom_new(&latest, &params), AMQ_OK);
+    assert_int_equal(amq__counting_bloom_probe_version(latest), AMQ__BLOOM_PROBE_REHASH);
+    add_keys(old, 0, 0, 1000);
+    add_keys(latest, 0, 0, 1000);
+    double m = (double)amq_counting_bloom_counters(old);
+    double fill = pow((double)amq_counting_bloom_nonzero(latest) / m, 30);
+    assert_int_equal(amq_counting_bloom_hashes(latest), 30);
+    assert_true(amq_counting_bloom_expected_fpr(latest) == fill);
+    double floor = 1000 / (m * m);
+    assert_true(fabs(amq_counting_bloom_expected_fpr(old) / (floor + fill) - 1) < 0.05);
+    amq_counting_bloom_free(old);
+    amq_counting_bloom_free(latest);
+}
+
+/* Filters of the two versions do not merge. */
+static void test_versions_do_not_merge(void **state)
+{
+    char path[AMQ_TEST_PATH_MAX];
+    amq_test_scratch_path(path, state, "v1.amq");
+    amq_filter *old = empty_version_1(path, 101, 3, 4, 7);
+    amq_filter *latest = NULL;
+    assert_int_equal(amq_new(&latest, "counting-bloom m=101 k=3 seed=7"), AMQ_OK);
+    amq_diag diag = { .message = "" };
+    assert_int_equal(amq_merge(old, latest, &diag), AMQ_EINCOMPATIBLE);
+    assert_non_null(strstr(diag.message, "probe versions 1 and 2"));
+    assert_int_equal(amq_merge(latest, old, &diag), AMQ_EINCOMPATIBLE);
+    amq_free(old);
+    amq_free(latest);
 }
 
 int main(void)
@@ -1038,6 +1262,11 @@ int main(void)
         AMQ_TEST_WITH_SCRATCH(test_file_layout),
         AMQ_TEST_WITH_SCRATCH(test_flipped_bytes_refused),
         AMQ_TEST_WITH_SCRATCH(test_damaged_parameters),
+        cmocka_unit_test(test_no_pair_floor_at_1e_9),
+        cmocka_unit_test(test_fpr_1e_6_small_n),
+        AMQ_TEST_WITH_SCRATCH(test_saved_version_1_file),
+        cmocka_unit_test(test_version_1_expected_fpr_has_the_floor),
+        AMQ_TEST_WITH_SCRATCH(test_versions_do_not_merge),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -13,6 +13,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -415,4 +416,101 @@ void amq_test_expect_load(const char *path, const char *refusal, const char *wha
         fail_msg("%s: status %d '%s', expected AMQ_ECORRUPT mentioning '%s'", what, status,
                  diag.message, refusal);
     assert_null(f);
+}
+
+/* ---- false-positive rates at low p ------------------------------------------------ */
+
+void amq_test_add_keys(amq_filter *f, uint64_t seed, uint64_t count)
+{
+    for (uint64_t i = 0; i < count; i++) {
+        amq_test_key key = amq_test_make_key(seed, 0, i);
+        assert_int_equal(amq_add(f, &key, sizeof key), AMQ_OK);
+    }
+}
+
+amq_filter *amq_test_build_keys(const char *spec, uint64_t seed, uint64_t count)
+{
+    amq_test_keys keys;
+    amq_test_keys_make(&keys, seed, 0, (size_t)count);
+    amq_filter *f = NULL;
+    amq_diag diag = { .message = "" };
+    int status = amq_build_ex(&f, spec, keys.pointers, keys.lens, keys.count, &diag);
+    amq_test_keys_free(&keys);
+    if (status != AMQ_OK)
+        fail_msg("amq_build '%s': %s (%d)", spec, diag.message, status);
+    return f;
+}
+
+uint64_t amq_test_count_false_positives(const amq_filter *f, uint64_t seed, uint64_t count)
+{
+    static amq_test_key keys[AMQ_TEST_BATCH];
+    static const void *pointers[AMQ_TEST_BATCH];
+    static size_t lens[AMQ_TEST_BATCH];
+    static uint8_t results[AMQ_TEST_BATCH];
+    uint64_t positives = 0;
+    for (uint64_t first = 0; first < count; first += AMQ_TEST_BATCH) {
+        size_t batch = count - first < AMQ_TEST_BATCH ? (size_t)(count - first) : AMQ_TEST_BATCH;
+        for (size_t i = 0; i < batch; i++) {
+            keys[i] = amq_test_make_key(seed, 1, first + i);
+            pointers[i] = &keys[i];
+            lens[i] = sizeof keys[i];
+        }
+        assert_int_equal(amq_contains_many(f, pointers, lens, batch, results), AMQ_OK);
+        for (size_t i = 0; i < batch; i++)
+            positives += results[i];
+    }
+    return positives;
+}
+
+void amq_test_expect_fpr(const char *what, uint64_t positives, uint64_t trials, double rate)
+{
+    double expected = (double)trials * rate;
+    double tolerance = 5 * sqrt(expected * (1 - rate)) + 5;
+    print_message("%s: %" PRIu64 " false positives in %" PRIu64 " (%.3g), expected %.3g (%.3g)\n",
+                  what, positives, trials, (double)positives / (double)trials, expected, rate);
+    if (fabs((double)positives - expected) > tolerance)
+        fail_msg("%s: %" PRIu64 " false positives in %" PRIu64 ", expected %.3g +- %.3g", what,
+                 positives, trials, expected, tolerance);
+}
+
+void amq_test_expect_recorded_answers(const amq_filter *f, const char *positives,
+                                      const char *prefix, size_t present, size_t absent)
+{
+    size_t total = present + absent, prefix_len = strlen(prefix);
+    uint8_t *recorded = calloc(total, 1);
+    char(*keys)[32] = malloc(total * sizeof *keys);
+    const void **pointers = malloc(total * sizeof *pointers);
+    size_t *lens = malloc(total * sizeof *lens);
+    uint8_t *batch = malloc(total);
+    assert_true(recorded && keys && pointers && lens && batch);
+    char *text = amq_test_read_data(positives, NULL);
+    size_t count = 0;
+    for (char *line = text; *line;) {
+        char *end = NULL;
+        assert_true(strncmp(line, prefix, prefix_len) == 0 && line[prefix_len] == '-');
+        unsigned long i = strtoul(line + prefix_len + 1, &end, 10);
+        assert_true(*end == '\n' && i >= present && i < total);
+        recorded[i] = 1;
+        count++;
+        line = end + 1;
+    }
+    free(text);
+    assert_true(count > 0);
+    for (size_t i = 0; i < total; i++) {
+        int written = snprintf(keys[i], sizeof keys[i], "%s-%zu", prefix, i);
+        pointers[i] = keys[i];
+        lens[i] = (size_t)written;
+    }
+    assert_int_equal(amq_contains_many(f, pointers, lens, total, batch), AMQ_OK);
+    for (size_t i = 0; i < total; i++) {
+        int expected = i < present || recorded[i];
+        int answer = amq_contains(f, pointers[i], lens[i]);
+        if (answer != expected || batch[i] != expected)
+            fail_msg("%s answered %d (batch %d), recorded %d", keys[i], answer, batch[i], expected);
+    }
+    free(recorded);
+    free(keys);
+    free(pointers);
+    free(lens);
+    free(batch);
 }

@@ -173,6 +173,39 @@ void amq_test_expect_payload_resize_refused(const char *path, const amq__contain
 void amq_test_expect_load(const char *path, const char *refusal, const char *what_format, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* ---- false-positive rates at low p ------------------------------------------------ */
+
+/* The keys are the 16-byte test keys (amq_test_make_key), cheap to make
+ * and to hash; for rates down to p = 1e-6, tens of millions of them are
+ * asked in batches of AMQ_TEST_BATCH. */
+#define AMQ_TEST_BATCH 4096
+
+/* Add keys 0 .. count-1 of set 0 to a dynamic filter. */
+void amq_test_add_keys(amq_filter *f, uint64_t seed, uint64_t count);
+
+/* amq_build with spec from keys 0 .. count-1 of set 0; fails the test,
+ * with the message, when it cannot. */
+amq_filter *amq_test_build_keys(const char *spec, uint64_t seed, uint64_t count);
+
+/* Ask f about keys 0 .. count-1 of set 1 (never put in), by
+ * amq_contains_many; how many it answered "maybe" for. */
+uint64_t amq_test_count_false_positives(const amq_filter *f, uint64_t seed, uint64_t count);
+
+/* positives false positives among trials absent keys agree with a rate:
+ * the count is within 5 standard deviations of trials * rate, plus 5 for
+ * the Poisson tail's skew at small counts. A filter that delivers rate
+ * fails it with a chance below 1e-6 (at trials * rate = 20, P(X >= 48) is
+ * 3e-8 for Poisson). Prints the figures; fails naming what. */
+void amq_test_expect_fpr(const char *what, uint64_t positives, uint64_t trials, double rate);
+
+/* f answers as recorded in tests/data/<positives> (the lines "prefix-N"
+ * it answered "maybe" for, one per line): "maybe" for the keys
+ * "prefix-0" .. "prefix-<present-1>" and for the recorded ones among
+ * "prefix-<present>" .. "prefix-<present+absent-1>", "no" for the rest,
+ * one by one and in a batch. Fails naming the first key that differs. */
+void amq_test_expect_recorded_answers(const amq_filter *f, const char *positives,
+                                      const char *prefix, size_t present, size_t absent);
+
 /* 1 in a build with AddressSanitizer (gcc or clang), else 0: tests that
  * take minutes there use smaller sets. */
 #if defined(__SANITIZE_ADDRESS__)
