@@ -508,6 +508,28 @@ static void test_damaged_parameters(void **state)
     }
 }
 
+/* ---- the rate at small n and low p ------------------------------------------------- */
+
+/* blocked-bloom n=1000 p=1e-6: 1000 keys, 2 * 10^7 absent ones, about 20 false
+ * positives; as many as amq_info's expected_fpr predicts (within 5 standard
+ * deviations), and that within twice the target (its sizing aims at p). */
+static void test_fpr_small_n_low_p(void **state)
+{
+    (void)state;
+    char spec[128];
+    snprintf(spec, sizeof spec, "blocked-bloom n=1000 p=1e-6 seed=%llu", (unsigned long long)seed);
+    amq_filter *f = NULL;
+    assert_int_equal(amq_new(&f, spec), AMQ_OK);
+    amq_test_add_keys(f, seed, 1000);
+    amq_info info;
+    assert_int_equal(amq_info_get(f, &info), AMQ_OK);
+    assert_true(info.expected_fpr <= 2 * info.target_fpr);
+    const uint64_t trials = 20000000;
+    amq_test_expect_fpr(spec, amq_test_count_false_positives(f, seed, trials), trials,
+                        info.expected_fpr);
+    amq_free(f);
+}
+
 int main(void)
 {
     seed = amq_test_seed(20261122);
@@ -529,6 +551,7 @@ int main(void)
         AMQ_TEST_WITH_SCRATCH(test_generic_round_trip),
         cmocka_unit_test(test_generic_spec_errors),
         AMQ_TEST_WITH_SCRATCH(test_damaged_parameters),
+        cmocka_unit_test(test_fpr_small_n_low_p),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1017,6 +1017,32 @@ static void test_damaged_parameters(void **state)
     free(file);
 }
 
+/* ---- the rate at small n and low p ------------------------------------------------- */
+
+/* Each fuse filter at its own smallest rate, of 1000 keys: fuse16 (2^-16)
+ * over 2 * 10^7 absent keys (305 expected), fuse8 (2^-8) over 2 * 10^5
+ * (781): as many as amq_info's expected_fpr, which is the fixed rate. */
+static void test_fpr_small_n_low_p(void **state)
+{
+    (void)state;
+    const struct {
+        const char *spec;
+        double rate;
+        uint64_t trials;
+    } cases[] = { { "fuse16", 1.0 / 65536, 20000000 }, { "fuse8", 1.0 / 256, 200000 } };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char spec[128];
+        snprintf(spec, sizeof spec, "%s seed=%llu", cases[i].spec, (unsigned long long)seed);
+        amq_filter *f = amq_test_build_keys(spec, seed, 1000);
+        amq_info info;
+        assert_int_equal(amq_info_get(f, &info), AMQ_OK);
+        assert_true(info.expected_fpr == cases[i].rate);
+        amq_test_expect_fpr(spec, amq_test_count_false_positives(f, seed, cases[i].trials),
+                            cases[i].trials, info.expected_fpr);
+        amq_free(f);
+    }
+}
+
 int main(void)
 {
     seed = amq_test_seed(20260301);
@@ -1037,6 +1063,7 @@ int main(void)
         cmocka_unit_test(test_generic_specs),
         AMQ_TEST_WITH_SCRATCH(test_flipped_and_truncated_files),
         AMQ_TEST_WITH_SCRATCH(test_damaged_parameters),
+        cmocka_unit_test(test_fpr_small_n_low_p),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1670,6 +1670,26 @@ static void test_info(void **state)
     amq_test_keys_free(&key_set);
 }
 
+/* ---- the rate at small n and low p ------------------------------------------------- */
+
+/* gcs p=1e-6 of 1000 keys: 1000 keys, 2 * 10^7 absent ones, about 20 false
+ * positives; as many as amq_info's expected_fpr predicts (within 5 standard
+ * deviations), and that at most the target. */
+static void test_fpr_small_n_low_p(void **state)
+{
+    (void)state;
+    char spec[128];
+    snprintf(spec, sizeof spec, "gcs p=1e-6 seed=%llu", (unsigned long long)seed);
+    amq_filter *f = amq_test_build_keys(spec, seed, 1000);
+    amq_info info;
+    assert_int_equal(amq_info_get(f, &info), AMQ_OK);
+    assert_true(info.expected_fpr <= info.target_fpr);
+    const uint64_t trials = 20000000;
+    amq_test_expect_fpr(spec, amq_test_count_false_positives(f, seed, trials), trials,
+                        info.expected_fpr);
+    amq_free(f);
+}
+
 int main(void)
 {
     seed = amq_test_seed(20261209);
@@ -1697,6 +1717,7 @@ int main(void)
         cmocka_unit_test(test_fpr_m_2_10),
         cmocka_unit_test(test_fpr_m_2_20),
         cmocka_unit_test(test_size),
+        cmocka_unit_test(test_fpr_small_n_low_p),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1174,6 +1174,47 @@ static void test_damaged_parameters(void **state)
     free(ids);
 }
 
+/* ---- the rate at small n and low p ------------------------------------------------- */
+
+/* 1000 random IDs at p = 1e-6, 2 * 10^7 random absent ones: about as many
+ * false positives as the banks' product of fills predicts (amq_info's
+ * expected_fpr, within 5 standard deviations), and that at most p. Asked
+ * in chunks of AMQ_TEST_BATCH IDs. */
+static void test_fpr_small_n_low_p(void **state)
+{
+    (void)state;
+    uint8_t *ids = random_ids(1000, seed);
+    amq_filter *f = generic_build("hfb p=1e-6", ids, 1000);
+    free(ids);
+    amq_info info;
+    assert_int_equal(amq_info_get(f, &info), AMQ_OK);
+    assert_true(info.expected_fpr <= info.target_fpr);
+    const uint64_t trials = 20000000;
+    static uint8_t absent[AMQ_TEST_BATCH * ID];
+    static const void *keys[AMQ_TEST_BATCH];
+    static size_t lens[AMQ_TEST_BATCH];
+    static uint8_t results[AMQ_TEST_BATCH];
+    amq_test_rng rng;
+    amq_test_rng_init(&rng, seed ^ 0x10e6);
+    uint64_t positives = 0;
+    for (uint64_t first = 0; first < trials; first += AMQ_TEST_BATCH) {
+        for (size_t i = 0; i < AMQ_TEST_BATCH; i++) {
+            for (int half = 0; half < 2; half++) {
+                uint64_t word = amq_test_next(&rng);
+                memcpy(absent + i * ID + half * 8, &word, 8);
+            }
+            keys[i] = absent + i * ID;
+            lens[i] = ID;
+        }
+        size_t batch = trials - first < AMQ_TEST_BATCH ? (size_t)(trials - first) : AMQ_TEST_BATCH;
+        assert_int_equal(amq_contains_many(f, keys, lens, batch, results), AMQ_OK);
+        for (size_t i = 0; i < batch; i++)
+            positives += results[i];
+    }
+    amq_test_expect_fpr("hfb p=1e-6, 1000 IDs", positives, trials, info.expected_fpr);
+    amq_free(f);
+}
+
 int main(void)
 {
     seed = amq_test_seed(0x4bfb);
@@ -1194,6 +1235,7 @@ int main(void)
         AMQ_TEST_WITH_SCRATCH(test_save_and_load),
         AMQ_TEST_WITH_SCRATCH(test_flipped_and_truncated_files),
         AMQ_TEST_WITH_SCRATCH(test_damaged_parameters),
+        cmocka_unit_test(test_fpr_small_n_low_p),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -711,6 +711,28 @@ static void test_damaged_files(void **state)
     free(good);
 }
 
+/* ---- the rate at small n and low p ------------------------------------------------- */
+
+/* scalable-bloom started at n=100 with p=1e-6, grown to 1000 keys (four stages): 1000 keys, 2 *
+ * 10^7 absent ones, about a few false positives; as many as amq_info's expected_fpr predicts
+ * (within 5 standard deviations), and that below the target (its bound). */
+static void test_fpr_small_n_low_p(void **state)
+{
+    (void)state;
+    char spec[128];
+    snprintf(spec, sizeof spec, "scalable-bloom n=100 p=1e-6 seed=%llu", (unsigned long long)seed);
+    amq_filter *f = NULL;
+    assert_int_equal(amq_new(&f, spec), AMQ_OK);
+    amq_test_add_keys(f, seed, 1000);
+    amq_info info;
+    assert_int_equal(amq_info_get(f, &info), AMQ_OK);
+    assert_true(info.expected_fpr <= info.target_fpr);
+    const uint64_t trials = 20000000;
+    amq_test_expect_fpr(spec, amq_test_count_false_positives(f, seed, trials), trials,
+                        info.expected_fpr);
+    amq_free(f);
+}
+
 int main(void)
 {
     seed = amq_test_seed(20261122);
@@ -728,6 +750,7 @@ int main(void)
         AMQ_TEST_WITH_SCRATCH(test_generic_round_trip),
         cmocka_unit_test(test_generic_spec_errors),
         AMQ_TEST_WITH_SCRATCH(test_damaged_files),
+        cmocka_unit_test(test_fpr_small_n_low_p),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
