@@ -48,16 +48,44 @@
  * buffer, the payload pieces are passed straight from the caller's memory,
  * and the checksum is computed over exactly the bytes emitted.
  *
- * Saving is atomic: the bytes go to a new file "<dir>/.<name>.tmp.XXXXXX"
- * in path's directory (so the rename stays within one filesystem), which
- * is fsynced, closed, renamed over path, and then the directory is fsynced
- * so the rename itself is durable. A crash at any moment leaves path
- * either old or new, never a mixture; only a stray temporary file may be
- * left. The temporary file is created with open(O_CREAT | O_EXCL, 0644)
- * under a random name rather than with mkstemp: mkstemp fixes mode 0600,
- * and repairing it would need the process umask, which can only be read
- * by changing it (a race with other threads). open applies the umask (and
- * a directory's default ACL) itself.
+ * Saving a regular file is atomic: the bytes go to a new file
+ * "<dir>/.<name>.tmp.XXXXXX" in the file's directory (so the rename stays
+ * within one filesystem), which is fsynced, closed, renamed over the file,
+ * and then the directory is fsynced so the rename itself is durable. A
+ * crash at any moment leaves the file either old or new, never a mixture;
+ * only a stray temporary file may be left. What path names decides the rest:
+ *
+ *   nothing            a new file, mode 0644 less the umask (and a
+ *                      directory's default ACL): the temporary file is
+ *                      created with open(O_CREAT | O_EXCL, 0644) under a
+ *                      random name rather than with mkstemp, which fixes
+ *                      mode 0600 and whose repair would need the umask,
+ *                      readable only by changing it (a race with threads)
+ *   a symbolic link    followed, link after link: the target is replaced
+ *                      in its own directory and the link stays a link (a
+ *                      dangling link gets its target created)
+ *   a regular file     replaced, keeping its mode, owner and group: the
+ *                      temporary file is created 0600, given them before a
+ *                      byte is written, then renamed. A process that may
+ *                      not give it the old owner or group (not root,
+ *                      saving another user's file) refuses (AMQ_EIO,
+ *                      EPERM), as it refuses a read-only file (AMQ_EIO,
+ *                      EACCES): one without write permission for the
+ *                      caller, or for root, whom the kernel lets write
+ *                      anything, one with no write bit in its mode. The
+ *                      name is replaced, so the file's other hard links
+ *                      keep the old contents
+ *   a character device written into in place: no temporary file, not
+ *   or a FIFO          atomic (/dev/null; a FIFO's open waits for a reader)
+ *   /proc/PID/fd/N     (where /dev/fd/N and /dev/stdout lead) a file some
+ *                      process holds open, whatever its type: written into
+ *                      too; a regular one is appended to, as the shell's
+ *                      ">" or ">>" that opened it meant, not replaced
+ *   anything else      a directory, a socket, a block device: refused
+ *                      (AMQ_EINVAL), nothing written
+ *
+ * A save never changes what kind of thing path names, nor its mode or
+ * owner.
  *
  * Reading: amq__file_image_open reads a file whole or maps it read-only.
  * A file whose size changes while it is read is reported as corrupt: such
@@ -81,6 +109,13 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+
+#ifdef __linux__
+#include <sys/vfs.h>
+#ifndef PROC_SUPER_MAGIC
+#define PROC_SUPER_MAGIC 0x9fa0 /* <linux/magic.h> */
+#endif
+#endif
 
 static const uint8_t format_magic[8] = { 0x89, 'A', 'M', 'Q', '\r', '\n', 0x1a, '\n' };
 
@@ -328,27 +363,46 @@ typedef struct save_paths {
     size_t suffix_at;
 } save_paths;
 
-static int save_paths_init(save_paths *p, const char *path, amq_diag *diag)
+static int check_file_name(const char *path, amq_diag *diag)
 {
     const char *slash = strrchr(path, '/');
-    const char *name = slash ? slash + 1 : path;
-    if (*name == '\0')
+    if (*(slash ? slash + 1 : path) == '\0')
         return amq__fail(diag, AMQ_EINVAL, "cannot save to '%s': it does not end in a file name",
                          path);
-    /* "name" -> ".", "/name" -> "/", "dir/name" -> "dir" */
+    return AMQ_OK;
+}
+
+/* The directory part of path in a new string: "name" -> ".", "/name" ->
+ * "/", "dir/name" -> "dir". NULL when out of memory. */
+static char *directory_of(const char *path)
+{
+    const char *slash = strrchr(path, '/');
     const char *directory = slash ? path : ".";
-    size_t directory_len = !slash ? 1 : slash == path ? 1 : (size_t)(slash - path);
+    size_t len = !slash ? 1 : slash == path ? 1 : (size_t)(slash - path);
+    char *copy = malloc(len + 1);
+    if (copy) {
+        memcpy(copy, directory, len);
+        copy[len] = '\0';
+    }
+    return copy;
+}
+
+static int save_paths_init(save_paths *p, const char *path, amq_diag *diag)
+{
+    int status = check_file_name(path, diag);
+    if (status != AMQ_OK)
+        return status;
+    const char *slash = strrchr(path, '/');
+    const char *name = slash ? slash + 1 : path;
     size_t head = (size_t)(name - path); /* path up to and including the slash */
     size_t name_len = strlen(name);
-    p->directory = malloc(directory_len + 1);
+    p->directory = directory_of(path);
     p->temporary = malloc(head + 1 + name_len + strlen(TEMP_INFIX) + TEMP_SUFFIX_LEN + 1);
     if (!p->directory || !p->temporary) {
         free(p->directory);
         free(p->temporary);
         return amq__fail(diag, AMQ_ENOMEM, "out of memory saving '%s'", path);
     }
-    memcpy(p->directory, directory, directory_len);
-    p->directory[directory_len] = '\0';
     memcpy(p->temporary, path, head);
     p->temporary[head] = '.';
     memcpy(p->temporary + head + 1, name, name_len);
@@ -364,10 +418,11 @@ static void save_paths_free(save_paths *p)
     free(p->temporary);
 }
 
-/* Create the temporary file under a fresh random name. The name only needs
- * to be unlikely to collide; O_EXCL makes a collision a retry, not a
- * clobber. Returns the descriptor, or -1 with errno set. */
-static int create_temporary(save_paths *p)
+/* Create the temporary file with the given mode (less the umask) under a
+ * fresh random name. The name only needs to be unlikely to collide; O_EXCL
+ * makes a collision a retry, not a clobber. Returns the descriptor, or -1
+ * with errno set. */
+static int create_temporary(save_paths *p, mode_t mode)
 {
     static const char alphabet[] = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
     struct {
@@ -388,7 +443,7 @@ static int create_temporary(save_paths *p)
             bits /= sizeof alphabet - 1;
         }
         p->temporary[p->suffix_at + TEMP_SUFFIX_LEN] = '\0';
-        int fd = open(p->temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+        int fd = open(p->temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
         if (fd >= 0 || errno != EEXIST)
             return fd;
     }
@@ -413,37 +468,299 @@ static int sync_directory(const char *directory)
     return result;
 }
 
+/* ---- where a save writes --------------------------------------------------- */
+
+/* How a save treats what its path names. */
+typedef enum save_kind {
+    SAVE_CREATE,  /* nothing: a new file, mode 0644 less the umask */
+    SAVE_REPLACE, /* a regular file: replaced by name, keeping its mode, owner and group */
+    SAVE_INTO     /* a character device, a FIFO, or a file open in some process named by
+                     /proc/PID/fd/N: written into where it is, in place */
+} save_kind;
+
+typedef struct save_target {
+    char *name; /* the path with the symbolic links of its last component followed */
+    save_kind kind;
+    struct stat st; /* what is there (SAVE_REPLACE, SAVE_INTO) */
+} save_target;
+
+/* Links followed before giving up with ELOOP, as many as Linux follows. */
+#define SAVE_MAX_LINKS 40
+
+/* Whether the symbolic link name lives in procfs. /proc/PID/fd/N (where
+ * /dev/fd/N and /dev/stdout lead) names a file a process holds open: a
+ * pipe, a terminal, or a file its shell opened for appending, or one
+ * already deleted. Its text ("pipe:[1234]") is no name to replace: the
+ * file is written into, as the shell's own redirection would. */
+static bool link_in_procfs(const char *name)
+{
+#ifdef __linux__
+    char *directory = directory_of(name);
+    struct statfs fs;
+    bool procfs = directory && statfs(directory, &fs) == 0 && fs.f_type == PROC_SUPER_MAGIC;
+    free(directory);
+    return procfs;
+#else
+    (void)name;
+    return false;
+#endif
+}
+
+/* The path the symbolic link name points to, as a path from here: its
+ * text, relative to the link's directory unless absolute. size: the link's
+ * lstat size (0 when the filesystem does not say). NULL with errno set. */
+static char *follow_link(const char *name, off_t size)
+{
+    size_t capacity = size > 0 ? (size_t)size + 1 : 256;
+    for (;;) {
+        char *text = malloc(capacity);
+        if (!text)
+            return NULL;
+        ssize_t len = readlink(name, text, capacity);
+        if (len < 0) {
+            int saved_errno = errno;
+            free(text);
+            errno = saved_errno;
+            return NULL;
+        }
+        if ((size_t)len < capacity) {
+            text[len] = '\0';
+            const char *slash = strrchr(name, '/');
+            if (text[0] == '/' || !slash)
+                return text;
+            size_t head = (size_t)(slash - name) + 1;
+            char *joined = malloc(head + (size_t)len + 1);
+            if (joined) {
+                memcpy(joined, name, head);
+                memcpy(joined + head, text, (size_t)len + 1);
+            }
+            free(text);
+            if (!joined)
+                errno = ENOMEM;
+            return joined;
+        }
+        free(text);
+        if (capacity > SIZE_MAX / 2) {
+            errno = ENAMETOOLONG;
+            return NULL;
+        }
+        capacity *= 2;
+    }
+}
+
+static const char *file_kind(mode_t mode)
+{
+    return S_ISDIR(mode)    ? "a directory"
+           : S_ISSOCK(mode) ? "a socket"
+           : S_ISBLK(mode)  ? "a block device"
+                            : "neither a regular file, a character device nor a FIFO";
+}
+
+/* Follow path's last component through its symbolic links and say what a
+ * save does there. On success the caller frees t->name. */
+static int resolve_target(save_target *t, const char *path, amq_diag *diag)
+{
+    char *name = malloc(strlen(path) + 1);
+    if (!name)
+        return amq__fail(diag, AMQ_ENOMEM, "out of memory saving '%s'", path);
+    strcpy(name, path);
+    bool open_file = false;
+    for (int links = 0;; links++) {
+        if (lstat(name, &t->st) != 0) {
+            if (errno == ENOENT) {
+                t->name = name;
+                t->kind = SAVE_CREATE;
+                return AMQ_OK;
+            }
+            int status = amq__io_fail(diag, errno, "saving '%s': cannot look at '%s'", path, name);
+            free(name);
+            return status;
+        }
+        if (!S_ISLNK(t->st.st_mode))
+            break;
+        if (link_in_procfs(name)) {
+            if (stat(name, &t->st) != 0) {
+                int status =
+                    amq__io_fail(diag, errno, "saving '%s': cannot follow '%s'", path, name);
+                free(name);
+                return status;
+            }
+            open_file = true;
+            break;
+        }
+        char *next = links < SAVE_MAX_LINKS ? follow_link(name, t->st.st_size) : NULL;
+        if (links >= SAVE_MAX_LINKS)
+            errno = ELOOP;
+        if (!next) {
+            int status = amq__io_fail(
+                diag, errno, "saving '%s': cannot follow the symbolic link '%s'", path, name);
+            free(name);
+            return status;
+        }
+        free(name);
+        name = next;
+    }
+    mode_t mode = t->st.st_mode;
+    if (!S_ISREG(mode) && !S_ISCHR(mode) && !S_ISFIFO(mode)) {
+        free(name);
+        return amq__fail(diag, AMQ_EINVAL,
+                         "'%s' is %s: a filter is saved to a regular file, a character device "
+                         "or a FIFO",
+                         path, file_kind(mode));
+    }
+    t->name = name;
+    t->kind = S_ISREG(mode) && !open_file ? SAVE_REPLACE : SAVE_INTO;
+    return AMQ_OK;
+}
+
+/* Refuse to replace a file its mode marks read-only: the mode is the
+ * owner's word that it is not to change. For others than root, the
+ * kernel's answer for writing (group, ACLs, a read-only mount); root may
+ * write any file, so for root only the mode bits count: none set for
+ * write is read-only. */
+static int check_writable(const save_target *t, const char *path, amq_diag *diag)
+{
+    bool read_only;
+    if (geteuid() == 0)
+        read_only = (t->st.st_mode & 0222) == 0;
+    else if (faccessat(AT_FDCWD, t->name, W_OK, AT_EACCESS) == 0)
+        read_only = false;
+    else if (errno == EACCES)
+        read_only = true;
+    else
+        return amq__io_fail(diag, errno, "saving '%s': cannot write '%s'", path, t->name);
+    if (!read_only)
+        return AMQ_OK;
+    unsigned mode = (unsigned)(t->st.st_mode & 07777);
+    if (strcmp(t->name, path) == 0)
+        amq__fail(diag, AMQ_EIO, "'%s' is read-only (mode %04o): make it writable to save over it",
+                  path, mode);
+    else
+        amq__fail(diag, AMQ_EIO,
+                  "'%s' is read-only: its target '%s' has mode %04o; make it writable to save "
+                  "over it",
+                  path, t->name, mode);
+    errno = EACCES;
+    return AMQ_EIO;
+}
+
+/* Give the new file the old one's owner, group and mode, before any byte
+ * of it is written and before it takes the old one's name, so it is never
+ * seen with other permissions. chown comes first: it clears the set-ID
+ * bits that chmod then sets. A process that may not give the file the old
+ * owner or group (one not root, saving another user's file, or one of a
+ * group it is not in) refuses the save rather than hand the file over. */
+static int keep_attributes(int fd, const save_target *t, const char *path, amq_diag *diag)
+{
+    struct stat now;
+    if (fstat(fd, &now) != 0)
+        return amq__io_fail(diag, errno, "saving '%s': cannot stat its temporary file", path);
+    bool chowned = false;
+    if (now.st_uid != t->st.st_uid || now.st_gid != t->st.st_gid) {
+        if (fchown(fd, t->st.st_uid, t->st.st_gid) != 0) {
+            if (errno != EPERM)
+                return amq__io_fail(
+                    diag, errno, "saving '%s': cannot give the new file its owner and group", path);
+            amq__fail(diag, AMQ_EIO,
+                      "'%s' belongs to user %lu, group %lu; this process (user %lu) cannot give "
+                      "a new file that owner and group, so it is left as it is",
+                      path, (unsigned long)t->st.st_uid, (unsigned long)t->st.st_gid,
+                      (unsigned long)geteuid());
+            errno = EPERM;
+            return AMQ_EIO;
+        }
+        chowned = true;
+    }
+    mode_t mode = t->st.st_mode & 07777;
+    if ((chowned || (now.st_mode & 07777) != mode) && fchmod(fd, mode) != 0)
+        return amq__io_fail(diag, errno, "saving '%s': cannot give the new file mode %04o", path,
+                            (unsigned)mode);
+    return AMQ_OK;
+}
+
+/* Write a container into a character device, a FIFO or an open file, in
+ * place: there is no name to replace, so this is not atomic. An open
+ * regular file is appended to, as the redirection that opened it (">" has
+ * emptied it, ">>" keeps what it holds) would. */
+static int save_into(const save_target *t, const char *path, const amq__container *c,
+                     const amq__piece *pieces, size_t piece_count, uint64_t payload_len,
+                     amq_diag *diag)
+{
+    bool regular = S_ISREG(t->st.st_mode);
+    int fd = open(t->name, O_WRONLY | O_NOCTTY | O_CLOEXEC | (regular ? O_APPEND : 0));
+    if (fd < 0)
+        return amq__io_fail(diag, errno, "saving '%s': cannot open it", path);
+    int status = AMQ_OK;
+    sink s = { .memory = NULL, .fd = fd, .written = 0 };
+    if (write_container(&s, c, pieces, piece_count, payload_len) != 0)
+        status = amq__io_fail(diag, errno, "saving '%s': writing it", path);
+    else if (regular && fsync(fd) != 0 && errno != EINVAL)
+        status = amq__io_fail(diag, errno, "saving '%s': syncing it", path);
+    int saved_errno = errno;
+    if (close(fd) != 0 && status == AMQ_OK) {
+        saved_errno = errno;
+        status = amq__io_fail(diag, errno, "saving '%s': closing it", path);
+    }
+    errno = saved_errno;
+    return status;
+}
+
 int amq__format_save(const char *path, const amq__container *c, const amq__piece *pieces,
                      size_t piece_count, amq_diag *diag)
 {
     uint64_t payload_len = 0;
     int status = check_container(c, pieces, piece_count, &payload_len, diag);
+    if (status == AMQ_OK)
+        status = check_file_name(path, diag);
     if (status != AMQ_OK)
         return status;
+    save_target target;
+    status = resolve_target(&target, path, diag);
+    if (status != AMQ_OK)
+        return status;
+    if (target.kind == SAVE_INTO) {
+        status = save_into(&target, path, c, pieces, piece_count, payload_len, diag);
+        free(target.name);
+        return status;
+    }
     save_paths paths = { NULL, NULL, 0 };
-    status = save_paths_init(&paths, path, diag);
-    if (status != AMQ_OK)
+    if (target.kind == SAVE_REPLACE)
+        status = check_writable(&target, path, diag);
+    if (status == AMQ_OK)
+        status = save_paths_init(&paths, target.name, diag);
+    if (status != AMQ_OK) {
+        int saved_errno = errno;
+        free(target.name);
+        errno = saved_errno;
         return status;
+    }
 
-    int fd = create_temporary(&paths);
+    /* A replacement starts private and takes the old file's mode before
+     * anything is written to it. */
+    int fd = create_temporary(&paths, target.kind == SAVE_REPLACE ? 0600 : 0644);
     if (fd < 0) {
         status = amq__io_fail(diag, errno, "saving '%s': cannot create a temporary file in '%s'",
                               path, paths.directory);
         save_paths_free(&paths);
+        free(target.name);
         return status;
     }
 
-    sink s = { .memory = NULL, .fd = fd, .written = 0 };
-    if (write_container(&s, c, pieces, piece_count, payload_len) != 0)
-        status = amq__io_fail(diag, errno, "saving '%s': writing '%s'", path, paths.temporary);
-    else if (fsync(fd) != 0)
-        status = amq__io_fail(diag, errno, "saving '%s': syncing '%s'", path, paths.temporary);
+    if (target.kind == SAVE_REPLACE)
+        status = keep_attributes(fd, &target, path, diag);
+    if (status == AMQ_OK) {
+        sink s = { .memory = NULL, .fd = fd, .written = 0 };
+        if (write_container(&s, c, pieces, piece_count, payload_len) != 0)
+            status = amq__io_fail(diag, errno, "saving '%s': writing '%s'", path, paths.temporary);
+        else if (fsync(fd) != 0)
+            status = amq__io_fail(diag, errno, "saving '%s': syncing '%s'", path, paths.temporary);
+    }
     int saved_errno = errno;
     if (close(fd) != 0 && status == AMQ_OK) {
         saved_errno = errno;
         status = amq__io_fail(diag, errno, "saving '%s': closing '%s'", path, paths.temporary);
     }
-    if (status == AMQ_OK && rename(paths.temporary, path) != 0) {
+    if (status == AMQ_OK && rename(paths.temporary, target.name) != 0) {
         saved_errno = errno;
         status =
             amq__io_fail(diag, errno, "saving '%s': renaming '%s' over it", path, paths.temporary);
@@ -458,6 +775,7 @@ int amq__format_save(const char *path, const amq__container *c, const amq__piece
                               path, paths.directory);
     }
     save_paths_free(&paths);
+    free(target.name);
     if (status != AMQ_OK)
         errno = saved_errno;
     return status;

@@ -82,13 +82,21 @@ uint64_t amq__format_encoded_size(uint32_t params_len, uint64_t payload_len);
 int amq__format_encode(uint8_t **out, size_t *out_len, const amq__container *c,
                        const amq__piece *pieces, size_t piece_count, amq_diag *diag);
 
-/* Save atomically: write path's directory/.name.tmp.XXXXXX (mode 0644 less
- * the umask), fsync it, rename it over path, fsync the directory. On any
- * failure up to the rename the temporary file is removed and path is
- * untouched. Should only the final directory fsync fail, path already holds
- * the new file and the diag says so. Returns AMQ_OK, AMQ_EIO (errno kept;
- * the diag names the path and the reason), AMQ_EINVAL (as for encode, or a
- * path ending in '/'), AMQ_ERANGE, AMQ_ENOMEM. */
+/* Save atomically: symbolic links at path followed to the file they name,
+ * write that file's directory/.name.tmp.XXXXXX (mode 0644 less the umask
+ * for a new file; an existing file's mode, owner and group), fsync it,
+ * rename it over the file, fsync the directory. On any failure up to the
+ * rename the temporary file is removed and the file is untouched. Should
+ * only the final directory fsync fail, the file already holds the new
+ * contents and the diag says so. A character device, a FIFO or a file
+ * named under /proc/PID/fd is written into instead, not atomically. An
+ * existing regular file without write permission (for root: without a
+ * write bit) is refused (AMQ_EIO, errno EACCES), as is one whose owner or
+ * group this process cannot give a new file (AMQ_EIO, EPERM). Returns
+ * AMQ_OK, AMQ_EIO (errno kept; the diag names the path and the reason),
+ * AMQ_EINVAL (as for encode, a path ending in '/', or a directory, socket
+ * or block device), AMQ_ERANGE, AMQ_ENOMEM. format.c's opening comment has
+ * the details. */
 int amq__format_save(const char *path, const amq__container *c, const amq__piece *pieces,
                      size_t piece_count, amq_diag *diag);
 

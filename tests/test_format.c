@@ -663,14 +663,16 @@ static void test_writers_reject_bad_containers(void **state)
 
 /* ---- saving ---------------------------------------------------------------- */
 
-static void test_save_replaces_and_sets_mode(void **state)
+/* A new file gets mode 0644 less the umask; an existing one keeps its own
+ * mode, whatever the umask. */
+static void test_save_sets_and_keeps_mode(void **state)
 {
     (void)state;
     char *dir = amq_test_scratch_dir();
     char *path = join(dir, "filter.amq");
+    char *other = join(dir, "other.amq");
     golden g;
     golden_init(&g);
-    amq_test_write_file(path, "old contents", 12);
 
     mode_t old_mask = umask(022);
     assert_int_equal(amq__format_save(path, &g.container, g.pieces, 3, NULL), AMQ_OK);
@@ -679,11 +681,22 @@ static void test_save_replaces_and_sets_mode(void **state)
     assert_int_equal(st.st_mode & 0777, 0644);
     assert_int_equal(st.st_size, 160);
     umask(077);
-    g.container.family = AMQ__FAMILY_CUCKOO;
-    assert_int_equal(amq__format_save(path, &g.container, g.pieces, 3, NULL), AMQ_OK);
-    assert_int_equal(stat(path, &st), 0);
+    assert_int_equal(amq__format_save(other, &g.container, g.pieces, 3, NULL), AMQ_OK);
+    assert_int_equal(stat(other, &st), 0);
     assert_int_equal(st.st_mode & 0777, 0600);
+
+    /* Rewriting keeps the file's mode, not the umask's. */
+    static const mode_t modes[] = { 0640, 0604, 0666, 0200 };
+    for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++) {
+        umask(i % 2 ? 022 : 077);
+        assert_int_equal(chmod(path, modes[i]), 0);
+        g.container.family = i % 2 ? AMQ__FAMILY_CUCKOO : AMQ__FAMILY_GCS;
+        assert_int_equal(amq__format_save(path, &g.container, g.pieces, 3, NULL), AMQ_OK);
+        assert_int_equal(stat(path, &st), 0);
+        assert_int_equal(st.st_mode & 07777, modes[i]);
+    }
     umask(old_mask);
+    assert_int_equal(chmod(path, 0644), 0);
 
     amq__file_image img;
     amq__container c;
@@ -691,7 +704,7 @@ static void test_save_replaces_and_sets_mode(void **state)
     assert_int_equal(amq__format_parse(&c, img.data, img.len, NULL), AMQ_OK);
     assert_int_equal(c.family, AMQ__FAMILY_CUCKOO);
     amq__file_image_close(&img);
-    assert_int_equal(count_entries(dir), 1); /* no temporary file left */
+    assert_int_equal(count_entries(dir), 2); /* no temporary file left */
 
     /* A bare file name saves into the current directory. */
     char cwd[4096];
@@ -701,8 +714,9 @@ static void test_save_replaces_and_sets_mode(void **state)
     assert_int_equal(chdir(cwd), 0);
     char *bare = join(dir, "bare.amq");
     assert_int_equal(stat(bare, &st), 0);
-    assert_int_equal(count_entries(dir), 2);
+    assert_int_equal(count_entries(dir), 3);
     free(bare);
+    free(other);
     free(path);
     amq_test_remove_tree(dir);
     free(dir);
@@ -735,17 +749,22 @@ static void test_failed_saves_leave_old_file(void **state)
     assert_non_null(strstr(diag.message, strerror(ENOENT)));
     free(nowhere);
 
-    /* The path is a directory: the rename fails after the whole write. */
+    /* The path is a directory, or a link to one: refused before anything
+     * is written. */
     char *subdir = join(dir, "a-directory");
+    char *to_subdir = join(dir, "to-a-directory");
     assert_int_equal(mkdir(subdir, 0755), 0);
-    errno = 0;
-    assert_int_equal(amq__format_save(subdir, &g.container, g.pieces, 3, &diag), AMQ_EIO);
-    assert_true(errno == EISDIR || errno == ENOTEMPTY || errno == EEXIST);
-    assert_non_null(strstr(diag.message, "renaming"));
-    assert_int_equal(remove_temporaries(dir, "a-directory"), 0);
+    assert_int_equal(symlink("a-directory", to_subdir), 0);
+    assert_int_equal(amq__format_save(subdir, &g.container, g.pieces, 3, &diag), AMQ_EINVAL);
+    assert_non_null(strstr(diag.message, "is a directory"));
+    assert_int_equal(amq__format_save(to_subdir, &g.container, g.pieces, 3, &diag), AMQ_EINVAL);
+    assert_non_null(strstr(diag.message, "is a directory"));
+    assert_int_equal(count_entries(dir), 2);
+    assert_int_equal(count_entries(subdir), 0);
     struct stat st;
     assert_int_equal(stat(subdir, &st), 0);
     assert_true(S_ISDIR(st.st_mode));
+    free(to_subdir);
     free(subdir);
 
     /* A directory without write permission (root ignores modes). */
@@ -767,6 +786,342 @@ static void test_failed_saves_leave_old_file(void **state)
         free(path);
         free(locked);
     }
+    amq_test_remove_tree(dir);
+    free(dir);
+}
+
+/* The file at path parses as a container of the given family. */
+static void assert_saved(const char *path, uint32_t family)
+{
+    amq__file_image img;
+    amq__container c;
+    amq_diag diag = { "", 0 };
+    if (amq__file_image_open(&img, path, false, &diag) != AMQ_OK ||
+        amq__format_parse(&c, img.data, img.len, &diag) != AMQ_OK)
+        fail_msg("%s: %s", path, diag.message);
+    assert_int_equal(c.family, family);
+    amq__file_image_close(&img);
+}
+
+static void assert_link_to(const char *link, const char *text)
+{
+    struct stat st;
+    assert_int_equal(lstat(link, &st), 0);
+    assert_true(S_ISLNK(st.st_mode));
+    char got[4096];
+    ssize_t len = readlink(link, got, sizeof got - 1);
+    assert_true(len > 0);
+    got[len] = '\0';
+    assert_string_equal(got, text);
+}
+
+/* A save through a symbolic link (or a chain of them, relative or
+ * absolute) replaces the file at the end in its own directory; the links
+ * stay links. A dangling link gets its target created; a loop is an
+ * error. */
+static void test_save_follows_symbolic_links(void **state)
+{
+    (void)state;
+    char *dir = amq_test_scratch_dir();
+    char *real = join(dir, "real");
+    char *links = join(dir, "links");
+    assert_int_equal(mkdir(real, 0755), 0);
+    assert_int_equal(mkdir(links, 0755), 0);
+    char *target = join(real, "target.amq");
+    char *link = join(links, "link.amq");
+    char *chain = join(links, "chain.amq");
+    amq_test_write_file(target, "old contents", 12);
+    assert_int_equal(chmod(target, 0640), 0);
+    assert_int_equal(symlink("../real/target.amq", link), 0);
+    assert_int_equal(symlink("link.amq", chain), 0);
+    golden g;
+    golden_init(&g);
+
+    assert_int_equal(amq__format_save(chain, &g.container, g.pieces, 3, NULL), AMQ_OK);
+    assert_link_to(chain, "link.amq");
+    assert_link_to(link, "../real/target.amq");
+    assert_saved(target, AMQ__FAMILY_BLOOM);
+    struct stat st;
+    assert_int_equal(lstat(target, &st), 0);
+    assert_true(S_ISREG(st.st_mode));
+    assert_int_equal(st.st_mode & 07777, 0640);
+    assert_int_equal(count_entries(links), 2);
+    assert_int_equal(count_entries(real), 1);
+
+    /* An absolute link, from a directory with no slash in the path. */
+    char cwd[4096];
+    assert_non_null(getcwd(cwd, sizeof cwd));
+    assert_int_equal(chdir(links), 0);
+    assert_int_equal(symlink(target, "absolute.amq"), 0);
+    g.container.family = AMQ__FAMILY_CUCKOO;
+    assert_int_equal(amq__format_save("absolute.amq", &g.container, g.pieces, 3, NULL), AMQ_OK);
+    assert_int_equal(chdir(cwd), 0);
+    char *absolute = join(links, "absolute.amq");
+    assert_link_to(absolute, target);
+    assert_saved(target, AMQ__FAMILY_CUCKOO);
+    assert_int_equal(count_entries(real), 1);
+
+    /* A dangling link: its target is created, as a shell's > would. */
+    char *dangling = join(links, "dangling.amq");
+    char *created = join(real, "created.amq");
+    assert_int_equal(symlink("../real/created.amq", dangling), 0);
+    assert_int_equal(amq__format_save(dangling, &g.container, g.pieces, 3, NULL), AMQ_OK);
+    assert_link_to(dangling, "../real/created.amq");
+    assert_saved(created, AMQ__FAMILY_CUCKOO);
+
+    /* A loop. */
+    char *loop = join(links, "loop.amq");
+    assert_int_equal(symlink("loop.amq", loop), 0);
+    amq_diag diag = { "", 0 };
+    errno = 0;
+    assert_int_equal(amq__format_save(loop, &g.container, g.pieces, 3, &diag), AMQ_EIO);
+    assert_int_equal(errno, ELOOP);
+    assert_non_null(strstr(diag.message, "loop.amq"));
+    assert_link_to(loop, "loop.amq");
+    assert_int_equal(count_entries(links), 5);
+    assert_int_equal(count_entries(real), 2);
+
+    free(loop);
+    free(created);
+    free(dangling);
+    free(absolute);
+    free(chain);
+    free(link);
+    free(target);
+    free(links);
+    free(real);
+    amq_test_remove_tree(dir);
+    free(dir);
+}
+
+/* A file without write permission is refused, even for root (who could
+ * write it): AMQ_EIO, errno EACCES, the file as it was. */
+static void test_save_refuses_read_only(void **state)
+{
+    (void)state;
+    char *dir = amq_test_scratch_dir();
+    char *path = join(dir, "read-only.amq");
+    char *link = join(dir, "link.amq");
+    amq_test_write_file(path, "old contents", 12);
+    assert_int_equal(chmod(path, 0444), 0);
+    assert_int_equal(symlink("read-only.amq", link), 0);
+    golden g;
+    golden_init(&g);
+
+    amq_diag diag = { "", 0 };
+    errno = 0;
+    assert_int_equal(amq__format_save(path, &g.container, g.pieces, 3, &diag), AMQ_EIO);
+    assert_int_equal(errno, EACCES);
+    assert_non_null(strstr(diag.message, "is read-only"));
+    assert_non_null(strstr(diag.message, path));
+    errno = 0;
+    assert_int_equal(amq__format_save(link, &g.container, g.pieces, 3, &diag), AMQ_EIO);
+    assert_int_equal(errno, EACCES);
+    assert_non_null(strstr(diag.message, "is read-only"));
+    assert_non_null(strstr(diag.message, "its target")); /* named */
+    assert_holds(path, "old contents", 12);
+    struct stat st;
+    assert_int_equal(stat(path, &st), 0);
+    assert_int_equal(st.st_mode & 07777, 0444);
+    assert_int_equal(count_entries(dir), 2);
+
+    /* Write permission for anyone but its owner is not the caller's. */
+    if (geteuid() == 0) {
+        assert_int_equal(chmod(path, 0644), 0);
+        assert_int_equal(amq__format_save(link, &g.container, g.pieces, 3, NULL), AMQ_OK);
+        assert_saved(path, AMQ__FAMILY_BLOOM);
+    } else {
+        assert_int_equal(chmod(path, 0466), 0);
+        assert_int_equal(amq__format_save(path, &g.container, g.pieces, 3, &diag), AMQ_EIO);
+        assert_non_null(strstr(diag.message, "is read-only"));
+        assert_holds(path, "old contents", 12);
+        assert_int_equal(chmod(path, 0644), 0);
+        assert_int_equal(amq__format_save(link, &g.container, g.pieces, 3, NULL), AMQ_OK);
+        assert_saved(path, AMQ__FAMILY_BLOOM);
+    }
+    assert_int_equal(count_entries(dir), 2);
+    free(link);
+    free(path);
+    amq_test_remove_tree(dir);
+    free(dir);
+}
+
+/* Root's save keeps another user's file theirs (and its set-ID bits); a
+ * process that cannot give the new file the old owner refuses, leaving the
+ * file as it was. */
+static void test_save_keeps_owner(void **state)
+{
+    (void)state;
+    if (geteuid() != 0) {
+        fprintf(stderr, "not running as root: skipping the owner cases\n");
+        return;
+    }
+    const uid_t nobody = 65534;
+    const gid_t nogroup = 65534;
+    char *dir = amq_test_scratch_dir();
+    char *path = join(dir, "theirs.amq");
+    amq_test_write_file(path, "old contents", 12);
+    assert_int_equal(chown(path, nobody, nogroup), 0);
+    assert_int_equal(chmod(path, 06664), 0);
+    golden g;
+    golden_init(&g);
+    assert_int_equal(amq__format_save(path, &g.container, g.pieces, 3, NULL), AMQ_OK);
+    struct stat st;
+    assert_int_equal(stat(path, &st), 0);
+    assert_int_equal(st.st_uid, nobody);
+    assert_int_equal(st.st_gid, nogroup);
+    assert_int_equal(st.st_mode & 07777, 06664);
+    assert_saved(path, AMQ__FAMILY_BLOOM);
+
+    /* As nobody, a writable file of root's in a directory anyone writes. */
+    char *roots = join(dir, "roots.amq");
+    amq_test_write_file(roots, "old contents", 12);
+    assert_int_equal(chmod(roots, 0666), 0);
+    assert_int_equal(chmod(dir, 0777), 0);
+    fflush(NULL);
+    pid_t child = fork();
+    assert_true(child >= 0);
+    if (child == 0) {
+        if (setgid(nogroup) != 0 || setuid(nobody) != 0)
+            _exit(3);
+        if (access(dir, W_OK | X_OK) != 0)
+            _exit(77); /* TMPDIR is out of nobody's reach */
+        amq_diag diag = { "", 0 };
+        errno = 0;
+        int status = amq__format_save(roots, &g.container, g.pieces, 3, &diag);
+        if (status != AMQ_EIO || errno != EPERM || !strstr(diag.message, "belongs to user 0")) {
+            fprintf(stderr, "as nobody: status %d, errno %d, '%s'\n", status, errno, diag.message);
+            _exit(1);
+        }
+        char *mine = join(dir, "mine.amq");
+        if (amq__format_save(mine, &g.container, g.pieces, 3, NULL) != AMQ_OK)
+            _exit(2);
+        g.container.family = AMQ__FAMILY_CUCKOO;
+        if (amq__format_save(mine, &g.container, g.pieces, 3, NULL) != AMQ_OK)
+            _exit(2);
+        free(mine);
+        _exit(0);
+    }
+    int wstatus;
+    assert_int_equal(waitpid(child, &wstatus, 0), child);
+    assert_true(WIFEXITED(wstatus));
+    if (WEXITSTATUS(wstatus) == 77) {
+        fprintf(stderr, "the scratch directory is out of nobody's reach: skipping that case\n");
+    } else {
+        assert_int_equal(WEXITSTATUS(wstatus), 0);
+        assert_holds(roots, "old contents", 12);
+        char *mine = join(dir, "mine.amq");
+        assert_int_equal(stat(mine, &st), 0);
+        assert_int_equal(st.st_uid, nobody);
+        assert_saved(mine, AMQ__FAMILY_CUCKOO);
+        free(mine);
+        assert_int_equal(count_entries(dir), 3);
+    }
+    free(roots);
+    free(path);
+    amq_test_remove_tree(dir);
+    free(dir);
+}
+
+/* A save replaces a name: the file's other hard links keep the old
+ * contents. */
+static void test_save_replaces_one_hard_link(void **state)
+{
+    (void)state;
+    char *dir = amq_test_scratch_dir();
+    char *path = join(dir, "one.amq");
+    char *other = join(dir, "other.amq");
+    amq_test_write_file(path, "old contents", 12);
+    assert_int_equal(link(path, other), 0);
+    golden g;
+    golden_init(&g);
+    assert_int_equal(amq__format_save(path, &g.container, g.pieces, 3, NULL), AMQ_OK);
+    assert_saved(path, AMQ__FAMILY_BLOOM);
+    assert_holds(other, "old contents", 12);
+    struct stat st;
+    assert_int_equal(stat(other, &st), 0);
+    assert_int_equal(st.st_nlink, 1);
+    free(other);
+    free(path);
+    amq_test_remove_tree(dir);
+    free(dir);
+}
+
+/* Read what a save wrote into a pipe or FIFO: exactly one container. */
+static void assert_pipe_holds_container(int fd, uint32_t family)
+{
+    uint8_t buf[1024];
+    int64_t got = amq__read_full(fd, buf, sizeof buf, -1);
+    assert_int_equal(got, 160);
+    amq__container c;
+    assert_int_equal(amq__format_parse(&c, buf, (size_t)got, NULL), AMQ_OK);
+    assert_int_equal(c.family, family);
+}
+
+/* A FIFO, a character device and a file some process holds open (named
+ * under /proc/self/fd or /dev/fd) are written into, not replaced. */
+static void test_save_into_fifo_device_and_open_file(void **state)
+{
+    (void)state;
+    char *dir = amq_test_scratch_dir();
+    golden g;
+    golden_init(&g);
+    struct stat st;
+
+    char *fifo = join(dir, "fifo");
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    int reader = open(fifo, O_RDONLY | O_NONBLOCK); /* so that the writer's open returns */
+    assert_true(reader >= 0);
+    assert_int_equal(amq__format_save(fifo, &g.container, g.pieces, 3, NULL), AMQ_OK);
+    assert_pipe_holds_container(reader, AMQ__FAMILY_BLOOM);
+    close(reader);
+    assert_int_equal(lstat(fifo, &st), 0);
+    assert_true(S_ISFIFO(st.st_mode));
+    assert_int_equal(st.st_mode & 07777, 0600);
+    assert_int_equal(count_entries(dir), 1);
+
+    assert_int_equal(amq__format_save("/dev/null", &g.container, g.pieces, 3, NULL), AMQ_OK);
+    assert_int_equal(stat("/dev/null", &st), 0);
+    assert_true(S_ISCHR(st.st_mode));
+
+#ifdef __linux__
+    /* A pipe's write end, by its /dev/fd name (its link text is
+     * "pipe:[N]", no path). */
+    int ends[2];
+    assert_int_equal(pipe(ends), 0);
+    char name[64];
+    snprintf(name, sizeof name, "/dev/fd/%d", ends[1]);
+    g.container.family = AMQ__FAMILY_GCS;
+    assert_int_equal(amq__format_save(name, &g.container, g.pieces, 3, NULL), AMQ_OK);
+    close(ends[1]);
+    assert_pipe_holds_container(ends[0], AMQ__FAMILY_GCS);
+    close(ends[0]);
+
+    /* A regular file open for appending (a shell's >>): appended to, the
+     * same file. */
+    char *log = join(dir, "log");
+    amq_test_write_file(log, "head", 4);
+    struct stat before;
+    assert_int_equal(stat(log, &before), 0);
+    int fd = open(log, O_WRONLY | O_APPEND);
+    assert_true(fd >= 0);
+    snprintf(name, sizeof name, "/proc/self/fd/%d", fd);
+    assert_int_equal(amq__format_save(name, &g.container, g.pieces, 3, NULL), AMQ_OK);
+    close(fd);
+    assert_int_equal(stat(log, &st), 0);
+    assert_int_equal(st.st_ino, before.st_ino);
+    size_t len = 0;
+    char *bytes = amq_test_read_file(log, &len);
+    assert_non_null(bytes);
+    assert_int_equal(len, 4 + 160);
+    assert_memory_equal(bytes, "head", 4);
+    amq__container c;
+    assert_int_equal(amq__format_parse(&c, (const uint8_t *)bytes + 4, 160, NULL), AMQ_OK);
+    free(bytes);
+    free(log);
+    assert_int_equal(count_entries(dir), 2);
+#endif
+    free(fifo);
     amq_test_remove_tree(dir);
     free(dir);
 }
@@ -1049,7 +1404,12 @@ int main(void)
         cmocka_unit_test(test_wrong_magic),
         cmocka_unit_test(test_header_fields),
         cmocka_unit_test(test_writers_reject_bad_containers),
-        cmocka_unit_test(test_save_replaces_and_sets_mode),
+        cmocka_unit_test(test_save_sets_and_keeps_mode),
+        cmocka_unit_test(test_save_follows_symbolic_links),
+        cmocka_unit_test(test_save_refuses_read_only),
+        cmocka_unit_test(test_save_keeps_owner),
+        cmocka_unit_test(test_save_replaces_one_hard_link),
+        cmocka_unit_test(test_save_into_fifo_device_and_open_file),
         cmocka_unit_test(test_failed_saves_leave_old_file),
         cmocka_unit_test(test_failed_write_leaves_old_file),
         cmocka_unit_test(test_kill_during_save),
