@@ -1,11 +1,16 @@
 /*
  * amq_cli.c - the amq command-line tool: subcommand dispatch, --help and
- * --version. Each subcommand lives in its own tools/cmd_<name>.c.
+ * --version, and the one check that standard output was written: every
+ * command's output is flushed and closed here, and a failure (a full disk,
+ * a closed descriptor) is an error, exit status 2. Each subcommand lives in
+ * its own tools/cmd_<name>.c.
  */
 #include "cli.h"
 
 #include "amq/amq.h"
 
+#include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -41,24 +46,52 @@ static void print_help(FILE *out)
                  "printed), 1 nothing printed, 2 an error.\n");
 }
 
+/* Flush and close standard output: what a command printed is not all
+ * written until then, and a full disk or a closed descriptor shows only
+ * there. command: the subcommand, or NULL. Returns exit_code, or
+ * CLI_EXIT_ERROR after saying why the output was lost. A standard output
+ * that was closed before amq started (EBADF) and was never written to is
+ * no error. Commands that print much (query, dedup, export) check their
+ * own writes too, to stop early. */
+static int close_stdout(const char *command, int exit_code)
+{
+    int flushed = fflush(stdout);
+    int flush_errno = errno;
+    bool failed_before = ferror(stdout) != 0;
+    int closed = fclose(stdout);
+    int close_errno = errno;
+    int reason = flushed != 0                          ? flush_errno
+                 : failed_before                       ? 0
+                 : closed != 0 && close_errno != EBADF ? close_errno
+                                                       : -1;
+    /* An earlier write failed and the flush that would say why already
+     * ran: the command's own check, which has reported it. */
+    if (reason < 0 || (reason == 0 && exit_code == CLI_EXIT_ERROR))
+        return exit_code;
+    cli_progress_clear();
+    fprintf(stderr, "amq%s%s: writing standard output%s%s\n", command ? " " : "",
+            command ? command : "", reason ? ": " : " failed", reason ? strerror(reason) : "");
+    return CLI_EXIT_ERROR;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
         print_help(stderr);
-        return CLI_EXIT_ERROR;
+        return close_stdout(NULL, CLI_EXIT_ERROR);
     }
     const char *name = argv[1];
     if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0 || strcmp(name, "help") == 0) {
         print_help(stdout);
-        return CLI_EXIT_OK;
+        return close_stdout(NULL, CLI_EXIT_OK);
     }
     if (strcmp(name, "--version") == 0 || strcmp(name, "version") == 0) {
         printf("amq %s\n", amq_version());
-        return CLI_EXIT_OK;
+        return close_stdout(NULL, CLI_EXIT_OK);
     }
     for (size_t i = 0; i < command_count; i++)
         if (strcmp(name, commands[i].name) == 0)
-            return commands[i].run(argc - 1, argv + 1);
+            return close_stdout(name, commands[i].run(argc - 1, argv + 1));
     cli_error("'%s' is not a command. See 'amq --help'.", name);
-    return CLI_EXIT_ERROR;
+    return close_stdout(NULL, CLI_EXIT_ERROR);
 }
