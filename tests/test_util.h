@@ -177,7 +177,8 @@ void amq_test_expect_load(const char *path, const char *refusal, const char *wha
 
 /* The keys are the 16-byte test keys (amq_test_make_key), cheap to make
  * and to hash; for rates down to p = 1e-6, tens of millions of them are
- * asked in batches of AMQ_TEST_BATCH. */
+ * asked. Where a test makes its own, it asks them in batches of
+ * AMQ_TEST_BATCH. */
 #define AMQ_TEST_BATCH 4096
 
 /* Add keys 0 .. count-1 of set 0 to a dynamic filter. */
@@ -187,8 +188,10 @@ void amq_test_add_keys(amq_filter *f, uint64_t seed, uint64_t count);
  * with the message, when it cannot. */
 amq_filter *amq_test_build_keys(const char *spec, uint64_t seed, uint64_t count);
 
-/* Ask f about keys 0 .. count-1 of set 1 (never put in), by
- * amq_contains_many; how many it answered "maybe" for. */
+/* Ask f about keys 0 .. count-1 of set 1 (never put in), one by one: a
+ * Bloom filter's query of an absent key stops at its first clear bits,
+ * where the batch query reads all k (30 at p = 1e-9). How many it answered
+ * "maybe" for. */
 uint64_t amq_test_count_false_positives(const amq_filter *f, uint64_t seed, uint64_t count);
 
 /* positives false positives among trials absent keys agree with a rate:
