@@ -144,11 +144,17 @@ int cli_load(amq_filter **out, const char *command, const char *path, unsigned f
 /* The error cli_load prints for a failed amq_load_ex. */
 void cli_load_error(const char *command, const char *path, int status, const amq_diag *diag);
 
-/* Save a filter atomically, printing an error on failure. refuse_existing:
- * fail if path exists (build/merge without --force). */
+/* Save a filter with amq_save_ex, printing an error on failure: a regular
+ * file is replaced atomically (through a symbolic link, keeping its mode
+ * and owner; a read-only one refused), a character device or FIFO is
+ * written into. */
 int cli_save(const amq_filter *f, const char *command, const char *path);
 
-/* True if path exists; prints the --force hint when it does. */
+/* For build and merge without --force: true, after printing why, if
+ * saving to path would replace an existing regular file (the --force
+ * hint) or path is something no filter is saved to (a directory, a
+ * socket, a block device). A character device, a FIFO or the file that is
+ * amq's standard output (-o /dev/stdout) replaces nothing: false. */
 bool cli_refuse_overwrite(const char *command, const char *path);
 
 /* Human-readable sizes to three significant digits: IEC bytes ("2.23 GiB")

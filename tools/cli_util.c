@@ -164,8 +164,24 @@ int cli_save(const amq_filter *f, const char *command, const char *path)
 
 bool cli_refuse_overwrite(const char *command, const char *path)
 {
-    struct stat st;
+    struct stat st, out;
     if (stat(path, &st) != 0)
+        return false; /* nothing there: the save creates it, or says why it cannot */
+    if (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode))
+        return false; /* written into: nothing is replaced */
+    if (!S_ISREG(st.st_mode)) {
+        const char *kind = S_ISDIR(st.st_mode)    ? "a directory"
+                           : S_ISSOCK(st.st_mode) ? "a socket"
+                           : S_ISBLK(st.st_mode)  ? "a block device"
+                                                  : "not a regular file";
+        cli_error("%s: cannot save %s: '%s' is %s: a filter is saved to a regular file, a "
+                  "character device or a FIFO",
+                  command, path, path, kind);
+        return true;
+    }
+    /* -o /dev/stdout with standard output redirected to a file: the shell
+     * has opened (and emptied) it for amq to write. */
+    if (fstat(STDOUT_FILENO, &out) == 0 && out.st_dev == st.st_dev && out.st_ino == st.st_ino)
         return false;
     cli_error("%s: %s already exists (use --force to overwrite it)", command, path);
     return true;

@@ -369,10 +369,27 @@ AMQ_API int amq_contains_many(const amq_filter *f, const void *const *keys, cons
                               size_t count, uint8_t *results);
 
 /**
- * Save a filter to a file atomically: a temporary file in the same
- * directory is written, fsynced and renamed over path, so a crash leaves
+ * Save a filter to a file atomically: a temporary file in the file's
+ * directory is written, fsynced and renamed over it, so a crash leaves
  * either the old file or the new one, never a mixture.
- * @return AMQ_OK; AMQ_EIO (errno tells why); AMQ_ENOMEM.
+ *
+ * What path names is left what it was:
+ * - a symbolic link is followed (link after link): its target is replaced
+ *   in its own directory and the link stays a link;
+ * - an existing file keeps its mode, owner and group; one the caller may
+ *   not give the new file (not root, saving another user's file) fails
+ *   with AMQ_EIO and errno EPERM, the file unchanged;
+ * - a read-only file (no write permission for the caller; for root, no
+ *   write bit in its mode) fails with AMQ_EIO and errno EACCES, unchanged;
+ * - the name is replaced, so other hard links to the file keep the old
+ *   contents;
+ * - a character device or FIFO (/dev/null, a pipe), or a file a process
+ *   holds open named under /proc/PID/fd (/dev/stdout, /dev/fd/N), is
+ *   written into, not replaced: not atomic, and a FIFO's open waits for a
+ *   reader; an open regular file is appended to;
+ * - a directory, socket or block device is refused (AMQ_EINVAL).
+ * A new file gets mode 0644 less the umask.
+ * @return AMQ_OK; AMQ_EIO (errno tells why); AMQ_EINVAL; AMQ_ENOMEM.
  */
 AMQ_API int amq_save(const amq_filter *f, const char *path);
 
