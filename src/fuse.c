@@ -243,6 +243,10 @@ static AMQ__ALWAYS_INLINE bool query(const query_view *v, uint64_t hash, uint32_
 
 bool amq_fuse_contains_hash(const amq_fuse *filter, uint64_t hash)
 {
+    /* An empty filter's slots are all zero, which is the fingerprint of one
+     * key in 2^f: it must answer "no" without asking them. */
+    if (filter->count == 0)
+        return false;
     query_view v = view_of(filter);
     if (filter->fingerprint_bits == 8)
         return v.shape.arity == 3 ? query(&v, hash, 8, 3) : query(&v, hash, 8, 4);
@@ -335,7 +339,9 @@ static AMQ__ALWAYS_INLINE void contains_many(const amq_fuse *f, const void *cons
                                              const size_t *lens, const uint64_t *hashes,
                                              size_t count, uint8_t *results, bool by_hash)
 {
-    if (f->fingerprint_bits == 8 && f->shape.arity == 3)
+    if (f->count == 0)
+        memset(results, 0, count);
+    else if (f->fingerprint_bits == 8 && f->shape.arity == 3)
         batch(f, keys, lens, hashes, count, results, by_hash, 8, 3);
     else if (f->fingerprint_bits == 8)
         batch(f, keys, lens, hashes, count, results, by_hash, 8, 4);
@@ -402,6 +408,8 @@ double amq_fuse_bits_per_key(const amq_fuse *filter)
 
 double amq_fuse_expected_fpr(const amq_fuse *filter)
 {
+    if (filter->count == 0)
+        return 0; /* answers "no" to every key */
     return ldexp(1, -(int)filter->fingerprint_bits);
 }
 

@@ -148,7 +148,8 @@ AMQ_API uint64_t amq_fuse_array_length(const amq_fuse *filter);
 AMQ_API uint64_t amq_fuse_size_bytes(const amq_fuse *filter);
 /** Size in bits over the distinct keys (over 1 for an empty filter). */
 AMQ_API double amq_fuse_bits_per_key(const amq_fuse *filter);
-/** The false-positive rate: 2^-f. */
+/** The false-positive rate: 2^-f (0 for an empty filter, which answers "no" to
+ *  every key). */
 AMQ_API double amq_fuse_expected_fpr(const amq_fuse *filter);
 /** The seed the keys' hashes were mixed with in the attempt that succeeded. */
 AMQ_API uint64_t amq_fuse_seed(const amq_fuse *filter);
