@@ -872,6 +872,7 @@ static void family_info(const void *state, amq_info *out)
     out->estimated_count = amq_blocked_bloom_estimated_count(f);
     out->count = isfinite(out->estimated_count) ? (uint64_t)llround(out->estimated_count)
                                                 : amq_blocked_bloom_bits(f);
+    out->count_estimated = 1;
     out->size_bytes = amq_blocked_bloom_bits(f) / 8;
     out->bits_per_key = (double)amq_blocked_bloom_bits(f) / (double)(f->capacity ? f->capacity : 1);
     out->target_fpr = f->target_fpr;

@@ -5,7 +5,9 @@
  * object:
  *
  *   file, family, supports (a list: "add", "remove", "merge", "grow",
- *   "export"; amq_family_capabilities), capacity, count, estimated_count,
+ *   "export"; amq_family_capabilities), capacity, count, count_estimated
+ *   (true: count is estimated_count rounded, the family does not count
+ *   its adds), estimated_count,
  *   size_bytes,
  *   bits_per_key, target_fpr, expected_fpr,
  *   the family's details (numbers or words, under their own snake_case
@@ -35,12 +37,15 @@ static const char info_usage[] =
     "Usage: amq info FILE [--json]\n"
     "Describe the filter saved in FILE: its type, parameters, size, bits per key,\n"
     "the false-positive rate asked for and the one to expect at its fill, the\n"
-    "estimated number of keys, the key hash and the file's checksum. For a bundle\n"
+    "keys added (types that count them) or their estimate from the contents\n"
+    "(bloom, blocked-bloom, counting-bloom), the key hash and the file's\n"
+    "checksum. For a bundle\n"
     "of filters: its members, counted by type, with their data bytes.\n"
     "\n"
     "      --json   one JSON object instead of the table: the same figures under\n"
     "               snake_case names (file, family, capacity, count,\n"
-    "               estimated_count, size_bytes, bits_per_key, target_fpr,\n"
+    "               count_estimated, estimated_count, size_bytes,\n"
+    "               bits_per_key, target_fpr,\n"
     "               expected_fpr, the type's own details, hash, hash_kind,\n"
     "               hash_seed or hash_key, checksum); null for a number that\n"
     "               is not finite\n"
@@ -122,6 +127,7 @@ static void print_json(const char *path, const amq_info *info, const char *hashe
     print_supports(info->family, true);
     json_count("capacity", info->capacity);
     json_count("count", info->count);
+    printf(",\n  \"count_estimated\": %s", info->count_estimated ? "true" : "false");
     json_number("estimated_count", info->estimated_count);
     json_count("size_bytes", info->size_bytes);
     json_number("bits_per_key", info->bits_per_key);
@@ -252,8 +258,16 @@ int cli_info(int argc, char **argv)
         printf("type             %s\n", info.family);
         print_supports(info.family, false);
         printf("capacity         %llu\n", (unsigned long long)info.capacity);
-        printf("keys             %llu\n", (unsigned long long)info.count);
-        printf("estimated keys   %.0f\n", info.estimated_count);
+        if (!info.count_estimated)
+            printf("keys added       %llu\n", (unsigned long long)info.count);
+        if (!isfinite(info.estimated_count))
+            printf("estimated keys   too many to tell (every bit is set)\n");
+        else if (info.count_estimated)
+            printf("estimated keys   %.0f (from the bits set: a %s filter does not count its "
+                   "adds)\n",
+                   info.estimated_count, info.family);
+        else if (llround(info.estimated_count) != (long long)info.count)
+            printf("estimated keys   %.0f (from the contents)\n", info.estimated_count);
         printf("size             %llu bytes (%s)\n", (unsigned long long)info.size_bytes, size);
         printf("bits per key     %.2f\n", info.bits_per_key);
         printf("target FPR       %.6g\n", info.target_fpr);

@@ -537,6 +537,9 @@ typedef struct amq_info {
      *  counters...), in the order the family gives them. */
     amq_info_detail details[AMQ_INFO_MAX_DETAILS];
     size_t detail_count; /**< entries used in details */
+    int count_estimated; /**< 1: the family does not count its adds (bloom,
+                              blocked-bloom, counting-bloom), and count is
+                              estimated_count rounded; 0: count is exact */
 } amq_info;
 
 /**
