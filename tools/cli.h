@@ -10,6 +10,7 @@
 #ifndef AMQ_CLI_H
 #define AMQ_CLI_H
 
+#include <getopt.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -20,6 +21,12 @@
 /* Exit codes, as grep: 0 something found/printed or success, 1 nothing,
  * 2 an error. */
 enum { CLI_EXIT_OK = 0, CLI_EXIT_NONE = 1, CLI_EXIT_ERROR = 2 };
+
+/* Exit code of a command that did all its work into a fixed-size filter
+ * past the capacity it was made for: nothing was lost, but its
+ * false-positive rate is above the one asked for (the command says by how
+ * much on stderr). */
+enum { CLI_EXIT_PAST_CAPACITY = 3 };
 
 /* A subcommand: run gets argv with argv[0] = the subcommand's name. */
 typedef struct cli_command {
@@ -82,10 +89,36 @@ void cli_progress_end(cli_progress *p);
 /* Erase the bar if one is on screen, before another message on stderr. */
 void cli_progress_clear(void);
 
-/* Longest input line (key) accepted, in bytes. */
-#define CLI_MAX_LINE ((size_t)1 << 20)
+/* Longest input line accepted, in bytes, without its line end. */
+#define CLI_MAX_LINE ((size_t)64 << 20)
 
 /* ---- reading keys ------------------------------------------------------------ */
+
+/* How the lines of the input give keys: the options every command that
+ * reads keys takes (build, add, remove, query, dedup). Zero is the default. */
+typedef struct cli_input_options {
+    bool hex;       /* --hex: the key is decoded from hexadecimal */
+    bool binary;    /* --binary: no warning for an input that looks binary */
+    size_t field;   /* --field N: the key is the Nth field (from 1); 0: the whole line */
+    char delimiter; /* --delimiter C: what separates fields; 0 until given (then a tab) */
+} cli_input_options;
+
+/* getopt_long values of the input options: apart from any letter or
+ * command's own values. */
+enum { CLI_OPT_HEX = 0x1000, CLI_OPT_BINARY, CLI_OPT_FIELD, CLI_OPT_DELIMITER };
+
+/* The input options' long-option entries, then the all-zero entry that ends
+ * a table: a command copies all CLI_INPUT_LONG_OPTIONS of them after its own
+ * entries. */
+#define CLI_INPUT_LONG_OPTIONS 5
+extern const struct option cli_input_long_options[CLI_INPUT_LONG_OPTIONS];
+
+/* Take option c (as getopt_long returned it, with its value) if it is an
+ * input option: returns 1 taken, 0 not an input option, -1 after printing a
+ * usage error (a bad --field or --delimiter). */
+int cli_input_option(cli_input_options *o, const char *command, int c, const char *value);
+
+struct cli_stream;
 
 typedef struct cli_input {
     char **paths; /* INPUT arguments; none means standard input */
@@ -94,27 +127,44 @@ typedef struct cli_input {
     int fd;    /* -1 when none is open */
     const char *name;
     const char *command;
+    cli_input_options options;
     uint64_t line_number; /* of the last line returned */
     const char *line;     /* the last line returned, without its line end */
     size_t line_len;
+    size_t ending_len;         /* its line end, after it: 2 "\r\n", 1 "\n", 0 none (a last line) */
+    bool unended_printed;      /* the last line printed had no line end */
+    struct cli_stream *stream; /* the current input's bytes, decompressed */
+    uint64_t raw_counted;      /* of the stream's bytes, those given to the progress bar */
     char *buffer;
     size_t capacity, start, end, max_line;
+    size_t scanned;   /* bytes after start known to hold no newline */
     uint8_t *decoded; /* --hex: the decoded key */
-    bool hex, at_eof;
+    size_t decoded_capacity;
+    bool at_eof;
     bool ids; /* with hex: each line is an hfb ID, exactly 32 hex digits (set after opening) */
+    bool sniff_done;       /* the current input is judged text or binary, or need not be */
+    unsigned utf8_needed;  /* continuation bytes the sniffed text still owes */
+    uint64_t sniffed, odd; /* bytes looked at, and of them those that are not text */
     cli_progress progress; /* over all the inputs */
 } cli_input;
 
 /* Prepare to read the keys of paths[0..path_count) ('-' = stdin; none =
- * stdin). hex: decode each line from hexadecimal. Starts in->progress, over
- * the sum of the inputs' sizes when all are regular files. Returns 0, or -1
- * after printing an error. */
-int cli_input_open(cli_input *in, char **paths, int path_count, const char *command, bool hex);
+ * stdin), as options say. Starts in->progress, over the sum of the inputs'
+ * sizes when all are regular files. Returns 0, or -1 after printing an
+ * error. */
+int cli_input_open(cli_input *in, char **paths, int path_count, const char *command,
+                   const cli_input_options *options);
 
 /* The next key: returns 1 and sets key and len (valid until the next call;
- * in->line is the line as written), 0 at the end of all inputs, -1 after printing
- * an error that names the file and line. */
+ * in->line is the line as written, without its line end), 0 at the end of
+ * all inputs, -1 after printing an error that names the file and line. */
 int cli_input_next(cli_input *in, const void **key, size_t *len);
+
+/* Write the last line returned exactly as it was read, with its own line
+ * end ("\r\n" or "\n"). A line that had none (the last of an input) is
+ * written without one, and a newline goes before the next line printed, so
+ * lines never run together. Returns 0, or -1 on a write error. */
+int cli_input_print_line(cli_input *in, FILE *out);
 
 /* Close the input and end its progress bar. */
 void cli_input_close(cli_input *in);
@@ -175,10 +225,57 @@ void cli_hasher_key_hex(char out[33], const amq_hasher *hasher);
  * by one. */
 bool cli_family_is_dynamic(const char *family);
 bool cli_family_removes(const char *family);
+bool cli_family_grows(const char *family);
 
 /* The type names this build has for which keep holds (NULL: all) into out,
  * as "a, b<last>c": last is ", " or " or ". Cut short if cap is too small. */
 void cli_list_families(char *out, size_t cap, bool (*keep)(const char *family), const char *last);
+
+/* ---- keys in memory (cli_keys.c) ---------------------------------------------- */
+
+/* Keys read into memory for a build from all keys at once. */
+typedef struct cli_keys {
+    char *bytes;
+    size_t used, capacity;
+    size_t *offsets; /* count + 1 entries: key i is bytes[offsets[i], offsets[i + 1]) */
+    size_t count, slots;
+} cli_keys;
+
+/* Append a copy of a key. Returns 0, or -1 when out of memory. */
+int cli_keys_add(cli_keys *store, const void *key, size_t len);
+/* Key i (valid until the store changes) and its length. */
+const void *cli_keys_at(const cli_keys *store, size_t i, size_t *len);
+/* Count the distinct keys into *distinct and, if drop_copies, keep only
+ * the first copy of each key, in input order. Returns 0, or -1 when out of
+ * memory (the store unchanged). */
+int cli_keys_distinct(cli_keys *store, bool drop_copies, size_t *distinct);
+void cli_keys_free(cli_keys *store);
+
+/* ---- capacity ------------------------------------------------------------------ */
+
+/* Whether the tool adds a key to a filter of this type only if the filter
+ * does not already hold it (amq_add_unique), unless --count-duplicates:
+ * cuckoo, which stores each copy of a key and holds at most 2b of them. A
+ * counting-bloom filter counts copies (its counters absorb them); the
+ * other types store a key once whatever is done. */
+bool cli_family_adds_once(const char *family);
+
+/* The growth a cuckoo filter is built with when --growth is not given: it
+ * chains a table twice as large when full, instead of refusing keys. */
+#define CLI_CUCKOO_GROWTH "2"
+
+/* If a filter that cannot grow holds more keys than its capacity (keys:
+ * the keys added, or 0 to use the filter's own count; read: the keys
+ * offered, repeats included, or 0), say once on stderr how far past it is
+ * and the false-positive rate that means now, and return true: the command
+ * then exits CLI_EXIT_PAST_CAPACITY. what names the filter ("f.amq"). */
+bool cli_warn_past_capacity(const char *command, const char *what, const amq_filter *filter,
+                            uint64_t keys, uint64_t read);
+
+/* The error for AMQ_EFULL from an add: the real cause for the filter's type
+ * and what to do about it. where: "FILE:LINE" of the key that did not fit. */
+void cli_full_error(const char *command, const char *where, const amq_filter *filter,
+                    bool counting_copies);
 
 /* ---- the subcommands -------------------------------------------------------- */
 

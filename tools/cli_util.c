@@ -271,6 +271,12 @@ bool cli_family_removes(const char *family)
     return capabilities >= 0 && (capabilities & AMQ_CAN_REMOVE);
 }
 
+bool cli_family_grows(const char *family)
+{
+    int capabilities = amq_family_capabilities(family);
+    return capabilities >= 0 && (capabilities & AMQ_CAN_GROW);
+}
+
 void cli_list_families(char *out, size_t cap, bool (*keep)(const char *family), const char *last)
 {
     size_t count = 0, used = 0;

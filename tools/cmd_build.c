@@ -5,8 +5,15 @@
  * n=1000000 p=0.01 ..."), so each family accepts or refuses them by name in
  * one place (the spec parser). A dynamic family given -n is filled line by
  * line as the input streams past; otherwise (a static family, or no -n) all
- * keys are read first and the filter is built from them, sized to their
- * number. An hfb filter's keys are its 16-byte IDs, 32 hex digits a line,
+ * keys are read first, repeated keys are dropped (cli_keys.c), and the
+ * filter is built from the distinct keys, sized to their number. Each key
+ * is stored once: a type that counts copies (counting-bloom, cuckoo) takes
+ * every copy only with --count-duplicates, since a cuckoo filter holds at
+ * most 2b copies of one key. A cuckoo filter is built to grow (--growth 2)
+ * unless --growth says otherwise, so `amq add` never finds it full. Past
+ * -n, a type that does not grow keeps every key but its false-positive rate
+ * rises: the build saves it, says so, and exits CLI_EXIT_PAST_CAPACITY.
+ * An hfb filter's keys are its 16-byte IDs, 32 hex digits a line,
  * unless --hash md5 hashes arbitrary lines into IDs. A warning the filter
  * reports about its keys (an amq_info detail "warning": hfb IDs that do not
  * look random) is printed to stderr; the build still succeeds.
@@ -26,8 +33,14 @@ static const char build_usage[] =
     "                             cuckoo, gcs, hfb, fuse8, fuse16\n"
     "  -o, --output FILE          where to save the filter\n"
     "      --force                overwrite FILE if it exists\n"
-    "      --hex                  each line is hexadecimal, decoded to bytes\n"
-    "  -n, --capacity N           keys to size for (default: the number of keys read)\n"
+    "      --hex                  each key is hexadecimal, decoded to bytes\n"
+    "      --binary               keys are any bytes: no warning for binary input\n"
+    "      --field N              the key is the Nth field of the line (empty if\n"
+    "                             fewer)\n"
+    "      --delimiter C          the byte between fields (default: tab; \\t: a tab)\n"
+    "  -n, --capacity N           keys to size for (default: the number of distinct\n"
+    "                             keys read; dynamic types only: a static type is\n"
+    "                             sized to its keys)\n"
     "  -p, --fpr P                false-positive rate: 0.01, 1e-4, 1/8192, 0.5%\n"
     "      --seed S               hash seed (xxh3)\n"
     "      --hash xxh3|md5|siphash  key hash (default xxh3)\n"
@@ -36,7 +49,10 @@ static const char build_usage[] =
     "      --layout block|split            blocked-bloom\n"
     "      --counter-bits 4|8              counting-bloom\n"
     "      --growth S  --tightening R      scalable-bloom (--growth also cuckoo:\n"
-    "                                      0 fixed size, 1|2|4|8|16 chain tables)\n"
+    "                                      0 fixed size, 1|2|4|8|16 chain tables;\n"
+    "                                      default 2)\n"
+    "      --count-duplicates              counting-bloom, cuckoo: store every copy\n"
+    "                                      of a repeated key (default: each key once)\n"
     "      --fingerprint-bits F  --bucket-size 2|4|8  --max-kicks K  --semi-sort   cuckoo\n"
     "      --range M  --rice-bits P  --divisor D  --index S  --bip158-key HEX  gcs\n"
     "      --bank-bits LEN                 hfb: banks of 2^LEN bits (default: the\n"
@@ -45,8 +61,12 @@ static const char build_usage[] =
     "                                      --hash md5 hashes lines into IDs\n"
     "      --arity 3|4                     fuse8, fuse16 (p: accepted down to 2^-8, 2^-16)\n"
     "\n"
+    "A line ends at \\n or \\r\\n (not part of the key), up to 64 MiB; gzip and\n"
+    "zstd input is decompressed.\n"
     "A type refuses, by name, the options that do not apply to it.\n"
-    "Exit status: 0 built and saved, 2 an error (nothing is written).\n";
+    "Exit status: 0 built and saved, 2 an error (nothing is written), 3 saved, but\n"
+    "more keys than -n went into a type that does not grow: its false-positive\n"
+    "rate is above P (said on stderr).\n";
 
 /* Family options: passed into the spec under their long name. */
 static const struct option family_options[] = {
@@ -104,78 +124,64 @@ static int family_option_index(int letter)
     return -1;
 }
 
-/* Keys read into memory for a build from all keys at once. */
-typedef struct key_store {
-    char *bytes;
-    size_t used, capacity;
-    size_t *offsets; /* count + 1 entries */
-    size_t count, slots;
-} key_store;
-
-static int store_key(key_store *store, const void *key, size_t len)
-{
-    if (store->count + 2 > store->slots) {
-        size_t slots = store->slots ? store->slots * 2 : 1024;
-        size_t *offsets = realloc(store->offsets, slots * sizeof *offsets);
-        if (!offsets)
-            return -1;
-        store->offsets = offsets;
-        store->slots = slots;
-        if (store->count == 0)
-            store->offsets[0] = 0;
-    }
-    if (store->used + len > store->capacity) {
-        size_t capacity = store->capacity ? store->capacity : 1 << 16;
-        while (capacity < store->used + len)
-            capacity *= 2;
-        char *bytes = realloc(store->bytes, capacity);
-        if (!bytes)
-            return -1;
-        store->bytes = bytes;
-        store->capacity = capacity;
-    }
-    if (len)
-        memcpy(store->bytes + store->used, key, len);
-    store->used += len;
-    store->count++;
-    store->offsets[store->count] = store->used;
-    return 0;
-}
-
-static int build_from_store(amq_filter **out, const char *spec, key_store *store)
+/* Build a filter from the keys held in store: a static type through
+ * amq_build (sized to the keys); a dynamic one made for them with amq_new
+ * and filled by add_keys. */
+static int build_from_store(amq_filter **out, const char *spec, const cli_keys *store,
+                            bool count_duplicates)
 {
     const void **keys = malloc((store->count ? store->count : 1) * sizeof *keys);
     size_t *lens = malloc((store->count ? store->count : 1) * sizeof *lens);
     int status = AMQ_ENOMEM;
     amq_diag diag = { .message = "" };
     if (keys && lens) {
-        for (size_t i = 0; i < store->count; i++) {
-            keys[i] = store->bytes + store->offsets[i];
-            lens[i] = store->offsets[i + 1] - store->offsets[i];
-        }
+        for (size_t i = 0; i < store->count; i++)
+            keys[i] = cli_keys_at(store, i, &lens[i]);
         status = amq_build_ex(out, spec, (const void *const *)keys, lens, store->count, &diag);
     }
-    if (status != AMQ_OK)
+    if (status == AMQ_EFULL && count_duplicates)
+        cli_error("build: %s: with --count-duplicates every copy of a key takes a slot, and a "
+                  "key repeated more than twice the bucket size does not fit: leave "
+                  "--count-duplicates out to store each key once",
+                  diag.message[0] ? diag.message : amq_strerror(status));
+    else if (status != AMQ_OK)
         cli_error("build: %s", diag.message[0] ? diag.message : amq_strerror(status));
     free(keys);
     free(lens);
     return status;
 }
 
+/* Add one key: once (amq_add_unique) unless copies are counted. Returns
+ * AMQ_OK or an error code; *added is set when the filter changed. */
+static int add_key(amq_filter *filter, const void *key, size_t len, bool count_copies, bool *added)
+{
+    if (count_copies) {
+        int status = amq_add(filter, key, len);
+        *added = status == AMQ_OK;
+        return status;
+    }
+    int status = amq_add_unique(filter, key, len);
+    *added = status == 1;
+    return status < 0 ? status : AMQ_OK;
+}
+
 int cli_build(int argc, char **argv)
 {
-    enum { OPT_FORCE = 1000, OPT_HEX, OPT_HELP };
-    struct option options[FAMILY_OPTION_COUNT + 6];
+    enum { OPT_FORCE = 1000, OPT_HELP, OPT_COUNT_DUPLICATES };
+    struct option options[FAMILY_OPTION_COUNT + 5 + CLI_INPUT_LONG_OPTIONS];
     memcpy(options, family_options, sizeof family_options);
     options[FAMILY_OPTION_COUNT + 0] = (struct option){ "type", required_argument, NULL, 't' };
     options[FAMILY_OPTION_COUNT + 1] = (struct option){ "output", required_argument, NULL, 'o' };
     options[FAMILY_OPTION_COUNT + 2] = (struct option){ "force", no_argument, NULL, OPT_FORCE };
-    options[FAMILY_OPTION_COUNT + 3] = (struct option){ "hex", no_argument, NULL, OPT_HEX };
-    options[FAMILY_OPTION_COUNT + 4] = (struct option){ "help", no_argument, NULL, 'h' };
-    options[FAMILY_OPTION_COUNT + 5] = (struct option){ NULL, 0, NULL, 0 };
+    options[FAMILY_OPTION_COUNT + 3] = (struct option){ "help", no_argument, NULL, 'h' };
+    options[FAMILY_OPTION_COUNT + 4] =
+        (struct option){ "count-duplicates", no_argument, NULL, OPT_COUNT_DUPLICATES };
+    memcpy(options + FAMILY_OPTION_COUNT + 5, cli_input_long_options,
+           sizeof cli_input_long_options);
+    cli_input_options input = { 0 };
 
     const char *type = NULL, *output = NULL;
-    bool force = false, hex = false, capacity_given = false;
+    bool force = false, capacity_given = false, count_duplicates = false;
     /* Family options are collected first and appended once the type is known. */
     const char *given[FAMILY_OPTION_COUNT] = { NULL };
     bool flag_given[FAMILY_OPTION_COUNT] = { false };
@@ -184,18 +190,29 @@ int cli_build(int argc, char **argv)
     opterr = 0;
     int c, index = -1;
     while ((c = getopt_long(argc, argv, ":t:o:n:p:m:k:h", options, &index)) != -1) {
+        int taken = cli_input_option(&input, "build", c, optarg);
+        if (taken < 0)
+            return CLI_EXIT_ERROR;
+        if (taken) {
+            index = -1;
+            continue;
+        }
         switch (c) {
         case 't':
+            if (type)
+                return cli_usage_error("build", "-t/--type is given twice");
             type = optarg;
             break;
         case 'o':
+            if (output)
+                return cli_usage_error("build", "-o/--output is given twice");
             output = optarg;
+            break;
+        case OPT_COUNT_DUPLICATES:
+            count_duplicates = true;
             break;
         case OPT_FORCE:
             force = true;
-            break;
-        case OPT_HEX:
-            hex = true;
             break;
         case 'h':
             fputs(build_usage, stdout);
@@ -235,18 +252,37 @@ int cli_build(int argc, char **argv)
         return cli_usage_error("build", "unknown filter type '%s' (this build has: %s)", type,
                                known[0] ? known : "none");
     }
+    if (is_static && capacity_given)
+        return cli_usage_error("build",
+                               "-n does not apply to %s: a static filter is sized to the keys "
+                               "it is built from",
+                               type);
+    if (count_duplicates && !cli_family_adds_once(type)) {
+        char once[256];
+        cli_list_families(once, sizeof once, cli_family_adds_once, " and ");
+        return cli_usage_error("build", "--count-duplicates applies to %s, not %s", once, type);
+    }
+    /* Whether each copy of a repeated key goes into the filter. */
+    bool store_copies =
+        count_duplicates || (cli_family_removes(type) && !cli_family_adds_once(type));
     cli_spec spec;
     cli_spec_init(&spec, type);
     for (size_t i = 0; i < FAMILY_OPTION_COUNT; i++)
         if ((given[i] || flag_given[i]) &&
             cli_spec_add(&spec, "build", family_options[i].name, given[i]) < 0)
             return CLI_EXIT_ERROR;
+    /* A cuckoo filter grows unless told not to (--growth 0), so later adds
+     * never find it full. */
+    if (strcmp(type, "cuckoo") == 0 && !given_value(given, "growth") &&
+        cli_spec_add(&spec, "build", "growth", CLI_CUCKOO_GROWTH) < 0)
+        return CLI_EXIT_ERROR;
     if (!force && cli_refuse_overwrite("build", output))
         return CLI_EXIT_ERROR;
 
     bool ids = cli_type_takes_ids(type, given_value(given, "hash"));
     cli_input in;
-    if (cli_input_open(&in, argv + optind, argc - optind, "build", hex || ids) < 0)
+    input.hex = input.hex || ids;
+    if (cli_input_open(&in, argv + optind, argc - optind, "build", &input) < 0)
         return CLI_EXIT_ERROR;
     in.ids = ids;
     amq_filter *filter = NULL;
@@ -255,7 +291,9 @@ int cli_build(int argc, char **argv)
     int got, status = AMQ_OK;
     amq_diag diag = { .message = "" };
 
+    uint64_t added = 0, read = 0;
     if (!is_static && capacity_given) {
+        /* Filled as the input streams past: memory is the filter's alone. */
         status = amq_new_ex(&filter, spec.text, &diag);
         if (status != AMQ_OK) {
             cli_error("build: %s", diag.message[0] ? diag.message : amq_strerror(status));
@@ -263,29 +301,49 @@ int cli_build(int argc, char **argv)
             return CLI_EXIT_ERROR;
         }
         while ((got = cli_input_next(&in, &key, &len)) > 0) {
-            status = amq_add(filter, key, len);
+            bool changed = false;
+            status = add_key(filter, key, len, store_copies, &changed);
+            added += changed;
+            read++;
+            if (status == AMQ_EFULL) {
+                char where[4200];
+                snprintf(where, sizeof where, "%s:%llu", in.name,
+                         (unsigned long long)in.line_number);
+                cli_full_error("build", where, filter, count_duplicates);
+                break;
+            }
             if (status != AMQ_OK) {
-                cli_error("build: %s:%llu: %s (after %llu keys; give a larger -n)", in.name,
-                          (unsigned long long)in.line_number, amq_strerror(status),
-                          (unsigned long long)in.line_number - 1);
+                cli_error("build: %s:%llu: %s", in.name, (unsigned long long)in.line_number,
+                          amq_strerror(status));
                 break;
             }
         }
     } else {
-        key_store store = { 0 };
+        /* Every key first, so the filter is made for the distinct keys. */
+        cli_keys store = { 0 };
         while ((got = cli_input_next(&in, &key, &len)) > 0) {
-            if (store_key(&store, key, len) < 0) {
+            if (cli_keys_add(&store, key, len) < 0) {
                 cli_error("build: out of memory after %zu keys", store.count);
                 got = -1;
                 break;
             }
         }
+        size_t distinct = 0;
+        if (got == 0 && cli_keys_distinct(&store, !store_copies, &distinct) < 0) {
+            cli_error("build: out of memory finding the distinct keys of %zu", store.count);
+            got = -1;
+        }
+        /* A dynamic type keeping copies is still made for the distinct keys. */
+        char capacity[32];
+        snprintf(capacity, sizeof capacity, "%zu", distinct ? distinct : 1);
+        if (got == 0 && !is_static && store_copies &&
+            cli_spec_add(&spec, "build", "capacity", capacity) < 0)
+            got = -1;
         if (got == 0) {
             cli_progress_phase(&in.progress, "building the filter");
-            status = build_from_store(&filter, spec.text, &store);
+            status = build_from_store(&filter, spec.text, &store, count_duplicates);
         }
-        free(store.bytes);
-        free(store.offsets);
+        cli_keys_free(&store);
     }
     int exit_code = CLI_EXIT_ERROR;
     if (got == 0 && status == AMQ_OK) {
@@ -294,8 +352,11 @@ int cli_build(int argc, char **argv)
             exit_code = CLI_EXIT_OK;
     }
     cli_input_close(&in);
-    if (exit_code == CLI_EXIT_OK)
+    if (exit_code == CLI_EXIT_OK) {
         print_warning(filter, output);
+        if (capacity_given && cli_warn_past_capacity("build", output, filter, added, read))
+            exit_code = CLI_EXIT_PAST_CAPACITY;
+    }
     amq_free(filter);
     return exit_code;
 }

@@ -18,22 +18,37 @@
 #include <string.h>
 
 static const char add_usage[] =
-    "Usage: amq add FILE [--hex] [INPUT...]\n"
+    "Usage: amq add FILE [--hex] [--field N] [INPUT...]\n"
     "Add keys, one per line from the INPUT files ('-' or none: standard input), to\n"
     "the filter saved in FILE (bloom, blocked-bloom, counting-bloom, scalable-bloom,\n"
     "cuckoo), and save it again. If a key does not fit, FILE is left unchanged.\n"
+    "A key is stored once: one the filter may already hold is not added again.\n"
     "\n"
-    "      --hex    each line is hexadecimal, decoded to bytes\n"
-    "Exit status: 0 done, 2 an error (FILE unchanged).\n";
+    "      --count-duplicates  counting-bloom, cuckoo: add every copy of a key, so\n"
+    "                     that each copy needs its own remove\n"
+    "      --hex          each key is hexadecimal, decoded to bytes\n"
+    "      --binary       keys are any bytes: no warning for input that looks binary\n"
+    "      --field N      the key is the Nth field of the line (empty if fewer)\n"
+    "      --delimiter C  the byte between fields (default: tab; \\t for a tab)\n"
+    "A line ends at \\n or \\r\\n (not part of the key), up to 64 MiB; gzip and\n"
+    "zstd input is decompressed.\n"
+    "Exit status: 0 done, 2 an error (FILE unchanged), 3 done and saved, but the\n"
+    "filter (bloom, blocked-bloom, counting-bloom) now holds more keys than it was\n"
+    "made for: its false-positive rate is above its target (said on stderr).\n";
 
 static const char remove_usage[] =
-    "Usage: amq remove FILE [--hex] [INPUT...]\n"
+    "Usage: amq remove FILE [--hex] [--field N] [INPUT...]\n"
     "Remove keys, one per line, from the filter saved in FILE (counting-bloom,\n"
     "cuckoo), and save it again. A key that is certainly not in the filter is\n"
     "reported and skipped. Removing a key that was never added can remove\n"
     "another key's trace and cause false negatives: remove only keys you added.\n"
     "\n"
-    "      --hex    each line is hexadecimal, decoded to bytes\n"
+    "      --hex          each key is hexadecimal, decoded to bytes\n"
+    "      --binary       keys are any bytes: no warning for input that looks binary\n"
+    "      --field N      the key is the Nth field of the line (empty if fewer)\n"
+    "      --delimiter C  the byte between fields (default: tab; \\t for a tab)\n"
+    "A line ends at \\n or \\r\\n (not part of the key), up to 64 MiB; gzip and\n"
+    "zstd input is decompressed.\n"
     "Exit status: 0 all removed, 1 some keys were not in the filter, 2 an error\n"
     "(FILE unchanged).\n";
 
@@ -65,18 +80,26 @@ static bool refuse_change(const amq_filter *filter, const char *path, bool remov
 static int update(int argc, char **argv, bool removing)
 {
     const char *command = removing ? "remove" : "add";
-    static const struct option options[] = {
-        { "hex", no_argument, NULL, 'x' },
+    struct option options[2 + CLI_INPUT_LONG_OPTIONS] = {
         { "help", no_argument, NULL, 'h' },
-        { NULL, 0, NULL, 0 },
+        { "count-duplicates", no_argument, NULL, 'd' },
     };
-    bool hex = false;
+    /* remove takes every option of add but --count-duplicates */
+    size_t own = removing ? 1 : 2;
+    memcpy(options + own, cli_input_long_options, sizeof cli_input_long_options);
+    bool count_duplicates = false;
+    cli_input_options input = { 0 };
     optind = 1;
     opterr = 0;
     int c;
     while ((c = getopt_long(argc, argv, ":h", options, NULL)) != -1) {
-        if (c == 'x') {
-            hex = true;
+        int taken = cli_input_option(&input, command, c, optarg);
+        if (taken < 0)
+            return CLI_EXIT_ERROR;
+        if (taken)
+            continue;
+        if (c == 'd') {
+            count_duplicates = true;
         } else if (c == 'h') {
             fputs(removing ? remove_usage : add_usage, stdout);
             return CLI_EXIT_OK;
@@ -96,7 +119,7 @@ static int update(int argc, char **argv, bool removing)
     }
 
     cli_input in;
-    if (cli_input_open(&in, argv + optind, argc - optind, command, hex) < 0) {
+    if (cli_input_open(&in, argv + optind, argc - optind, command, &input) < 0) {
         amq_free(filter);
         return CLI_EXIT_ERROR;
     }
@@ -105,9 +128,23 @@ static int update(int argc, char **argv, bool removing)
     int got;
     bool failed = false;
     uint64_t absent = 0, changed = 0;
+    /* Without --count-duplicates a key is added once: a cuckoo filter would
+     * otherwise fill with copies of keys added again. */
+    if (count_duplicates && !cli_family_adds_once(amq_family(filter))) {
+        cli_error("add: %s: --count-duplicates applies to cuckoo filters, not %s", path,
+                  amq_family(filter));
+        cli_input_close(&in);
+        amq_free(filter);
+        return CLI_EXIT_ERROR;
+    }
+    bool add_once = !removing && !count_duplicates && cli_family_adds_once(amq_family(filter));
     while ((got = cli_input_next(&in, &key, &len)) > 0) {
-        int status = removing ? amq_remove(filter, key, len) : amq_add(filter, key, len);
-        if (status == AMQ_OK) {
+        int status = removing   ? amq_remove(filter, key, len)
+                     : add_once ? amq_add_unique(filter, key, len)
+                                : amq_add(filter, key, len);
+        if (status == 0 && add_once)
+            continue; /* maybe held already: nothing changed */
+        if (status >= 0) {
             changed++;
             continue;
         }
@@ -118,8 +155,14 @@ static int update(int argc, char **argv, bool removing)
             absent++;
             continue;
         }
-        cli_error("%s: %s:%llu: %s; %s is unchanged", command, in.name,
-                  (unsigned long long)in.line_number, amq_strerror(status), path);
+        char where[4200];
+        snprintf(where, sizeof where, "%s:%llu", in.name, (unsigned long long)in.line_number);
+        if (status == AMQ_EFULL) {
+            cli_full_error(command, where, filter, count_duplicates);
+            cli_error("%s: %s is unchanged", command, path);
+        } else {
+            cli_error("%s: %s: %s; %s is unchanged", command, where, amq_strerror(status), path);
+        }
         failed = true;
         break;
     }
@@ -130,14 +173,19 @@ static int update(int argc, char **argv, bool removing)
         failed = cli_save(filter, command, path) != AMQ_OK;
     }
     cli_input_close(&in);
-    amq_free(filter);
-    if (failed)
+    if (failed) {
+        amq_free(filter);
         return CLI_EXIT_ERROR;
+    }
+    int exit_code = absent ? CLI_EXIT_NONE : CLI_EXIT_OK;
     if (absent)
         fprintf(stderr, "amq remove: %llu of %llu keys were not in the filter%s\n",
                 (unsigned long long)absent, (unsigned long long)(absent + changed),
                 changed ? "" : "; the file is unchanged");
-    return absent ? CLI_EXIT_NONE : CLI_EXIT_OK;
+    if (!removing && cli_warn_past_capacity(command, path, filter, 0, 0))
+        exit_code = CLI_EXIT_PAST_CAPACITY;
+    amq_free(filter);
+    return exit_code;
 }
 
 int cli_add(int argc, char **argv)

@@ -22,7 +22,7 @@ for layout in split block; do
         fail "$layout: info --json"
     fi
     # add, then merge of two halves equals the filter of both.
-    run 0 add "$dir/$layout.amq" "$dir/others.txt"
+    run 3 add "$dir/$layout.amq" "$dir/others.txt" && expect err "2.00 times the 20000"
     run 0 query -c "$dir/$layout.amq" "$dir/others.txt" "$dir/keys.txt" && expect out 40000
     run 0 build -t blocked-bloom --layout $layout -n 20000 -o "$dir/b.amq" "$dir/others.txt"
     run 0 build -t blocked-bloom --layout $layout -n 20000 -o "$dir/a.amq" "$dir/keys.txt"

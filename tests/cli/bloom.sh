@@ -35,7 +35,9 @@ if ! /usr/bin/python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); asser
 fi
 
 # add: the new keys are found afterwards; the file was replaced atomically.
-run 0 add "$dir/f.amq" "$dir/others.txt"
+# Twice the keys it was made for: saved, but said on stderr, exit 3.
+run 3 add "$dir/f.amq" "$dir/others.txt" && lines err 1 &&
+    expect err "f.amq holds about " && expect err "2.00 times the 20000 it was made for"
 run 0 query -c "$dir/f.amq" "$dir/others.txt" && expect out 20000
 # remove is refused by name for a classic filter, and the file is unchanged.
 cp "$dir/f.amq" "$dir/before.amq"
@@ -48,7 +50,9 @@ run 0 build -t bloom -n 20000 -p 0.01 -o "$dir/b.amq" "$dir/others.txt"
 run 0 merge -o "$dir/ab.amq" "$dir/a.amq" "$dir/b.amq"
 run 0 query -c "$dir/ab.amq" "$dir/keys.txt" "$dir/others.txt" && expect out 40000
 cmp -s "$dir/ab.amq" "$dir/f.amq" || fail "merge differs from adding both key sets"
-run 0 build -t bloom -n 5000 -o "$dir/small.amq" "$dir/keys.txt"
+run 3 build -t bloom -n 5000 -o "$dir/small.amq" "$dir/keys.txt" &&
+    expect err "holds at least" && expect err "(of 20000 read)" &&
+    expect err "the 5000 it was made for: its false-positive rate is now 0.6"
 run 2 merge -o "$dir/bad.amq" "$dir/a.amq" "$dir/small.amq" && expect err "bits"
 [ -e "$dir/bad.amq" ] && fail "a failed merge wrote a file"
 

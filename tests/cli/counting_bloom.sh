@@ -53,7 +53,8 @@ run 0 query -c "$dir/f.amq" "$dir/first.txt" && expect out 10000
 # both; removing one set from it gives back the other's filter exactly.
 run 0 build -t counting-bloom -n 20000 -o "$dir/a.amq" "$dir/keys.txt"
 run 0 build -t counting-bloom -n 20000 -o "$dir/b.amq" "$dir/others.txt"
-run 0 build -t counting-bloom -n 20000 -o "$dir/both.amq" "$dir/keys.txt" "$dir/others.txt"
+run 3 build -t counting-bloom -n 20000 -o "$dir/both.amq" "$dir/keys.txt" "$dir/others.txt" &&
+    expect err "holds 40000 distinct keys, 2.00 times the 20000 it was made for"
 run 0 merge -o "$dir/ab.amq" "$dir/a.amq" "$dir/b.amq"
 run 0 query -c "$dir/ab.amq" "$dir/keys.txt" "$dir/others.txt" && expect out 40000
 cmp -s "$dir/ab.amq" "$dir/both.amq" || fail "merge differs from the filter of both key sets"
@@ -87,7 +88,7 @@ run 2 build -t bloom --counter-bits 8 -o "$dir/x.amq" "$dir/keys.txt" &&
 # info names the counter width and the saturated counters: none at
 # capacity, some when 20000 keys pour into a filter sized for 500.
 run 0 info "$dir/mk.amq" && expect out "counter bits     4" && expect out "saturated        0"
-run 0 build -t counting-bloom -n 500 -o "$dir/over.amq" "$dir/keys.txt"
+run 3 build -t counting-bloom -n 500 -o "$dir/over.amq" "$dir/keys.txt"
 run 0 info --json "$dir/over.amq"
 /usr/bin/python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["counter_bits"]==4 and d["saturated"]>0 and d["hashes"]==7, d' "$dir/out" ||
     fail "info --json of an overfull counting filter"

@@ -4,7 +4,9 @@
 # keys gone but for false positives, absent keys reported and the file left
 # byte for byte as it was), add, info (fingerprint bits, bucket size, load;
 # text and JSON), growth, semi-sorted buckets, a full filter refusing keys
-# (exit 2, the file unchanged), and the options a cuckoo filter refuses.
+# (exit 2, the file unchanged, the message naming cause and remedy),
+# repeated keys stored once (they never fill the filter) unless
+# --count-duplicates, and the options a cuckoo filter refuses.
 #   cuckoo.sh PATH_TO_AMQ SCRATCH_DIR
 . "$(dirname "$0")/lib/common.sh"
 
@@ -13,7 +15,9 @@ seq 1 20000 | sed 's/^/other-/' >"$dir/others.txt"
 head -n 10000 "$dir/keys.txt" >"$dir/first.txt"
 tail -n 10000 "$dir/keys.txt" >"$dir/second.txt"
 
-run 0 build -t cuckoo -n 20000 --fingerprint-bits 12 --bucket-size 4 --max-kicks 500 \
+# Without -n the keys are read first and made distinct exactly, so each is
+# stored once and no key is mistaken for another.
+run 0 build -t cuckoo --fingerprint-bits 12 --bucket-size 4 --max-kicks 500 \
     -o "$dir/f.amq" "$dir/keys.txt" && empty err
 run 0 query -c "$dir/f.amq" "$dir/keys.txt" && expect out 20000
 run 0 query "$dir/f.amq" "$dir/first.txt" && lines out 10000
@@ -32,7 +36,7 @@ run 0 query -v "$dir/f.amq" "$dir/others.txt" && lines out $((20000 - fp))
 # other: the load is keys over slots, the size f bits per slot, the
 # expected FPR 1 - (1 - 1/(2^f - 1))^(2 b load).
 run 0 info "$dir/f.amq" && expect out "type             cuckoo" &&
-    expect out "capacity         20000" && expect out "keys             20000" &&
+    expect out "capacity         20000" && expect out "keys added       20000" &&
     expect out "fingerprint bits 12" && expect out "bucket size      4" &&
     expect out "load             0.9" && expect out "stash            empty"
 run 0 info --json "$dir/f.amq"
@@ -42,7 +46,7 @@ d = json.load(open(sys.argv[1]))
 slots = d["buckets"] * d["bucket_size"]
 assert d["family"] == "cuckoo" and d["count"] == 20000, d
 assert d["fingerprint_bits"] == 12 and d["bucket_size"] == 4 and d["tables"] == 1, d
-assert d["max_kicks"] == 500 and d["growth"] == 0 and d["stash"] == "empty", d
+assert d["max_kicks"] == 500 and d["growth"] == 2 and d["stash"] == "empty", d
 assert abs(d["load"] - 20000 / slots) < 1e-9 and 0.85 < d["load"] < 0.97, d
 assert math.ceil(slots * 12 / 8) <= d["size_bytes"] <= math.ceil(slots * 12 / 8) + 64, d
 expected = 1 - (1 - 1 / 4095) ** (2 * 4 * d["load"])
@@ -79,12 +83,12 @@ run 2 add "$dir/small.amq" "$dir/second.txt" && expect err "filter is full" &&
 cmp -s "$dir/small.amq" "$dir/small-before.amq" || fail "a refused add changed the file"
 run 0 query -c "$dir/small.amq" "$dir/thousand.txt" && expect out 1000
 run 2 build -t cuckoo -n 1000 --growth 0 -o "$dir/over.amq" "$dir/keys.txt" &&
-    expect err "filter is full" && expect err "give a larger -n"
+    expect err "filter is full" && expect err "a larger -n" && expect err "--growth 2"
 [ -e "$dir/over.amq" ] && fail "a build that did not fit wrote a file"
 
 # With growth the same keys fit: tables are chained, every key is found,
 # and keys come out again.
-run 0 build -t cuckoo -n 1000 --growth 2 -o "$dir/grown.amq" "$dir/keys.txt"
+run 0 build -t cuckoo -n 1000 --growth 2 --count-duplicates -o "$dir/grown.amq" "$dir/keys.txt"
 run 0 query -c "$dir/grown.amq" "$dir/keys.txt" && expect out 20000
 run 0 info --json "$dir/grown.amq"
 /usr/bin/python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["tables"]>=4 and d["growth"]==2 and d["count"]==20000, d' \
@@ -103,8 +107,8 @@ run 0 info "$dir/narrow.amq" && expect out "fingerprint bits 12" && expect out "
 
 # Semi-sorted buckets: the same keys in one bit per slot less (13-bit
 # fingerprints in 12 bits), every key found, removals work.
-run 0 build -t cuckoo -n 20000 --fingerprint-bits 13 --semi-sort -o "$dir/semi.amq" \
-    "$dir/keys.txt"
+run 0 build -t cuckoo -n 20000 --fingerprint-bits 13 --semi-sort --count-duplicates \
+    -o "$dir/semi.amq" "$dir/keys.txt"
 run 0 info "$dir/semi.amq" && expect out "layout           semi-sorted" &&
     expect out "fingerprint bits 13"
 run 0 info --json "$dir/semi.amq"
@@ -113,6 +117,37 @@ run 0 info --json "$dir/semi.amq"
 run 0 query -c "$dir/semi.amq" "$dir/keys.txt" && expect out 20000
 run 0 remove "$dir/semi.amq" "$dir/first.txt"
 run 0 query -c "$dir/semi.amq" "$dir/second.txt" && expect out 10000
+
+# Repeated keys: ten copies of one line, and every key twice, fit a filter
+# made for them (once each); adding keys already present again and again
+# never fills it; the default grows past -n (--growth 2).
+yes line | head -n 10 >"$dir/ten.txt"
+run 0 build -t cuckoo -n 1000000 -o "$dir/ten.amq" "$dir/ten.txt" && empty err
+run 0 info --json "$dir/ten.amq"
+/usr/bin/python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["count"]==1, d' \
+    "$dir/out" || fail "ten copies of a line stored more than once"
+cat "$dir/keys.txt" "$dir/keys.txt" >"$dir/twice.txt"
+run 0 build -t cuckoo -n 20000 --growth 0 -o "$dir/twice.amq" "$dir/twice.txt" && empty err
+run 0 build -t cuckoo --growth 0 -o "$dir/twice-all.amq" "$dir/twice.txt" && empty err
+run 0 info --json "$dir/twice-all.amq"
+/usr/bin/python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["count"]==20000 and d["capacity"]==20000, d' \
+    "$dir/out" || fail "a build from every key twice is not made for the distinct keys"
+for round in 1 2 3 4 5 6; do
+    run 0 add "$dir/twice.amq" "$dir/keys.txt" || break
+done
+run 0 query -c "$dir/twice.amq" "$dir/keys.txt" && expect out 20000
+run 0 build -t cuckoo -n 1000 -o "$dir/grows.amq" "$dir/keys.txt" && empty err
+run 0 query -c "$dir/grows.amq" "$dir/keys.txt" && expect out 20000
+# Counting copies on purpose: one key fits 2b = 8 times, and the error
+# says why a larger filter would not help.
+run 2 build -t cuckoo --growth 0 --count-duplicates -n 1000 -o "$dir/copies.amq" "$dir/ten.txt" &&
+    expect err "ten.txt:10: the cuckoo filter is full" && expect err "at most 8 times" &&
+    expect err "leave it out to store each key once"
+run 2 build -t cuckoo --growth 0 --count-duplicates -o "$dir/copies.amq" "$dir/ten.txt" &&
+    expect err "leave --count-duplicates out"
+[ -e "$dir/copies.amq" ] && fail "a build that did not fit wrote a file"
+run 2 build -t bloom --count-duplicates -o "$dir/x.amq" "$dir/keys.txt" &&
+    expect err "--count-duplicates applies to cuckoo, not bloom"
 
 # The options a cuckoo filter refuses, by name.
 run 2 build -t cuckoo --layout split -o "$dir/x.amq" "$dir/keys.txt" &&

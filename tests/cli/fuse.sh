@@ -27,7 +27,7 @@ run 0 query -v "$dir/f8.amq" "$dir/others.txt" && lines out $((20000 - fp))
 # info: the table and JSON; the array is (segment count + arity - 1)
 # segments, one byte per slot, and the FPR is 2^-8 whatever the keys.
 run 0 info "$dir/f8.amq" && expect out "type             fuse8" &&
-    expect out "capacity         20000" && expect out "keys             20000" &&
+    expect out "capacity         20000" && expect out "keys added       20000" &&
     expect out "fingerprint bits 8" && expect out "arity            3" &&
     expect out "expected FPR     0.00390625" && expect out "attempts         1"
 run 0 info --json "$dir/f8.amq"
@@ -47,7 +47,10 @@ assert len(d["seed"]) == 16 and d["attempts"] >= 1, d
 
 # fuse16, 4-wise, with p: two bytes per slot, a false positive or two at
 # most, p kept as the target.
-run 0 build -t fuse16 --arity 4 -p 0.001 -n 5 -o "$dir/f16.amq" "$dir/keys.txt" && empty err
+run 0 build -t fuse16 --arity 4 -p 0.001 -o "$dir/f16.amq" "$dir/keys.txt" && empty err
+# -n does not apply: a static filter is sized to its keys.
+run 2 build -t fuse16 -n 5 -o "$dir/n.amq" "$dir/keys.txt" && expect err "-n does not apply to fuse16"
+[ ! -e "$dir/n.amq" ] || fail "build -t fuse16 -n wrote a file"
 run 0 query -c "$dir/f16.amq" "$dir/keys.txt" && expect out 20000
 "$amq" query -c "$dir/f16.amq" "$dir/others.txt" >"$dir/out"
 [ "$(cat "$dir/out")" -le 5 ] || fail "$(cat "$dir/out") false positives of 20000 at 2^-16"
@@ -65,13 +68,17 @@ assert d["expected_fpr"] == 2 ** -16 and d["target_fpr"] == 0.001, d
 # Duplicate lines are stored once; an empty input makes an empty filter.
 cat "$dir/keys.txt" "$dir/first.txt" "$dir/keys.txt" >"$dir/repeated.txt"
 run 0 build -t fuse8 -o "$dir/repeated.amq" "$dir/repeated.txt"
-run 0 info "$dir/repeated.amq" && expect out "keys             20000"
+run 0 info "$dir/repeated.amq" && expect out "keys added       20000"
 run 0 query -c "$dir/repeated.amq" "$dir/keys.txt" && expect out 20000
 : >"$dir/empty.txt"
 run 0 build -t fuse16 -o "$dir/empty.amq" "$dir/empty.txt"
-run 0 info "$dir/empty.amq" && expect out "keys             0"
+run 0 info "$dir/empty.amq" && expect out "keys added       0"
 head -n 100 "$dir/keys.txt" >"$dir/hundred.txt"
 run 1 query "$dir/empty.amq" "$dir/hundred.txt" && empty out
+# An empty fuse8 filter answers "no" to every key (its zero slots are the
+# fingerprint of one key in 256).
+run 0 build -t fuse8 -o "$dir/empty8.amq" "$dir/empty.txt"
+run 1 query "$dir/empty8.amq" "$dir/keys.txt" && empty out
 
 # p down to the fixed rate is accepted, below it refused, naming the rate;
 # options of other families are refused by name.

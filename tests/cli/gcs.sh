@@ -42,7 +42,7 @@ if [ "$fp" -lt 3 ] || [ "$fp" -gt 45 ]; then
     fail "$fp false positives of 20000 at M = 1024"
 fi
 run 0 query -v "$dir/f.amq" "$dir/others.txt" && lines out $((20000 - fp))
-run 0 info "$dir/f.amq" && expect out "type             gcs" && expect out "keys             20000" &&
+run 0 info "$dir/f.amq" && expect out "type             gcs" && expect out "keys added       20000" &&
     expect out "range            1024" && expect out "code             rice" &&
     expect out "rice bits        10" && expect out "index entries    156" &&
     expect out "segments         1"
@@ -107,7 +107,7 @@ read -r key stream <"$dir/vector"
 run 0 build -t gcs --bip158-key "$key" --hex -o "$dir/block.amq" "$dir/elements.txt"
 set -- $(fields "$dir/block.amq")
 [ "$4" = "$stream" ] || fail "BIP158 stream $4, expected $stream"
-run 0 info "$dir/block.amq" && expect out "keys             10" &&
+run 0 info "$dir/block.amq" && expect out "keys added       10" &&
     expect out "range            784931" && expect out "rice bits        19" &&
     expect out "hash             siphash"
 run 0 query -c --hex "$dir/block.amq" "$dir/elements.txt" && expect out 10
@@ -119,7 +119,7 @@ run 0 build -t gcs -o "$dir/a.amq" "$dir/first.txt"
 run 0 build -t gcs -o "$dir/b.amq" "$dir/second.txt"
 run 0 merge -o "$dir/u.amq" "$dir/a.amq" "$dir/b.amq" && empty err
 run 0 query -c "$dir/u.amq" "$dir/keys.txt" && expect out 20000
-run 0 info "$dir/u.amq" && expect out "keys             20000" && expect out "segments         2"
+run 0 info "$dir/u.amq" && expect out "keys added       20000" && expect out "segments         2"
 "$amq" query -c "$dir/u.amq" "$dir/others.txt" >"$dir/out"
 fp=$(cat "$dir/out")
 [ "$fp" -le 60 ] || fail "$fp false positives of 20000 in a union at M = 1024"

@@ -42,7 +42,7 @@ run 0 query -c "$dir/f.amq" "$dir/upper.txt" && expect out 3
 # the product of the listed banks' fills, the stored bits per ID the sum of
 # the banks' stored bits over the IDs.
 run 0 info "$dir/f.amq" && expect out "type             hfb" && expect out "ids              raw" &&
-    expect out "keys             20000" && expect out "bank0 encoding   golomb" &&
+    expect out "keys added       20000" && expect out "bank0 encoding   golomb" &&
     expect out "hash             xxh3 seed=0"
 run 0 info --json "$dir/f.amq"
 /usr/bin/python3 -c '
@@ -107,7 +107,7 @@ run 2 build -t hfb --hash siphash --key 000102030405060708090a0b0c0d0e0f -o "$di
     "$dir/ids.txt" && expect err "hash=md5"
 run 2 build -t hfb --seed 1 -o "$dir/x.amq" "$dir/ids.txt" && expect err "hfb takes no seed"
 run 2 build -t hfb -n 100 -o "$dir/x.amq" "$dir/ids.txt" &&
-    expect err "unknown option 'capacity' for hfb"
+    expect err "-n does not apply to hfb"
 run 2 build -t hfb --bank-bits 33 -o "$dir/x.amq" "$dir/ids.txt" && expect err "512 MiB"
 run 2 build -t hfb --bank-bits 8 -o "$dir/x.amq" "$dir/ids.txt" &&
     expect err "bank-bits=8: all 16 banks together" && expect err "would reach it"

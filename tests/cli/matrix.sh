@@ -130,8 +130,8 @@ while read -r type add remove merge export grow; do
     cmp -s "$f" "$dir/before.amq" || fail "$type: a refused change altered the file"
 
     # merge: two filters of the same shape; their union holds every key.
-    if [ "$type" = hfb ]; then
-        shape=
+    if [ "$add" = no ]; then
+        shape= # a static filter is sized to its keys
     else
         shape="-n 4000"
     fi

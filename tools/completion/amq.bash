@@ -25,13 +25,14 @@ _amq_options()
             "--seed --hash" \
             "--key -m --bits -k --hashes --layout --counter-bits --growth --tightening" \
             "--fingerprint-bits --bucket-size --max-kicks --semi-sort --range --rice-bits" \
-            "--divisor --index --bip158-key --bank-bits --arity --help" ;;
-    add | remove) echo "$_amq_input_options --help" ;;
+            "--divisor --index --bip158-key --bank-bits --arity --count-duplicates --help" ;;
+    add) echo "--count-duplicates $_amq_input_options --help" ;;
+    remove) echo "$_amq_input_options --help" ;;
     query) echo "-v --invert -c --count $_amq_input_options --help" ;;
     info) echo "--json --help" ;;
     merge) echo "-o --output --force --help" ;;
     export) echo "-f --format --hex --help" ;;
-    dedup) echo "-n --capacity -p --fpr -t --type $_amq_input_options --help" ;;
+    dedup) echo "-n --capacity -p --fpr -t --type --stats $_amq_input_options --help" ;;
     calc) echo "-n --capacity -p --fpr -m --bits -k --hashes --json --help" ;;
     bench) echo "--filter --keys --runs --seed --json --list --help" ;;
     esac

@@ -1,0 +1,115 @@
+/*
+ * cli_capacity.c - what the tool says when a filter runs out of room.
+ *
+ * A filter made for n keys either grows past n (scalable-bloom; cuckoo
+ * built with --growth), fills up (cuckoo without growth: an add answers
+ * AMQ_EFULL), or takes every key and lets its false-positive rate rise
+ * (bloom, blocked-bloom, counting-bloom). Nothing is lost in the last
+ * case - a filter has no false negatives - but the rate the user asked
+ * for no longer holds, so the command finishes its work, says once how
+ * far past its capacity the filter is and what rate that means now, and
+ * exits CLI_EXIT_PAST_CAPACITY. A full cuckoo filter is an error whose
+ * message names the real cause and the remedy.
+ */
+#include "cli.h"
+
+#include <math.h>
+#include <string.h>
+
+bool cli_family_adds_once(const char *family)
+{
+    return strcmp(family, "cuckoo") == 0;
+}
+
+/* A family detail's number, or fallback when the family has none. */
+static double detail_value(const amq_info *info, const char *name, double fallback)
+{
+    for (size_t i = 0; i < info->detail_count; i++)
+        if (strcmp(info->details[i].name, name) == 0)
+            return info->details[i].value;
+    return fallback;
+}
+
+bool cli_warn_past_capacity(const char *command, const char *what, const amq_filter *filter,
+                            uint64_t keys, uint64_t read)
+{
+    amq_info info;
+    amq_info_get(filter, &info);
+    int capabilities = amq_family_capabilities(info.family);
+    if (capabilities >= 0 && (capabilities & AMQ_CAN_GROW))
+        return false;
+    bool estimated = keys == 0 && info.count_estimated;
+    if (keys == 0)
+        keys = info.count;
+    if (estimated && !isfinite(info.estimated_count)) {
+        cli_error("%s: warning: %s is saturated (every bit is set): it answers \"maybe\" for "
+                  "every key; it was made for %llu keys: build it with a larger -n",
+                  command, what, (unsigned long long)info.capacity);
+        return true;
+    }
+    if (info.capacity == 0 || keys <= info.capacity)
+        return false;
+    /* An estimate near the capacity may be above it by chance alone: what
+     * the user asked for is the rate, so an estimated count is past only
+     * when the rate is clearly above the target too. */
+    if (estimated && !(info.expected_fpr > 1.1 * info.target_fpr))
+        return false;
+    /* Once most bits are set, a new key often looks present and is not
+     * counted as added: keys is then a lower bound. */
+    char of_read[64] = "";
+    if (read > keys)
+        snprintf(of_read, sizeof of_read, " (of %llu read)", (unsigned long long)read);
+    char grows[128], remedy[256];
+    cli_list_families(grows, sizeof grows, cli_family_grows, " or ");
+    /* dedup makes its filter itself: the remedy is in its own options. */
+    if (strcmp(command, "dedup") == 0)
+        snprintf(remedy, sizeof remedy,
+                 "give a larger -n, or leave out -t: the default type "
+                 "grows");
+    else
+        snprintf(remedy, sizeof remedy, "build it with a larger -n, or use %s, which grow", grows);
+    cli_error("%s: warning: %s holds %s%llu distinct keys%s, %.2f times the %llu it was made "
+              "for: its false-positive rate is now %.3g, not %.3g; %s",
+              command, what,
+              estimated     ? "about "
+              : read > keys ? "at least "
+                            : "",
+              (unsigned long long)keys, of_read, (double)keys / (double)info.capacity,
+              (unsigned long long)info.capacity, info.expected_fpr, info.target_fpr, remedy);
+    return true;
+}
+
+void cli_full_error(const char *command, const char *where, const amq_filter *filter,
+                    bool counting_copies)
+{
+    amq_info info;
+    amq_info_get(filter, &info);
+    if (strcmp(info.family, "cuckoo") != 0) {
+        cli_error("%s: %s: the %s filter is full (%llu keys, made for %llu); build it with a "
+                  "larger -n",
+                  command, where, info.family, (unsigned long long)info.count,
+                  (unsigned long long)info.capacity);
+        return;
+    }
+    double fingerprint_bits = detail_value(&info, "fingerprint_bits", 0);
+    double bucket_size = detail_value(&info, "bucket_size", 4);
+    double max_kicks = detail_value(&info, "max_kicks", 0);
+    char copies[256] = "";
+    if (counting_copies)
+        snprintf(copies, sizeof copies,
+                 "; with --count-duplicates every copy of a key takes a slot, and one key fits "
+                 "at most %.0f times (its two buckets), whatever the size: leave it out to store "
+                 "each key once",
+                 2 * bucket_size);
+    char short_fingerprint[160] = "";
+    if (fingerprint_bits > 0 && fingerprint_bits < 8)
+        snprintf(short_fingerprint, sizeof short_fingerprint,
+                 ", or a larger --fingerprint-bits (with %.0f bits a key's second bucket has "
+                 "few choices and tables fill early)",
+                 fingerprint_bits);
+    cli_error("%s: %s: the cuckoo filter is full: %llu keys in room for %llu, and a walk of %.0f "
+              "relocations found no free slot for this key; build it with --growth 2 (a full "
+              "filter then chains a larger table), a larger -n%s%s",
+              command, where, (unsigned long long)info.count, (unsigned long long)info.capacity,
+              max_kicks, short_fingerprint, copies);
+}

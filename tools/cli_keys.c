@@ -1,0 +1,151 @@
+/*
+ * cli_keys.c - keys held in memory for a build from all keys at once, and
+ * their reduction to distinct keys.
+ *
+ * `amq build` without -n reads every key before building, so it can size
+ * the filter to the keys it will hold. A file with repeated lines would
+ * otherwise size the filter for its lines (too large) and a cuckoo filter
+ * would store each copy, and it holds at most 2b copies of one key: ten
+ * copies of a line made it full. cli_keys_distinct counts the distinct
+ * keys and can keep only the first copy of each: keys are
+ * ordered by a 64-bit hash, and keys with equal hashes are compared byte
+ * for byte, so two distinct keys are never merged.
+ *
+ * The bytes of all keys live in one growing buffer and each key is an
+ * offset into it, so a million short keys are two allocations, not a
+ * million.
+ */
+#include "cli.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int cli_keys_add(cli_keys *store, const void *key, size_t len)
+{
+    if (store->count + 2 > store->slots) {
+        size_t slots = store->slots ? store->slots * 2 : 1024;
+        size_t *offsets = realloc(store->offsets, slots * sizeof *offsets);
+        if (!offsets)
+            return -1;
+        store->offsets = offsets;
+        store->slots = slots;
+        if (store->count == 0)
+            store->offsets[0] = 0;
+    }
+    if (store->used + len > store->capacity) {
+        size_t capacity = store->capacity ? store->capacity : (size_t)1 << 16;
+        while (capacity < store->used + len)
+            capacity *= 2;
+        char *bytes = realloc(store->bytes, capacity);
+        if (!bytes)
+            return -1;
+        store->bytes = bytes;
+        store->capacity = capacity;
+    }
+    if (len)
+        memcpy(store->bytes + store->used, key, len);
+    store->used += len;
+    store->count++;
+    store->offsets[store->count] = store->used;
+    return 0;
+}
+
+const void *cli_keys_at(const cli_keys *store, size_t i, size_t *len)
+{
+    *len = store->offsets[i + 1] - store->offsets[i];
+    /* An empty key may sit at the end of a buffer never allocated. */
+    return store->bytes ? store->bytes + store->offsets[i] : "";
+}
+
+void cli_keys_free(cli_keys *store)
+{
+    free(store->bytes);
+    free(store->offsets);
+    memset(store, 0, sizeof *store);
+}
+
+typedef struct keyed_index {
+    uint64_t hash;
+    size_t index;
+} keyed_index;
+
+static const cli_keys *sorting; /* qsort has no context argument */
+
+static int compare_keys(const void *a, const void *b)
+{
+    const keyed_index *x = a, *y = b;
+    if (x->hash != y->hash)
+        return x->hash < y->hash ? -1 : 1;
+    size_t x_len, y_len;
+    const void *x_key = cli_keys_at(sorting, x->index, &x_len);
+    const void *y_key = cli_keys_at(sorting, y->index, &y_len);
+    size_t common = x_len < y_len ? x_len : y_len;
+    int order = common ? memcmp(x_key, y_key, common) : 0;
+    if (order != 0)
+        return order;
+    if (x_len != y_len)
+        return x_len < y_len ? -1 : 1;
+    /* Equal keys: the first copy first, so it is the one kept. */
+    return x->index < y->index ? -1 : x->index > y->index;
+}
+
+int cli_keys_distinct(cli_keys *store, bool drop_copies, size_t *distinct)
+{
+    size_t count = store->count;
+    *distinct = count;
+    if (count < 2)
+        return 0;
+    keyed_index *order = malloc(count * sizeof *order);
+    unsigned char *keep = malloc(count);
+    if (!order || !keep) {
+        free(order);
+        free(keep);
+        return -1;
+    }
+    amq_hasher hasher;
+    amq_hasher_xxh3(&hasher, 0);
+    for (size_t i = 0; i < count; i++) {
+        size_t len;
+        const void *key = cli_keys_at(store, i, &len);
+        order[i] = (keyed_index){ amq_hash64(&hasher, key, len), i };
+    }
+    sorting = store;
+    qsort(order, count, sizeof *order, compare_keys);
+    sorting = NULL;
+    memset(keep, 0, count);
+    keep[order[0].index] = 1;
+    for (size_t i = 1; i < count; i++) {
+        size_t a_len, b_len;
+        const void *a = cli_keys_at(store, order[i - 1].index, &a_len);
+        const void *b = cli_keys_at(store, order[i].index, &b_len);
+        bool same = order[i - 1].hash == order[i].hash && a_len == b_len &&
+                    (a_len == 0 || memcmp(a, b, a_len) == 0);
+        keep[order[i].index] = !same;
+    }
+    free(order);
+    *distinct = 0;
+    for (size_t i = 0; i < count; i++)
+        *distinct += keep[i];
+    if (!drop_copies) {
+        free(keep);
+        return 0;
+    }
+    /* Compact in place, in input order: a kept key never moves forward. */
+    size_t kept = 0, used = 0;
+    for (size_t i = 0; i < count; i++) {
+        if (!keep[i])
+            continue;
+        size_t len;
+        const char *key = cli_keys_at(store, i, &len);
+        if (len && store->bytes + used != key)
+            memmove(store->bytes + used, key, len);
+        store->offsets[kept] = used;
+        used += len;
+        kept++;
+        store->offsets[kept] = used;
+    }
+    free(keep);
+    store->count = kept;
+    store->used = used;
+    return 0;
+}
