@@ -85,9 +85,12 @@
  *     m = ceil(-n ln p / (ln 2)^2),   k = round((m/n) ln 2)
  *
  * clamped to m >= 64 (so version 1's mod-m step stays a single subtraction)
- * and k in [1, 64]. At p = 1% that is 9.59 bits per key and k = 7. The
- * clamp of k means a p below about 2^-64 (5e-20) is not reached at
- * capacity: the rate is then (1 - e^(-64 n/m))^64 at the formula's m.
+ * and k in [1, 64]. At p = 1% that is 9.59 bits per key and k = 7. Where
+ * the optimal k would pass 64 (p below about 2^-64, 5e-20), k is 64 and m
+ * is the size that reaches p with 64 hashes, m = -64 n / ln(1 - p^(1/64)).
+ * A p below twice the probe floor n 2^-127 cannot be had at any size: the
+ * filter is sized for twice the floor, and amq info shows the rate it has
+ * at capacity (fpr_at_capacity) beside the target.
  *
  * Layout in memory and on disk: ceil(m/64) 64-bit words; bit i is bit
  * (i mod 64) of word i/64; bits past m in the last word are 0. The file
@@ -152,7 +155,19 @@ int amq__bloom_size(uint64_t *bits, uint32_t *hashes, uint64_t *capacity,
     if (m == 0) {
         if (n == 0)
             return amq__fail(diag, AMQ_EINVAL, "give a capacity (n) or a number of bits (m)");
-        status = amq_calc_optimal_m(&m, n, p);
+        /* No size takes the rate under the probe's floor: aim at the floor
+         * instead of spending bits on a rate that cannot be had. */
+        double floor = amq__bloom_probe_floor(AMQ__BLOOM_PROBE_LATEST, 0, (double)n);
+        double aim = p < 2 * floor ? 2 * floor : p;
+        status = amq_calc_optimal_m(&m, n, aim);
+        if (status == AMQ_OK && params->hashes == 0 &&
+            round((double)m / (double)n * LN2) > AMQ_BLOOM_MAX_HASHES) {
+            /* Past 64 hashes, more bits instead: the m that reaches the
+             * rate with k = 64. */
+            amq_calc at_most = { .n = n, .k = AMQ_BLOOM_MAX_HASHES, .p = aim };
+            status = amq_calc_solve(&at_most, AMQ_CALC_N | AMQ_CALC_K | AMQ_CALC_P, NULL);
+            m = at_most.m;
+        }
         if (status != AMQ_OK)
             return amq__fail(diag, status, "%llu keys at fpr %g need more than 2^64 bits",
                              (unsigned long long)n, p);
@@ -522,6 +537,9 @@ static void family_info(const void *state, amq_info *out)
     amq__info_number(out, "bits", (double)f->bits.bit_count);
     amq__info_number(out, "hashes", f->hashes);
     amq__info_number(out, "probe_version", f->probe_version);
+    amq__info_number(out, "fpr_at_capacity",
+                     amq__bloom_rate_at(f->probe_version, f->bits.bit_count, f->hashes,
+                                        (double)(f->capacity ? f->capacity : 1)));
 }
 
 static void family_destroy(void *state)

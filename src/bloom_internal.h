@@ -92,14 +92,29 @@ static AMQ__ALWAYS_INLINE void amq__bloom_probe_next(amq__bloom_probe *p, uint32
  * `keys` stored keys because its probe sequence is theirs, beyond what the
  * fill (X/m)^k already counts. Version 1: its pair (x, y) is one of the
  * stored keys' pairs, each uniform over m^2, so 1 - (1 - 1/m^2)^keys (about
- * keys / m^2). Version 2: 0, since positions drawn as independent ones are
- * shared with a stored key at a rate already inside (X/m)^k. */
+ * keys / m^2). Version 2: the sequence is a function of 127 bits of the
+ * key's hash (h.high | 1 drops one), so only a key whose hash matches a
+ * stored key's in those bits shares it: keys * 2^-127, far below any rate
+ * but those the sizing is told to aim under it (amq__bloom_size). */
 static inline double amq__bloom_probe_floor(unsigned version, uint64_t bits, double keys)
 {
-    if (version != AMQ__BLOOM_PROBE_DOUBLE || !(keys > 0))
+    if (!(keys > 0))
         return 0;
+    if (version != AMQ__BLOOM_PROBE_DOUBLE)
+        return keys * 0x1p-127;
     double m = (double)bits;
     return -expm1(keys * log1p(-1 / (m * m)));
+}
+
+/* The rate a filter of m slots and k hashes has once it holds `keys` keys:
+ * the probe floor F, then (1 - e^(-k keys/m))^k for the others. What it
+ * delivers at its capacity, beside the target it was made for. */
+static inline double amq__bloom_rate_at(unsigned version, uint64_t bits, uint32_t hashes,
+                                        double keys)
+{
+    double floor = amq__bloom_probe_floor(version, bits, keys);
+    double fill = -expm1(-(double)hashes * keys / (double)bits);
+    return floor + (1 - floor) * pow(fill, hashes);
 }
 
 /* The rate to expect from a filter of m slots, k hashes and X set ones

@@ -709,6 +709,9 @@ static void family_info(const void *state, amq_info *out)
     amq__info_number(out, "nonzero", (double)amq_counting_bloom_nonzero(f));
     amq__info_number(out, "saturated", (double)amq_counting_bloom_saturated(f));
     amq__info_number(out, "probe_version", f->probe_version);
+    amq__info_number(out, "fpr_at_capacity",
+                     amq__bloom_rate_at(f->probe_version, f->counter_count, f->hashes,
+                                        (double)(f->capacity ? f->capacity : 1)));
 }
 
 static void family_destroy(void *state)

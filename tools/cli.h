@@ -272,6 +272,11 @@ bool cli_family_adds_once(const char *family);
 bool cli_warn_past_capacity(const char *command, const char *what, const amq_filter *filter,
                             uint64_t keys, uint64_t read);
 
+/* The rate a filter will have at its capacity when that is clearly above
+ * the target it was made for (a target below what the type can deliver:
+ * a Bloom filter's probe floor, or an old file's), else 0. */
+double cli_undelivered_rate(const amq_filter *filter);
+
 /* The error for AMQ_EFULL from an add: the real cause for the filter's type
  * and what to do about it. where: "FILE:LINE" of the key that did not fit. */
 void cli_full_error(const char *command, const char *where, const amq_filter *filter,

@@ -79,6 +79,14 @@ bool cli_warn_past_capacity(const char *command, const char *what, const amq_fil
     return true;
 }
 
+double cli_undelivered_rate(const amq_filter *filter)
+{
+    amq_info info;
+    amq_info_get(filter, &info);
+    double at_capacity = detail_value(&info, "fpr_at_capacity", 0);
+    return at_capacity > 1.5 * info.target_fpr ? at_capacity : 0;
+}
+
 void cli_full_error(const char *command, const char *where, const amq_filter *filter,
                     bool counting_copies)
 {

@@ -354,6 +354,14 @@ int cli_build(int argc, char **argv)
     cli_input_close(&in);
     if (exit_code == CLI_EXIT_OK) {
         print_warning(filter, output);
+        double delivered = cli_undelivered_rate(filter);
+        if (delivered > 0) {
+            amq_info info;
+            amq_info_get(filter, &info);
+            cli_error("build: note: p = %.3g is below what a %s filter of %llu keys can deliver: "
+                      "it will have about %.3g at its capacity",
+                      info.target_fpr, info.family, (unsigned long long)info.capacity, delivered);
+        }
         if (capacity_given && cli_warn_past_capacity("build", output, filter, added, read))
             exit_code = CLI_EXIT_PAST_CAPACITY;
     }

@@ -107,6 +107,33 @@ static uint64_t bytes_of(uint64_t bits)
     return bits / 8 + (bits % 8 != 0);
 }
 
+/* What amq's own bloom and counting-bloom filters differ in from the
+ * textbook figures above, as notes (at most two, each up to 256 bytes):
+ * they take at most 64 hash functions (more bits instead), and their
+ * positions come from a 128-bit key hash, so no size takes the rate of n
+ * keys under n 2^-127 (they size for twice that). Returns how many. */
+static int amq_notes(char notes[2][256], const amq_calc *r, unsigned known)
+{
+    int count = 0;
+    if (!(known & AMQ_CALC_N) || !(known & AMQ_CALC_P))
+        return 0;
+    double floor = (double)r->n * 0x1p-127;
+    double aim = r->p < 2 * floor ? 2 * floor : r->p;
+    if (aim > r->p)
+        snprintf(notes[count++], 256,
+                 "p is below what %llu keys hashed to 128 bits allow (n 2^-127 = %.3g): amq's "
+                 "bloom and counting-bloom filters size for %.3g",
+                 (unsigned long long)r->n, floor, aim);
+    amq_calc at_most = { .n = r->n, .k = 64, .p = aim };
+    if ((r->k > 64 || aim > r->p) &&
+        amq_calc_solve(&at_most, AMQ_CALC_N | AMQ_CALC_K | AMQ_CALC_P, NULL) == AMQ_OK)
+        snprintf(notes[count++], 256,
+                 "amq's bloom and counting-bloom filters take at most 64 hash functions: they "
+                 "use k = 64 and m = %llu bits (%.2f bits per key) for p = %.3g",
+                 (unsigned long long)at_most.m, (double)at_most.m / (double)at_most.n, aim);
+    return count;
+}
+
 static void print_table(const amq_calc *r, unsigned known)
 {
     char bits[32], bytes[32], odds[48];
@@ -122,18 +149,31 @@ static void print_table(const amq_calc *r, unsigned known)
     format_odds(odds, sizeof odds, r->actual_p);
     printf("%-20s %.6g%s\n", "p (at n, m, k)", r->actual_p, odds);
     printf("%-20s %.2f\n", "bits per key", (double)r->m / (double)r->n);
+    char notes[2][256];
+    int note_count = amq_notes(notes, r, known);
+    for (int i = 0; i < note_count; i++)
+        printf("note: %s\n", notes[i]);
 }
 
-static void print_json(const amq_calc *r)
+static void print_json(const amq_calc *r, unsigned known)
 {
     char p[32], actual_p[32], bits_per_key[32];
     format_exact(p, sizeof p, r->p);
     format_exact(actual_p, sizeof actual_p, r->actual_p);
     format_exact(bits_per_key, sizeof bits_per_key, (double)r->m / (double)r->n);
     printf("{\"n\": %llu, \"m\": %llu, \"k\": %lu, \"p\": %s, \"actual_p\": %s, "
-           "\"bytes\": %llu, \"bits_per_key\": %s}\n",
+           "\"bytes\": %llu, \"bits_per_key\": %s",
            (unsigned long long)r->n, (unsigned long long)r->m, (unsigned long)r->k, p, actual_p,
            (unsigned long long)bytes_of(r->m), bits_per_key);
+    char notes[2][256];
+    int note_count = amq_notes(notes, r, known);
+    if (note_count > 0) {
+        printf(", \"notes\": [");
+        for (int i = 0; i < note_count; i++)
+            printf("%s\"%s\"", i ? ", " : "", notes[i]); /* the notes hold no quote */
+        printf("]");
+    }
+    printf("}\n");
 }
 
 /* Parse the argument of option into r; report and return nonzero on error. */
@@ -200,7 +240,7 @@ int cli_calc(int argc, char **argv)
     if (amq_calc_solve(&r, known, &diag) != AMQ_OK)
         return cli_usage_error("calc", "%s", diag.message);
     if (json)
-        print_json(&r);
+        print_json(&r, known);
     else
         print_table(&r, known);
     return CLI_EXIT_OK;

@@ -283,6 +283,11 @@ int cli_info(int argc, char **argv)
             else
                 printf("%-16s %.6g\n", label, detail->value);
         }
+        double delivered = cli_undelivered_rate(filter);
+        if (delivered > 0)
+            printf("note             the target FPR is below what this filter delivers: about "
+                   "%.3g at its capacity\n",
+                   delivered);
         printf("hash             %s\n", hasher);
         printf("checksum         %016llx (xxh3-64)\n", (unsigned long long)info.file_checksum);
     }

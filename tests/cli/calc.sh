@@ -88,6 +88,20 @@ run 2 calc -n 1e19 -p 1e-300 && empty out && expect err "past the maximum 2^64 -
 run 2 calc -n 1 -m 1000000 && expect err "above the maximum, 1024"
 run 2 calc -m 3 -p 0.001 && expect err "cannot hold even one key"
 
+# Where amq's own filters differ from the textbook figures, calc says so:
+# past 64 hash functions they use more bits instead; below n 2^-127 (the
+# 128-bit key hash) they cannot go. Ordinary rates carry no note.
+run 0 calc -n 1000 -p 1e-30 && expect out "k (hash functions)   100" &&
+    expect out "note: amq's bloom and counting-bloom filters take at most 64 hash functions: they use k = 64 and m = 154127 bits" &&
+    lines out 7
+run 0 calc -n 1000 -p 1e-100 && expect out "note: p is below what 1000 keys hashed to 128 bits allow (n 2^-127 = 5.88e-36)" &&
+    expect out "size for 1.18e-35" && expect out "k = 64 and m = 191101 bits"
+run 0 calc -n 1000 -p 1e-30 --json
+/usr/bin/python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["k"]==100 and len(d["notes"])==1 and "k = 64" in d["notes"][0], d' "$dir/out" ||
+    fail "calc --json notes"
+run 0 calc -n 1000 -p 1e-9 && lines out 6
+run 0 calc -n 1000 -p 1e-9 --json && expect out '"bits_per_key": 43.133}'
+
 # Help.
 run 0 calc --help && empty err && expect out "Usage: amq calc" && expect out "Examples:" && expect out "1/8192"
 run 0 calc -h && expect out "Usage: amq calc"
