@@ -5,11 +5,13 @@
  * n=1000000 p=0.01 ..."), so each family accepts or refuses them by name in
  * one place (the spec parser). A dynamic family given -n is filled line by
  * line as the input streams past; otherwise (a static family, or no -n) all
- * keys are read first, repeated keys are dropped (cli_keys.c), and the
- * filter is built from the distinct keys, sized to their number. Each key
- * is stored once: a type that counts copies (counting-bloom, cuckoo) takes
- * every copy only with --count-duplicates, since a cuckoo filter holds at
- * most 2b copies of one key. A cuckoo filter is built to grow (--growth 2)
+ * keys are read first, repeated keys are dropped exactly (cli_keys.c), and
+ * the filter is built from the distinct keys, sized to their number; a
+ * counting-bloom filter keeps counting copies (each copy is added), still
+ * sized for the distinct keys. Streaming into a cuckoo filter, a key is
+ * added only if the filter does not already hold it (cli_family_adds_once),
+ * since a cuckoo filter holds at most 2b copies of one key; with
+ * --count-duplicates every copy is stored. A cuckoo filter is built to grow (--growth 2)
  * unless --growth says otherwise, so `amq add` never finds it full. Past
  * -n, a type that does not grow keeps every key but its false-positive rate
  * rises: the build saves it, says so, and exits CLI_EXIT_PAST_CAPACITY.
@@ -51,8 +53,8 @@ static const char build_usage[] =
     "      --growth S  --tightening R      scalable-bloom (--growth also cuckoo:\n"
     "                                      0 fixed size, 1|2|4|8|16 chain tables;\n"
     "                                      default 2)\n"
-    "      --count-duplicates              counting-bloom, cuckoo: store every copy\n"
-    "                                      of a repeated key (default: each key once)\n"
+    "      --count-duplicates              cuckoo: store every copy of a repeated\n"
+    "                                      key (default: each key once)\n"
     "      --fingerprint-bits F  --bucket-size 2|4|8  --max-kicks K  --semi-sort   cuckoo\n"
     "      --range M  --rice-bits P  --divisor D  --index S  --bip158-key HEX  gcs\n"
     "      --bank-bits LEN                 hfb: banks of 2^LEN bits (default: the\n"

@@ -17,21 +17,24 @@
 #include <getopt.h>
 #include <string.h>
 
+/* The input options, as add and remove both take them. */
+#define INPUT_OPTIONS_HELP                                                                         \
+    "      --hex          each key is hexadecimal, decoded to bytes\n"                             \
+    "      --binary       keys are any bytes: no warning for input that looks binary\n"            \
+    "      --field N      the key is the Nth field of the line (empty if fewer)\n"                 \
+    "      --delimiter C  the byte between fields (default: tab; \\t for a tab)\n"                 \
+    "A line ends at \\n or \\r\\n (not part of the key), up to 64 MiB; gzip and\n"                 \
+    "zstd input is decompressed.\n"
+
 static const char add_usage[] =
-    "Usage: amq add FILE [--hex] [--field N] [INPUT...]\n"
+    "Usage: amq add FILE [--count-duplicates] [--hex] [--field N] [INPUT...]\n"
     "Add keys, one per line from the INPUT files ('-' or none: standard input), to\n"
     "the filter saved in FILE (bloom, blocked-bloom, counting-bloom, scalable-bloom,\n"
     "cuckoo), and save it again. If a key does not fit, FILE is left unchanged.\n"
-    "A key is stored once: one the filter may already hold is not added again.\n"
+    "A cuckoo filter takes a key only if it does not already hold it.\n"
     "\n"
-    "      --count-duplicates  counting-bloom, cuckoo: add every copy of a key, so\n"
-    "                     that each copy needs its own remove\n"
-    "      --hex          each key is hexadecimal, decoded to bytes\n"
-    "      --binary       keys are any bytes: no warning for input that looks binary\n"
-    "      --field N      the key is the Nth field of the line (empty if fewer)\n"
-    "      --delimiter C  the byte between fields (default: tab; \\t for a tab)\n"
-    "A line ends at \\n or \\r\\n (not part of the key), up to 64 MiB; gzip and\n"
-    "zstd input is decompressed.\n"
+    "      --count-duplicates  cuckoo: add every copy of a key, so that each copy\n"
+    "                     needs its own remove\n" INPUT_OPTIONS_HELP
     "Exit status: 0 done, 2 an error (FILE unchanged), 3 done and saved, but the\n"
     "filter (bloom, blocked-bloom, counting-bloom) now holds more keys than it was\n"
     "made for: its false-positive rate is above its target (said on stderr).\n";
@@ -42,13 +45,7 @@ static const char remove_usage[] =
     "cuckoo), and save it again. A key that is certainly not in the filter is\n"
     "reported and skipped. Removing a key that was never added can remove\n"
     "another key's trace and cause false negatives: remove only keys you added.\n"
-    "\n"
-    "      --hex          each key is hexadecimal, decoded to bytes\n"
-    "      --binary       keys are any bytes: no warning for input that looks binary\n"
-    "      --field N      the key is the Nth field of the line (empty if fewer)\n"
-    "      --delimiter C  the byte between fields (default: tab; \\t for a tab)\n"
-    "A line ends at \\n or \\r\\n (not part of the key), up to 64 MiB; gzip and\n"
-    "zstd input is decompressed.\n"
+    "\n" INPUT_OPTIONS_HELP
     "Exit status: 0 all removed, 1 some keys were not in the filter, 2 an error\n"
     "(FILE unchanged).\n";
 

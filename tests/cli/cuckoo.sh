@@ -148,6 +148,15 @@ run 2 build -t cuckoo --growth 0 --count-duplicates -o "$dir/copies.amq" "$dir/t
 [ -e "$dir/copies.amq" ] && fail "a build that did not fit wrote a file"
 run 2 build -t bloom --count-duplicates -o "$dir/x.amq" "$dir/keys.txt" &&
     expect err "--count-duplicates applies to cuckoo, not bloom"
+run 0 build -t bloom -o "$dir/b.amq" "$dir/keys.txt"
+run 2 add --count-duplicates "$dir/b.amq" "$dir/keys.txt" &&
+    expect err "--count-duplicates applies to cuckoo filters, not bloom"
+run 2 remove --count-duplicates "$dir/grows.amq" "$dir/keys.txt" &&
+    expect err "unknown option '--count-duplicates'"
+run 0 add --count-duplicates "$dir/ten.amq" "$dir/ten.txt" && empty err
+run 0 info --json "$dir/ten.amq"
+/usr/bin/python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["count"]==11, d' \
+    "$dir/out" || fail "add --count-duplicates did not store each copy"
 
 # The options a cuckoo filter refuses, by name.
 run 2 build -t cuckoo --layout split -o "$dir/x.amq" "$dir/keys.txt" &&
