@@ -189,6 +189,11 @@ void cli_spec_init(cli_spec *spec, const char *type);
  * printing an error naming --key) if the value holds whitespace or '='. */
 int cli_spec_add(cli_spec *spec, const char *command, const char *key, const char *value);
 
+/* Print an error of the spec parser (amq_new_ex, amq_build_ex) in the
+ * tool's words: the option it names ("option 'capacity'") as the user
+ * gives it ("option '--capacity' (-n)"). */
+void cli_spec_error(const char *command, const char *message);
+
 /* Load a filter, printing "amq COMMAND: PATH: why" on failure. */
 int cli_load(amq_filter **out, const char *command, const char *path, unsigned flags);
 /* The error cli_load prints for a failed amq_load_ex. */

@@ -135,6 +135,52 @@ int cli_spec_add(cli_spec *spec, const char *command, const char *key, const cha
     return 0;
 }
 
+/* The short option the tool gives a spec key, or 0. */
+static char short_option_of(const char *name, size_t len)
+{
+    static const struct {
+        const char *name;
+        char letter;
+    } shorts[] = { { "capacity", 'n' }, { "fpr", 'p' }, { "bits", 'm' }, { "hashes", 'k' } };
+    for (size_t i = 0; i < sizeof shorts / sizeof shorts[0]; i++)
+        if (strlen(shorts[i].name) == len && strncmp(shorts[i].name, name, len) == 0)
+            return shorts[i].letter;
+    return 0;
+}
+
+void cli_spec_error(const char *command, const char *message)
+{
+    char text[1024];
+    size_t used = 0;
+    const char *p = message;
+    while (*p && used + 1 < sizeof text) {
+        const char *quote = strstr(p, "option '");
+        if (!quote)
+            break;
+        const char *name = quote + strlen("option '");
+        size_t len = strspn(name, "abcdefghijklmnopqrstuvwxyz0123456789-");
+        if (len == 0 || name[len] != '\'') {
+            int n = snprintf(text + used, sizeof text - used, "%.*s", (int)(name - p), p);
+            used += n > 0 ? (size_t)n : 0;
+            p = name;
+            continue;
+        }
+        char letter = short_option_of(name, len);
+        int n = letter ? snprintf(text + used, sizeof text - used, "%.*s--%.*s' (-%c",
+                                  (int)(name - p), p, (int)len, name, letter)
+                       : snprintf(text + used, sizeof text - used, "%.*s--%.*s", (int)(name - p), p,
+                                  (int)len, name);
+        used += n > 0 ? (size_t)n : 0;
+        if (used >= sizeof text)
+            used = sizeof text - 1;
+        p = name + len + (letter ? 1 : 0);
+        if (letter && used + 1 < sizeof text)
+            text[used++] = ')';
+    }
+    snprintf(text + used, sizeof text - used, "%s", p);
+    cli_error("%s: %s", command, text);
+}
+
 int cli_load(amq_filter **out, const char *command, const char *path, unsigned flags)
 {
     amq_diag diag = { .message = "" };

@@ -147,7 +147,7 @@ static int build_from_store(amq_filter **out, const char *spec, const cli_keys *
                   "--count-duplicates out to store each key once",
                   diag.message[0] ? diag.message : amq_strerror(status));
     else if (status != AMQ_OK)
-        cli_error("build: %s", diag.message[0] ? diag.message : amq_strerror(status));
+        cli_spec_error("build", diag.message[0] ? diag.message : amq_strerror(status));
     free(keys);
     free(lens);
     return status;
@@ -298,7 +298,7 @@ int cli_build(int argc, char **argv)
         /* Filled as the input streams past: memory is the filter's alone. */
         status = amq_new_ex(&filter, spec.text, &diag);
         if (status != AMQ_OK) {
-            cli_error("build: %s", diag.message[0] ? diag.message : amq_strerror(status));
+            cli_spec_error("build", diag.message[0] ? diag.message : amq_strerror(status));
             cli_input_close(&in);
             return CLI_EXIT_ERROR;
         }

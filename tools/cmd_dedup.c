@@ -152,7 +152,7 @@ int cli_dedup(int argc, char **argv)
     amq_diag diag = { .message = "" };
     int status = amq_new_ex(&seen, spec.text, &diag);
     if (status != AMQ_OK) {
-        cli_error("dedup: %s", diag.message[0] ? diag.message : amq_strerror(status));
+        cli_spec_error("dedup", diag.message[0] ? diag.message : amq_strerror(status));
         return CLI_EXIT_ERROR;
     }
     cli_input in;

@@ -61,7 +61,7 @@ run 0 build -t bloom -o "$dir/auto.amq" "$dir/keys.txt"
 run 0 info --json "$dir/auto.amq" && expect out '"capacity": 20000'
 run 2 build -t bloom -o "$dir/auto.amq" "$dir/keys.txt" && expect err "already exists"
 run 0 build -t bloom --force -p 0.1 -o "$dir/auto.amq" "$dir/keys.txt"
-run 2 build -t bloom --layout split -o "$dir/x.amq" "$dir/keys.txt" && expect err "unknown option 'layout' for bloom"
+run 2 build -t bloom --layout split -o "$dir/x.amq" "$dir/keys.txt" && expect err "unknown option '--layout' for bloom"
 run 2 build -t bloom -n 1e15 -o "$dir/x.amq" "$dir/keys.txt" && expect err "bits"
 run 2 build -t bloom -n 0 -o "$dir/x.amq" "$dir/keys.txt" && expect err "capacity"
 

@@ -81,9 +81,9 @@ run 0 info --json "$dir/mk.amq" && expect out '"size_bytes": 50000'
 run 2 build -t counting-bloom --counter-bits 5 -o "$dir/x.amq" "$dir/keys.txt" &&
     expect err "counter-bits"
 run 2 build -t counting-bloom --layout split -o "$dir/x.amq" "$dir/keys.txt" &&
-    expect err "unknown option 'layout' for counting-bloom"
+    expect err "unknown option '--layout' for counting-bloom"
 run 2 build -t bloom --counter-bits 8 -o "$dir/x.amq" "$dir/keys.txt" &&
-    expect err "unknown option 'counter-bits' for bloom"
+    expect err "unknown option '--counter-bits' for bloom"
 
 # info names the counter width and the saturated counters: none at
 # capacity, some when 20000 keys pour into a filter sized for 500.

@@ -160,15 +160,15 @@ run 0 info --json "$dir/ten.amq"
 
 # The options a cuckoo filter refuses, by name.
 run 2 build -t cuckoo --layout split -o "$dir/x.amq" "$dir/keys.txt" &&
-    expect err "unknown option 'layout' for cuckoo"
+    expect err "unknown option '--layout' for cuckoo"
 run 2 build -t cuckoo --counter-bits 8 -o "$dir/x.amq" "$dir/keys.txt" &&
-    expect err "unknown option 'counter-bits' for cuckoo"
+    expect err "unknown option '--counter-bits' for cuckoo"
 run 2 build -t cuckoo --semi-sort --bucket-size 2 -o "$dir/x.amq" "$dir/keys.txt" &&
     expect err "semi-sort needs a bucket size of 4"
 run 2 build -t cuckoo --semi-sort --fingerprint-bits 17 -o "$dir/x.amq" "$dir/keys.txt" &&
     expect err "semi-sort needs fingerprint bits in 5..16"
 run 2 build -t cuckoo -k 3 -o "$dir/x.amq" "$dir/keys.txt" &&
-    expect err "unknown option 'hashes' for cuckoo"
+    expect err "unknown option '--hashes' (-k) for cuckoo"
 run 2 build -t cuckoo --bucket-size 3 -o "$dir/x.amq" "$dir/keys.txt" && expect err "bucket-size"
 run 2 build -t cuckoo --fingerprint-bits 3 -o "$dir/x.amq" "$dir/keys.txt" &&
     expect err "fingerprint-bits"
@@ -180,7 +180,7 @@ run 2 build -t cuckoo --max-kicks 0 -o "$dir/x.amq" "$dir/keys.txt" && expect er
 run 2 build -t cuckoo -p 0.001 --fingerprint-bits 12 -o "$dir/x.amq" "$dir/keys.txt" &&
     expect err "fingerprint bits"
 run 2 build -t bloom --fingerprint-bits 12 -o "$dir/x.amq" "$dir/keys.txt" &&
-    expect err "unknown option 'fingerprint-bits' for bloom"
+    expect err "unknown option '--fingerprint-bits' for bloom"
 [ -e "$dir/x.amq" ] && fail "a refused build wrote a file"
 
 # A damaged file is refused.

@@ -89,13 +89,13 @@ run 2 build -t fuse16 -p 1e-6 -o "$dir/x.amq" "$dir/keys.txt" &&
     expect err "fixed at 2^-16"
 run 2 build -t fuse8 --arity 5 -o "$dir/x.amq" "$dir/keys.txt" && expect err "arity"
 run 2 build -t fuse8 --fingerprint-bits 16 -o "$dir/x.amq" "$dir/keys.txt" &&
-    expect err "unknown option 'fingerprint-bits' for fuse8"
+    expect err "unknown option '--fingerprint-bits' for fuse8"
 run 2 build -t fuse16 -k 3 -o "$dir/x.amq" "$dir/keys.txt" &&
-    expect err "unknown option 'hashes' for fuse16"
+    expect err "unknown option '--hashes' (-k) for fuse16"
 run 2 build -t fuse8 --growth 2 -o "$dir/x.amq" "$dir/keys.txt" &&
-    expect err "unknown option 'growth' for fuse8"
+    expect err "unknown option '--growth' for fuse8"
 run 2 build -t bloom --arity 3 -o "$dir/x.amq" "$dir/keys.txt" &&
-    expect err "unknown option 'arity' for bloom"
+    expect err "unknown option '--arity' for bloom"
 [ -e "$dir/x.amq" ] && fail "a refused build wrote a file"
 
 # A static filter takes no keys, gives none back, merges with nothing;

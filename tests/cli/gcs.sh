@@ -133,9 +133,9 @@ run 2 merge -o "$dir/x.amq" "$dir/a.amq" "$dir/f.amq" "$dir/best.amq" && expect 
 run 2 add "$dir/f.amq" "$dir/others.txt" && expect err "cannot add"
 run 2 remove "$dir/f.amq" "$dir/keys.txt" && expect err "cannot remove"
 run 2 build -t gcs --fingerprint-bits 12 -o "$dir/x.amq" "$dir/keys.txt" &&
-    expect err "unknown option 'fingerprint-bits' for gcs"
+    expect err "unknown option '--fingerprint-bits' for gcs"
 run 2 build -t gcs --layout split -o "$dir/x.amq" "$dir/keys.txt" &&
-    expect err "unknown option 'layout' for gcs"
+    expect err "unknown option '--layout' for gcs"
 run 2 build -t gcs --rice-bits 3 --divisor 5 -o "$dir/x.amq" "$dir/keys.txt" &&
     expect err "exclude each other"
 run 2 build -t gcs --divisor bestx -o "$dir/x.amq" "$dir/keys.txt" && expect err "divisor"
@@ -143,7 +143,7 @@ run 2 build -t gcs --rice-bits 64 -o "$dir/x.amq" "$dir/keys.txt" && expect err 
 run 2 build -t gcs --range 1 -o "$dir/x.amq" "$dir/keys.txt" && expect err "range"
 run 2 build -t gcs --bip158-key 00 -o "$dir/x.amq" "$dir/keys.txt" && expect err "bip158-key"
 run 2 build -t bloom --range 64 -o "$dir/x.amq" "$dir/keys.txt" &&
-    expect err "unknown option 'range' for bloom"
+    expect err "unknown option '--range' for bloom"
 [ -e "$dir/x.amq" ] && fail "a refused build wrote a file"
 
 # A damaged file is refused.

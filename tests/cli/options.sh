@@ -48,6 +48,17 @@ run 2 export "$dir/f.amq" --format && expect err "option '--format' needs a valu
 run 2 calc -n && expect err "option '-n' needs a value"
 run 2 build -t bloom -o "$dir/x.amq" --semi-sort=1 && expect err "option '--semi-sort' takes no value"
 
+# Malformed values: the option named as the tool spells it, short form too.
+run 2 build -t bloom -n abc -o "$dir/x.amq" "$dir/keys.txt" &&
+    expect err "option '--capacity' (-n): 'abc' is not a number"
+run 2 build -t bloom -n 0 -o "$dir/x.amq" "$dir/keys.txt" &&
+    expect err "option '--capacity' (-n): '0' is below the minimum, 1"
+run 2 dedup -p 2 "$dir/keys.txt" && expect err "option '--fpr' (-p): '2' is not between 0 and 1"
+run 2 build -t bloom --layout split -o "$dir/x.amq" "$dir/keys.txt" &&
+    expect err "unknown option '--layout' for bloom"
+run 2 query "$dir/f.amq" --field x "$dir/keys.txt" && expect err "--field takes a field number"
+[ ! -e "$dir/x.amq" ] || fail "a refused build wrote its output"
+
 # bench: its own parser, the same rules.
 run 2 bench -Z && expect err "unknown option '-Z'"
 run 2 bench --no-such-option=1 && expect err "unknown option '--no-such-option'"

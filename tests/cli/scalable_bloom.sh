@@ -65,20 +65,20 @@ run 0 info "$dir/g.amq" && expect out "growth           4" && expect out "tighte
 
 # Options it refuses, by name and with the allowed range.
 run 2 build -t scalable-bloom --tightening 0.99 -o "$dir/x.amq" "$dir/keys.txt" &&
-    expect err "option 'tightening': '0.99' is not between 0.5 and 0.95"
+    expect err "option '--tightening': '0.99' is not between 0.5 and 0.95"
 run 2 build -t scalable-bloom --tightening 0 -o "$dir/x.amq" "$dir/keys.txt" &&
     expect err "tightening"
 run 2 build -t scalable-bloom --growth 1 -o "$dir/x.amq" "$dir/keys.txt" &&
-    expect err "option 'growth': '1' is not between 1.25 and 16"
+    expect err "option '--growth': '1' is not between 1.25 and 16"
 run 2 build -t scalable-bloom --growth two -o "$dir/x.amq" "$dir/keys.txt" &&
-    expect err "option 'growth': 'two' is not a number"
+    expect err "option '--growth': 'two' is not a number"
 run 2 build -t scalable-bloom -m 1000 -o "$dir/x.amq" "$dir/keys.txt" &&
-    expect err "unknown option 'bits' for scalable-bloom"
+    expect err "unknown option '--bits' (-m) for scalable-bloom"
 run 2 build -t scalable-bloom -n 10 -p 1e-19 -o "$dir/x.amq" "$dir/keys.txt" &&
     expect err "more than 64 hash functions"
 [ -e "$dir/x.amq" ] && fail "a refused build wrote a file"
 run 2 build -t bloom --growth 2 -o "$dir/x.amq" "$dir/keys.txt" &&
-    expect err "unknown option 'growth' for bloom"
+    expect err "unknown option '--growth' for bloom"
 
 # A damaged file is refused.
 size=$(wc -c <"$dir/a.amq")
