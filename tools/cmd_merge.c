@@ -19,7 +19,9 @@ static const char merge_usage[] =
     "\n"
     "  -o, --output OUT   where to save the union\n"
     "      --force        overwrite OUT if it exists\n"
-    "Exit status: 0 merged, 2 an error (nothing is written).\n";
+    "Exit status: 0 merged, 2 an error (nothing is written), 3 merged and saved,\n"
+    "but the union holds more keys than a filter of that size was made for (bloom,\n"
+    "blocked-bloom, counting-bloom): its false-positive rate is above the target.\n";
 
 int cli_merge(int argc, char **argv)
 {
@@ -86,6 +88,10 @@ int cli_merge(int argc, char **argv)
         }
     }
     int exit_code = cli_save(result, "merge", output) == AMQ_OK ? CLI_EXIT_OK : CLI_EXIT_ERROR;
+    /* The union of filters each near its capacity holds more keys than
+     * that capacity: saved, but said. */
+    if (exit_code == CLI_EXIT_OK && cli_warn_past_capacity("merge", output, result, 0, 0))
+        exit_code = CLI_EXIT_PAST_CAPACITY;
     amq_free(result);
     return exit_code;
 }

@@ -26,7 +26,7 @@ for layout in split block; do
     run 0 query -c "$dir/$layout.amq" "$dir/others.txt" "$dir/keys.txt" && expect out 40000
     run 0 build -t blocked-bloom --layout $layout -n 20000 -o "$dir/b.amq" "$dir/others.txt"
     run 0 build -t blocked-bloom --layout $layout -n 20000 -o "$dir/a.amq" "$dir/keys.txt"
-    run 0 merge -o "$dir/ab.amq" "$dir/a.amq" "$dir/b.amq"
+    run 3 merge -o "$dir/ab.amq" "$dir/a.amq" "$dir/b.amq" && expect err "2.00 times the 20000"
     cmp -s "$dir/ab.amq" "$dir/$layout.amq" || fail "$layout: merge differs from adding both key sets"
     rm -f "$dir/a.amq" "$dir/b.amq" "$dir/ab.amq"
     run 2 remove "$dir/$layout.amq" "$dir/keys.txt" && expect err "cannot remove"

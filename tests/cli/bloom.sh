@@ -47,7 +47,7 @@ cmp -s "$dir/f.amq" "$dir/before.amq" || fail "remove changed the file"
 # merge: the union of two filters answers for both key sets.
 run 0 build -t bloom -n 20000 -p 0.01 -o "$dir/a.amq" "$dir/keys.txt"
 run 0 build -t bloom -n 20000 -p 0.01 -o "$dir/b.amq" "$dir/others.txt"
-run 0 merge -o "$dir/ab.amq" "$dir/a.amq" "$dir/b.amq"
+run 3 merge -o "$dir/ab.amq" "$dir/a.amq" "$dir/b.amq" && expect err "2.00 times the 20000 it was made for"
 run 0 query -c "$dir/ab.amq" "$dir/keys.txt" "$dir/others.txt" && expect out 40000
 cmp -s "$dir/ab.amq" "$dir/f.amq" || fail "merge differs from adding both key sets"
 run 3 build -t bloom -n 5000 -o "$dir/small.amq" "$dir/keys.txt" &&
