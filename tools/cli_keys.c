@@ -69,24 +69,22 @@ typedef struct keyed_index {
     size_t index;
 } keyed_index;
 
-static const cli_keys *sorting; /* qsort has no context argument */
-
-static int compare_keys(const void *a, const void *b)
+/* By hash, then by input order: the copies of a key end up next to each
+ * other, first copy first. */
+static int compare_keyed(const void *a, const void *b)
 {
     const keyed_index *x = a, *y = b;
     if (x->hash != y->hash)
         return x->hash < y->hash ? -1 : 1;
-    size_t x_len, y_len;
-    const void *x_key = cli_keys_at(sorting, x->index, &x_len);
-    const void *y_key = cli_keys_at(sorting, y->index, &y_len);
-    size_t common = x_len < y_len ? x_len : y_len;
-    int order = common ? memcmp(x_key, y_key, common) : 0;
-    if (order != 0)
-        return order;
-    if (x_len != y_len)
-        return x_len < y_len ? -1 : 1;
-    /* Equal keys: the first copy first, so it is the one kept. */
     return x->index < y->index ? -1 : x->index > y->index;
+}
+
+static bool same_key(const cli_keys *store, size_t a, size_t b)
+{
+    size_t a_len, b_len;
+    const void *a_key = cli_keys_at(store, a, &a_len);
+    const void *b_key = cli_keys_at(store, b, &b_len);
+    return a_len == b_len && (a_len == 0 || memcmp(a_key, b_key, a_len) == 0);
 }
 
 int cli_keys_distinct(cli_keys *store, bool drop_copies, size_t *distinct)
@@ -109,18 +107,23 @@ int cli_keys_distinct(cli_keys *store, bool drop_copies, size_t *distinct)
         const void *key = cli_keys_at(store, i, &len);
         order[i] = (keyed_index){ amq_hash64(&hasher, key, len), i };
     }
-    sorting = store;
-    qsort(order, count, sizeof *order, compare_keys);
-    sorting = NULL;
-    memset(keep, 0, count);
-    keep[order[0].index] = 1;
-    for (size_t i = 1; i < count; i++) {
-        size_t a_len, b_len;
-        const void *a = cli_keys_at(store, order[i - 1].index, &a_len);
-        const void *b = cli_keys_at(store, order[i].index, &b_len);
-        bool same = order[i - 1].hash == order[i].hash && a_len == b_len &&
-                    (a_len == 0 || memcmp(a, b, a_len) == 0);
-        keep[order[i].index] = !same;
+    qsort(order, count, sizeof *order, compare_keyed);
+    /* A key is kept unless an earlier key of its hash run is kept and is
+     * the same bytes; runs are one key long but for copies (and, once in
+     * 2^64, two keys sharing a hash). */
+    for (size_t run = 0; run < count;) {
+        size_t end = run + 1;
+        while (end < count && order[end].hash == order[run].hash)
+            end++;
+        for (size_t i = run; i < end; i++) {
+            keep[order[i].index] = 1;
+            for (size_t j = run; j < i; j++)
+                if (keep[order[j].index] && same_key(store, order[i].index, order[j].index)) {
+                    keep[order[i].index] = 0;
+                    break;
+                }
+        }
+        run = end;
     }
     free(order);
     *distinct = 0;
