@@ -39,6 +39,8 @@ int cli_merge(int argc, char **argv)
     while ((c = getopt_long(argc, argv, ":o:h", options, NULL)) != -1) {
         switch (c) {
         case 'o':
+            if (output)
+                return cli_usage_error("merge", "-o/--output is given twice");
             output = optarg;
             break;
         case 'f':

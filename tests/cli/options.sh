@@ -59,6 +59,14 @@ run 2 build -t bloom --layout split -o "$dir/x.amq" "$dir/keys.txt" &&
 run 2 query "$dir/f.amq" --field x "$dir/keys.txt" && expect err "--field takes a field number"
 [ ! -e "$dir/x.amq" ] || fail "a refused build wrote its output"
 
+# An option that names one thing, given twice, is an error, not the last.
+run 2 build -t bloom -o "$dir/x.amq" -o "$dir/y.amq" "$dir/keys.txt" &&
+    expect err "-o/--output is given twice"
+run 2 build -t bloom -t cuckoo -o "$dir/x.amq" "$dir/keys.txt" && expect err "-t/--type is given twice"
+run 2 merge -o "$dir/x.amq" --output "$dir/y.amq" "$dir/f.amq" "$dir/f.amq" &&
+    expect err "-o/--output is given twice"
+[ ! -e "$dir/x.amq" ] && [ ! -e "$dir/y.amq" ] || fail "an option given twice wrote a file"
+
 # bench: its own parser, the same rules.
 run 2 bench -Z && expect err "unknown option '-Z'"
 run 2 bench --no-such-option=1 && expect err "unknown option '--no-such-option'"
