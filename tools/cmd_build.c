@@ -364,7 +364,9 @@ int cli_build(int argc, char **argv)
                       "it will have about %.3g at its capacity",
                       info.target_fpr, info.family, (unsigned long long)info.capacity, delivered);
         }
-        if (capacity_given && cli_warn_past_capacity("build", output, filter, added, read))
+        if (capacity_given &&
+            cli_warn_past_capacity("build", output, filter, store_copies ? 0 : added,
+                                   store_copies ? 0 : read))
             exit_code = CLI_EXIT_PAST_CAPACITY;
     }
     amq_free(filter);

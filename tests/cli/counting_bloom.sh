@@ -54,7 +54,7 @@ run 0 query -c "$dir/f.amq" "$dir/first.txt" && expect out 10000
 run 0 build -t counting-bloom -n 20000 -o "$dir/a.amq" "$dir/keys.txt"
 run 0 build -t counting-bloom -n 20000 -o "$dir/b.amq" "$dir/others.txt"
 run 3 build -t counting-bloom -n 20000 -o "$dir/both.amq" "$dir/keys.txt" "$dir/others.txt" &&
-    expect err "holds 40000 distinct keys, 2.00 times the 20000 it was made for"
+    expect err "holds about 399" && expect err "2.00 times the 20000 it was made for"
 run 3 merge -o "$dir/ab.amq" "$dir/a.amq" "$dir/b.amq" && expect err "2.00 times the 20000 it was made for"
 run 0 query -c "$dir/ab.amq" "$dir/keys.txt" "$dir/others.txt" && expect out 40000
 cmp -s "$dir/ab.amq" "$dir/both.amq" || fail "merge differs from the filter of both key sets"
