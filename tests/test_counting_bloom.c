@@ -1114,19 +1114,8 @@ static void test_damaged_parameters(void **state)
 static void test_no_pair_floor_at_1e_9(void **state)
 {
     (void)state;
-    char spec[96];
-    snprintf(spec, sizeof spec, "counting-bloom n=1000 p=1e-9 seed=%llu", (unsigned long long)seed);
-    amq_filter *f = NULL;
-    assert_int_equal(amq_new(&f, spec), AMQ_OK);
-    amq_test_add_keys(f, seed, 1000);
-    const uint64_t trials = 20000000;
-    uint64_t positives = amq_test_count_false_positives(f, seed, trials);
-    print_message("counting-bloom n=1000 p=1e-9: %llu false positives in %llu\n",
-                  (unsigned long long)positives, (unsigned long long)trials);
-    if (positives > 3)
-        fail_msg("%llu false positives in %llu keys at p = 1e-9 (0.02 expected)",
-                 (unsigned long long)positives, (unsigned long long)trials);
-    amq_free(f);
+    amq_test_expect_at_most_false_positives("counting-bloom n=1000 p=1e-9", seed, 1000, 20000000,
+                                            3);
 }
 
 /* n = 1000, p = 1e-6, 2 * 10^7 absent keys: about 20 false positives, as
@@ -1134,18 +1123,7 @@ static void test_no_pair_floor_at_1e_9(void **state)
 static void test_fpr_1e_6_small_n(void **state)
 {
     (void)state;
-    char spec[96];
-    snprintf(spec, sizeof spec, "counting-bloom n=1000 p=1e-6 seed=%llu", (unsigned long long)seed);
-    amq_filter *f = NULL;
-    assert_int_equal(amq_new(&f, spec), AMQ_OK);
-    amq_test_add_keys(f, seed, 1000);
-    amq_info info;
-    assert_int_equal(amq_info_get(f, &info), AMQ_OK);
-    assert_true(info.expected_fpr <= 2 * info.target_fpr);
-    const uint64_t trials = 20000000;
-    amq_test_expect_fpr("counting-bloom n=1000 p=1e-6",
-                        amq_test_count_false_positives(f, seed, trials), trials, info.expected_fpr);
-    amq_free(f);
+    amq_test_expect_low_rate("counting-bloom n=1000 p=1e-6", seed, AMQ_TEST_ADD, 1000, 20000000, 2);
 }
 
 /* The detail "probe_version" of amq_info, or -1. */

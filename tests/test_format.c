@@ -230,8 +230,7 @@ static void round_trip(const char *dir, const amq__container *c, const amq__piec
 
 static void test_round_trips(void **state)
 {
-    (void)state;
-    char *dir = amq_test_scratch_dir();
+    const char *dir = *state;
     assert_non_null(dir);
     amq_test_rng rng;
     amq_test_rng_init(&rng, amq_test_seed(0x5eed));
@@ -284,8 +283,6 @@ static void test_round_trips(void **state)
                 round_trip(dir, &c, NULL, 0); /* no pieces at all */
         }
     }
-    amq_test_remove_tree(dir);
-    free(dir);
 }
 
 /* ---- the golden file ------------------------------------------------------- */
@@ -399,8 +396,7 @@ static void check_every_byte_change(const uint8_t *file, size_t len)
 
 static void test_every_byte_change_is_caught(void **state)
 {
-    (void)state;
-    char *dir = amq_test_scratch_dir();
+    const char *dir = *state;
     golden g;
     golden_init(&g);
     size_t len;
@@ -418,8 +414,6 @@ static void test_every_byte_change_is_caught(void **state)
     assert_int_equal(len, 72);
     check_every_byte_change(file, len);
     free(file);
-    amq_test_remove_tree(dir);
-    free(dir);
 }
 
 static void test_truncation_and_extension(void **state)
@@ -452,8 +446,7 @@ static void test_truncation_and_extension(void **state)
 
 static void test_empty_and_missing_files(void **state)
 {
-    (void)state;
-    char *dir = amq_test_scratch_dir();
+    const char *dir = *state;
     char *path = join(dir, "empty.amq");
     amq_test_write_file(path, "", 0);
     for (int use_mmap = 0; use_mmap <= 1; use_mmap++) {
@@ -482,8 +475,6 @@ static void test_empty_and_missing_files(void **state)
     }
     free(missing);
     free(path);
-    amq_test_remove_tree(dir);
-    free(dir);
 }
 
 static void test_wrong_magic(void **state)
@@ -599,8 +590,7 @@ static void test_header_fields(void **state)
 
 static void test_writers_reject_bad_containers(void **state)
 {
-    (void)state;
-    char *dir = amq_test_scratch_dir();
+    const char *dir = *state;
     char *path = join(dir, "never.amq");
     golden g;
     golden_init(&g);
@@ -657,8 +647,6 @@ static void test_writers_reject_bad_containers(void **state)
     assert_int_equal(count_entries(dir), 0);
     free(slash);
     free(path);
-    amq_test_remove_tree(dir);
-    free(dir);
 }
 
 /* ---- saving ---------------------------------------------------------------- */
@@ -667,8 +655,7 @@ static void test_writers_reject_bad_containers(void **state)
  * mode, whatever the umask. */
 static void test_save_sets_and_keeps_mode(void **state)
 {
-    (void)state;
-    char *dir = amq_test_scratch_dir();
+    const char *dir = *state;
     char *path = join(dir, "filter.amq");
     char *other = join(dir, "other.amq");
     golden g;
@@ -718,8 +705,6 @@ static void test_save_sets_and_keeps_mode(void **state)
     free(bare);
     free(other);
     free(path);
-    amq_test_remove_tree(dir);
-    free(dir);
 }
 
 static void assert_holds(const char *path, const void *contents, size_t len)
@@ -734,8 +719,7 @@ static void assert_holds(const char *path, const void *contents, size_t len)
 
 static void test_failed_saves_leave_old_file(void **state)
 {
-    (void)state;
-    char *dir = amq_test_scratch_dir();
+    const char *dir = *state;
     golden g;
     golden_init(&g);
     amq_diag diag = { "", 0 };
@@ -786,8 +770,6 @@ static void test_failed_saves_leave_old_file(void **state)
         free(path);
         free(locked);
     }
-    amq_test_remove_tree(dir);
-    free(dir);
 }
 
 /* The file at path parses as a container of the given family. */
@@ -821,8 +803,7 @@ static void assert_link_to(const char *link, const char *text)
  * error. */
 static void test_save_follows_symbolic_links(void **state)
 {
-    (void)state;
-    char *dir = amq_test_scratch_dir();
+    const char *dir = *state;
     char *real = join(dir, "real");
     char *links = join(dir, "links");
     assert_int_equal(mkdir(real, 0755), 0);
@@ -890,16 +871,13 @@ static void test_save_follows_symbolic_links(void **state)
     free(target);
     free(links);
     free(real);
-    amq_test_remove_tree(dir);
-    free(dir);
 }
 
 /* A file without write permission is refused, even for root (who could
  * write it): AMQ_EIO, errno EACCES, the file as it was. */
 static void test_save_refuses_read_only(void **state)
 {
-    (void)state;
-    char *dir = amq_test_scratch_dir();
+    const char *dir = *state;
     char *path = join(dir, "read-only.amq");
     char *link = join(dir, "link.amq");
     amq_test_write_file(path, "old contents", 12);
@@ -942,8 +920,6 @@ static void test_save_refuses_read_only(void **state)
     assert_int_equal(count_entries(dir), 2);
     free(link);
     free(path);
-    amq_test_remove_tree(dir);
-    free(dir);
 }
 
 /* Root's save keeps another user's file theirs (and its set-ID bits); a
@@ -951,14 +927,13 @@ static void test_save_refuses_read_only(void **state)
  * file as it was. */
 static void test_save_keeps_owner(void **state)
 {
-    (void)state;
     if (geteuid() != 0) {
         fprintf(stderr, "not running as root: skipping the owner cases\n");
         return;
     }
     const uid_t nobody = 65534;
     const gid_t nogroup = 65534;
-    char *dir = amq_test_scratch_dir();
+    const char *dir = *state;
     char *path = join(dir, "theirs.amq");
     amq_test_write_file(path, "old contents", 12);
     assert_int_equal(chown(path, nobody, nogroup), 0);
@@ -1019,16 +994,13 @@ static void test_save_keeps_owner(void **state)
     }
     free(roots);
     free(path);
-    amq_test_remove_tree(dir);
-    free(dir);
 }
 
 /* A save replaces a name: the file's other hard links keep the old
  * contents. */
 static void test_save_replaces_one_hard_link(void **state)
 {
-    (void)state;
-    char *dir = amq_test_scratch_dir();
+    const char *dir = *state;
     char *path = join(dir, "one.amq");
     char *other = join(dir, "other.amq");
     amq_test_write_file(path, "old contents", 12);
@@ -1043,8 +1015,6 @@ static void test_save_replaces_one_hard_link(void **state)
     assert_int_equal(st.st_nlink, 1);
     free(other);
     free(path);
-    amq_test_remove_tree(dir);
-    free(dir);
 }
 
 /* Read what a save wrote into a pipe or FIFO: exactly one container. */
@@ -1062,8 +1032,7 @@ static void assert_pipe_holds_container(int fd, uint32_t family)
  * under /proc/self/fd or /dev/fd) are written into, not replaced. */
 static void test_save_into_fifo_device_and_open_file(void **state)
 {
-    (void)state;
-    char *dir = amq_test_scratch_dir();
+    const char *dir = *state;
     golden g;
     golden_init(&g);
     struct stat st;
@@ -1122,8 +1091,6 @@ static void test_save_into_fifo_device_and_open_file(void **state)
     assert_int_equal(count_entries(dir), 2);
 #endif
     free(fifo);
-    amq_test_remove_tree(dir);
-    free(dir);
 }
 
 /* A write that fails part-way (the file-size limit stands in for a full
@@ -1131,8 +1098,7 @@ static void test_save_into_fifo_device_and_open_file(void **state)
  * tells why. */
 static void test_failed_write_leaves_old_file(void **state)
 {
-    (void)state;
-    char *dir = amq_test_scratch_dir();
+    const char *dir = *state;
     char *path = join(dir, "filter.amq");
     amq_test_write_file(path, "old contents", 12);
     golden g;
@@ -1162,8 +1128,6 @@ static void test_failed_write_leaves_old_file(void **state)
     assert_holds(path, "old contents", 12);
     assert_int_equal(count_entries(dir), 1);
     free(path);
-    amq_test_remove_tree(dir);
-    free(dir);
 }
 
 /* A writer killed at a random moment of a save leaves the previous file
@@ -1172,7 +1136,6 @@ static void test_failed_write_leaves_old_file(void **state)
  * must parse and be exactly one of the two versions. */
 static void test_kill_during_save(void **state)
 {
-    (void)state;
     const size_t size = (size_t)64 << 20;
     amq_test_rng rng;
     amq_test_rng_init(&rng, amq_test_seed(0x5eed) ^ 0x6b696c6cULL);
@@ -1198,7 +1161,7 @@ static void test_kill_during_save(void **state)
             pieces[v][i] = (amq__piece){ payloads[v] + (size_t)i * (size / 4), size / 4 };
     }
 
-    char *dir = amq_test_scratch_dir();
+    const char *dir = *state;
     char *path = join(dir, "big.amq");
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -1248,8 +1211,6 @@ static void test_kill_during_save(void **state)
     assert_true(interrupted >= 1);
     assert_int_equal(count_entries(dir), 1);
     free(path);
-    amq_test_remove_tree(dir);
-    free(dir);
     free(payloads[0]);
     free(payloads[1]);
 }
@@ -1257,8 +1218,7 @@ static void test_kill_during_save(void **state)
 /* A pipe cannot be mapped or sized: it is read to its end instead. */
 static void test_image_from_pipe(void **state)
 {
-    (void)state;
-    char *dir = amq_test_scratch_dir();
+    const char *dir = *state;
     char *fifo = join(dir, "pipe");
     assert_int_equal(mkfifo(fifo, 0600), 0);
     golden g;
@@ -1302,8 +1262,6 @@ static void test_image_from_pipe(void **state)
     free(encoded);
     free(payload);
     free(fifo);
-    amq_test_remove_tree(dir);
-    free(dir);
 }
 
 /* ---- parameter blocks ------------------------------------------------------ */
@@ -1396,24 +1354,24 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_encoded_size),
-        cmocka_unit_test(test_round_trips),
+        AMQ_TEST_WITH_SCRATCH(test_round_trips),
         cmocka_unit_test(test_golden_file),
-        cmocka_unit_test(test_every_byte_change_is_caught),
+        AMQ_TEST_WITH_SCRATCH(test_every_byte_change_is_caught),
         cmocka_unit_test(test_truncation_and_extension),
-        cmocka_unit_test(test_empty_and_missing_files),
+        AMQ_TEST_WITH_SCRATCH(test_empty_and_missing_files),
         cmocka_unit_test(test_wrong_magic),
         cmocka_unit_test(test_header_fields),
-        cmocka_unit_test(test_writers_reject_bad_containers),
-        cmocka_unit_test(test_save_sets_and_keeps_mode),
-        cmocka_unit_test(test_save_follows_symbolic_links),
-        cmocka_unit_test(test_save_refuses_read_only),
-        cmocka_unit_test(test_save_keeps_owner),
-        cmocka_unit_test(test_save_replaces_one_hard_link),
-        cmocka_unit_test(test_save_into_fifo_device_and_open_file),
-        cmocka_unit_test(test_failed_saves_leave_old_file),
-        cmocka_unit_test(test_failed_write_leaves_old_file),
-        cmocka_unit_test(test_kill_during_save),
-        cmocka_unit_test(test_image_from_pipe),
+        AMQ_TEST_WITH_SCRATCH(test_writers_reject_bad_containers),
+        AMQ_TEST_WITH_SCRATCH(test_save_sets_and_keeps_mode),
+        AMQ_TEST_WITH_SCRATCH(test_save_follows_symbolic_links),
+        AMQ_TEST_WITH_SCRATCH(test_save_refuses_read_only),
+        AMQ_TEST_WITH_SCRATCH(test_save_keeps_owner),
+        AMQ_TEST_WITH_SCRATCH(test_save_replaces_one_hard_link),
+        AMQ_TEST_WITH_SCRATCH(test_save_into_fifo_device_and_open_file),
+        AMQ_TEST_WITH_SCRATCH(test_failed_saves_leave_old_file),
+        AMQ_TEST_WITH_SCRATCH(test_failed_write_leaves_old_file),
+        AMQ_TEST_WITH_SCRATCH(test_kill_during_save),
+        AMQ_TEST_WITH_SCRATCH(test_image_from_pipe),
         cmocka_unit_test(test_params_round_trip),
         cmocka_unit_test(test_params_overflow),
     };

@@ -464,6 +464,58 @@ void amq_test_expect_fpr(const char *what, uint64_t positives, uint64_t trials, 
                  positives, trials, expected, tolerance);
 }
 
+/* A filter of spec with " seed=<seed>" appended (written to seeded, 256
+ * bytes) holding keys 0 .. count-1 of set 0, filled as fill says, and its
+ * amq_info; fails the test, naming the spec, when it cannot be made. */
+static amq_filter *filter_of_keys(char *seeded, amq_info *info, const char *spec, uint64_t seed,
+                                  amq_test_fill fill, uint64_t count)
+{
+    int len = snprintf(seeded, 256, "%s seed=%" PRIu64, spec, seed);
+    assert_true(len > 0 && len < 256);
+    amq_filter *f = NULL;
+    if (fill == AMQ_TEST_BUILD) {
+        f = amq_test_build_keys(seeded, seed, count);
+    } else {
+        amq_diag diag = { .message = "" };
+        int status = amq_new_ex(&f, seeded, &diag);
+        if (status != AMQ_OK)
+            fail_msg("amq_new '%s': %s (%d)", seeded, diag.message, status);
+        amq_test_add_keys(f, seed, count);
+    }
+    assert_int_equal(amq_info_get(f, info), AMQ_OK);
+    return f;
+}
+
+double amq_test_expect_low_rate(const char *spec, uint64_t seed, amq_test_fill fill, uint64_t keys,
+                                uint64_t trials, double max_over_target)
+{
+    char seeded[256];
+    amq_info info;
+    amq_filter *f = filter_of_keys(seeded, &info, spec, seed, fill, keys);
+    if (max_over_target > 0 && !(info.expected_fpr <= max_over_target * info.target_fpr))
+        fail_msg("%s: expected_fpr %.3g is more than %g times the target %.3g", seeded,
+                 info.expected_fpr, max_over_target, info.target_fpr);
+    amq_test_expect_fpr(seeded, amq_test_count_false_positives(f, seed, trials), trials,
+                        info.expected_fpr);
+    amq_free(f);
+    return info.expected_fpr;
+}
+
+void amq_test_expect_at_most_false_positives(const char *spec, uint64_t seed, uint64_t keys,
+                                             uint64_t trials, uint64_t most)
+{
+    char seeded[256];
+    amq_info info;
+    amq_filter *f = filter_of_keys(seeded, &info, spec, seed, AMQ_TEST_ADD, keys);
+    uint64_t positives = amq_test_count_false_positives(f, seed, trials);
+    print_message("%s: %" PRIu64 " false positives in %" PRIu64 "\n", seeded, positives, trials);
+    if (positives > most)
+        fail_msg("%s: %" PRIu64 " false positives in %" PRIu64 " keys, more than %" PRIu64
+                 " (%.3g expected)",
+                 seeded, positives, trials, most, (double)trials * info.target_fpr);
+    amq_free(f);
+}
+
 void amq_test_expect_recorded_answers(const amq_filter *f, const char *positives,
                                       const char *prefix, size_t present, size_t absent)
 {

@@ -201,6 +201,29 @@ uint64_t amq_test_count_false_positives(const amq_filter *f, uint64_t seed, uint
  * 3e-8 for Poisson). Prints the figures; fails naming what. */
 void amq_test_expect_fpr(const char *what, uint64_t positives, uint64_t trials, double rate);
 
+/* How the filter of a rate check gets its keys: amq_new, then amq_add of
+ * each (a dynamic family), or amq_build of them all (a static one). */
+typedef enum amq_test_fill { AMQ_TEST_ADD, AMQ_TEST_BUILD } amq_test_fill;
+
+/* The rate at small n and low p, as every family checks it. A filter of
+ * spec with " seed=<seed>" appended, holding keys 0 .. keys-1 of set 0
+ * (filled as fill says; the test fails, naming the spec, when it cannot be
+ * made): its amq_info expected_fpr is at most max_over_target times its
+ * target_fpr (not checked when max_over_target is 0), and its false
+ * positives among trials absent keys (amq_test_count_false_positives) are
+ * as many as expected_fpr predicts (amq_test_expect_fpr, named by the
+ * seeded spec). Returns expected_fpr. */
+double amq_test_expect_low_rate(const char *spec, uint64_t seed, amq_test_fill fill, uint64_t keys,
+                                uint64_t trials, double max_over_target);
+
+/* A rate too low for amq_test_expect_fpr's tolerance to tell apart from a
+ * higher one: a filter of spec with " seed=<seed>" appended, keys 0 ..
+ * keys-1 added one by one, answers "maybe" for at most `most` of trials
+ * absent keys. Prints the count; a failure names it and the
+ * trials * target_fpr expected. */
+void amq_test_expect_at_most_false_positives(const char *spec, uint64_t seed, uint64_t keys,
+                                             uint64_t trials, uint64_t most);
+
 /* f answers as recorded in tests/data/<positives> (the lines "prefix-N"
  * it answered "maybe" for, one per line): "maybe" for the keys
  * "prefix-0" .. "prefix-<present-1>" and for the recorded ones among
