@@ -8,6 +8,7 @@
 
 #include "amq/bloom.h"
 #include "hash.h"
+#include "reduce.h"
 #include "util.h"
 
 #include <math.h>
@@ -64,9 +65,9 @@ typedef struct amq__bloom_probe {
 static AMQ__ALWAYS_INLINE amq__bloom_probe amq__bloom_probe_start(amq_u128 hash, uint64_t bits,
                                                                   unsigned version)
 {
-    amq__bloom_probe p = { amq_reduce(hash.low, bits), 0, 0, bits, version };
+    amq__bloom_probe p = { amq__reduce(hash.low, bits), 0, 0, bits, version };
     if (version == AMQ__BLOOM_PROBE_DOUBLE) {
-        p.state = amq_reduce(hash.high, bits);
+        p.state = amq__reduce(hash.high, bits);
     } else {
         p.state = hash.low;
         p.increment = hash.high | 1;
@@ -84,7 +85,7 @@ static AMQ__ALWAYS_INLINE void amq__bloom_probe_next(amq__bloom_probe *p, uint32
         p->state -= p->state >= p->bits ? p->bits : 0;
     } else {
         p->state = p->state * AMQ__BLOOM_REHASH_MULTIPLIER + p->increment;
-        p->position = amq_reduce(p->state, p->bits);
+        p->position = amq__reduce(p->state, p->bits);
     }
 }
 

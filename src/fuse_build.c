@@ -101,6 +101,7 @@
 #include "bits.h"
 #include "fuse_internal.h"
 #include "hash.h"
+#include "reduce.h"
 #include "sort.h"
 #include "util.h"
 
@@ -212,14 +213,14 @@ static void partition(workspace *w, const uint64_t *hashes, size_t n, uint64_t s
     uint64_t *starts = w->starts, *order = w->order;
     memset(starts, 0, ((size_t)segments + 1) * sizeof *starts);
     for (size_t i = 0; i < n; i++)
-        starts[amq_reduce(amq__fuse_mix(hashes[i], seed), segments) + 1]++;
+        starts[amq__reduce(amq__fuse_mix(hashes[i], seed), segments) + 1]++;
     for (uint64_t s = 1; s <= segments; s++)
         starts[s] += starts[s - 1];
     /* starts[s] is now where segment s begins; advancing it as keys are
      * placed leaves it where segment s + 1 begins. */
     for (size_t i = 0; i < n; i++) {
         uint64_t m = amq__fuse_mix(hashes[i], seed);
-        order[starts[amq_reduce(m, segments)]++] = m;
+        order[starts[amq__reduce(m, segments)]++] = m;
     }
 }
 

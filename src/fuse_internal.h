@@ -11,6 +11,7 @@
 #define AMQ_FUSE_INTERNAL_H
 
 #include "amq/fuse.h"
+#include "reduce.h"
 #include "util.h"
 
 #include <stdbool.h>
@@ -77,7 +78,7 @@ static inline uint64_t amq__fuse_mix(uint64_t hash, uint64_t seed)
 static AMQ__ALWAYS_INLINE void amq__fuse_slots(const amq__fuse_shape *s, uint64_t m, uint32_t arity,
                                                uint64_t slots[4])
 {
-    uint64_t first = amq_reduce(m, s->segment_count_length);
+    uint64_t first = amq__reduce(m, s->segment_count_length);
     slots[0] = first;
     slots[1] = (first + s->segment_length) ^ ((m >> 18) & s->segment_mask);
     slots[2] = (first + 2 * s->segment_length) ^ (m & s->segment_mask);

@@ -11,6 +11,7 @@
 
 #include "amq/gcs.h"
 #include "bits.h"
+#include "reduce.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -118,7 +119,7 @@ static inline uint64_t amq__gcs_value(const amq_gcs *f, const amq__gcs_segment *
 {
     if (f->hasher.kind == AMQ_HASH_MD5)
         return s->base + (hash & 0xffffffffu) % s->universe;
-    return s->base + amq_reduce(hash, s->universe);
+    return s->base + amq__reduce(hash, s->universe);
 }
 
 /* A packed field of 0..64 bits at bit offset bit (bits.h's packed fields
@@ -147,7 +148,7 @@ static inline amq__gcs_entry amq__gcs_entry_at(const amq__gcs_index *index, uint
  * below). S must be > 0. */
 static inline uint64_t amq__gcs_entry_for(const amq__gcs_index *index, uint64_t v)
 {
-    uint64_t j = amq_reduce(v, index->reciprocal);
+    uint64_t j = amq__reduce(v, index->reciprocal);
     if (j >= index->entries)
         j = index->entries - 1;
     while (j + 1 < index->entries && (j + 1) * index->width <= v)

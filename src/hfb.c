@@ -130,6 +130,7 @@
  * AMQ_ECORRUPT.
  */
 #include "hfb_internal.h"
+#include "reduce.h"
 #include "util.h"
 
 #include <assert.h>

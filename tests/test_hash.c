@@ -1,6 +1,6 @@
 /*
- * Tests for src/hash.c: the key hash functions, the range reduction and the
- * streaming file checksum.
+ * Tests for src/hash.c and src/reduce.h: the key hash functions, the range
+ * reduction and the streaming file checksum.
  *
  * Every function is pinned by answers that do not come from amq itself:
  *
@@ -17,8 +17,9 @@
  *                 for lengths 0..300 and several seeds, plus the values the
  *                 xxHash project publishes for the empty input and "a", so the
  *                 comparison is not only the library against its own copy.
- *   amq_reduce    the 128-bit product computed here from 32-bit halves, exact
- *                 powers of two, and a chi-square test of uniformity.
+ *   amq__reduce   (src/reduce.h) the 128-bit product computed here from
+ *                 32-bit halves, exact powers of two, and a chi-square test
+ *                 of uniformity.
  *
  * OpenSSL's SipHash writes its output words little-endian, the first word
  * first: 8-byte output is the 64-bit result serialized LE, and 16-byte output
@@ -34,6 +35,7 @@
 
 #include "amq/amq.h"
 #include "hash.h"
+#include "reduce.h"
 #include "test_util.h"
 
 #define XXH_INLINE_ALL
@@ -373,7 +375,7 @@ static void test_xxh3_seed_changes_hash(void **state)
     }
 }
 
-/* ---- amq_reduce ------------------------------------------------------------ */
+/* ---- amq__reduce ----------------------------------------------------------- */
 
 /* The high word of the 128-bit product a*b, from 32-bit halves. */
 static uint64_t mul_high(uint64_t a, uint64_t b)
@@ -404,20 +406,20 @@ static void test_reduce_range_and_product(void **state)
             range = fixed_ranges[(size_t)i % 8];
         if (range == 0)
             range = 1;
-        uint64_t reduced = amq_reduce(hash, range);
+        uint64_t reduced = amq__reduce(hash, range);
         if (reduced >= range)
-            fail_msg("amq_reduce(0x%" PRIx64 ", 0x%" PRIx64 ") = 0x%" PRIx64 ", not below range",
+            fail_msg("amq__reduce(0x%" PRIx64 ", 0x%" PRIx64 ") = 0x%" PRIx64 ", not below range",
                      hash, range, reduced);
         assert_int_equal(reduced, mul_high(hash, range));
-        assert_int_equal(amq_reduce(hash, 0), 0);
-        assert_int_equal(amq_reduce(hash, 1), 0);
-        assert_int_equal(amq_reduce(hash, 2), hash >> 63);
-        assert_int_equal(amq_reduce(hash, UINT64_C(1) << 63), hash >> 1);
+        assert_int_equal(amq__reduce(hash, 0), 0);
+        assert_int_equal(amq__reduce(hash, 1), 0);
+        assert_int_equal(amq__reduce(hash, 2), hash >> 63);
+        assert_int_equal(amq__reduce(hash, UINT64_C(1) << 63), hash >> 1);
         unsigned bits = (unsigned)amq_test_below(&rng, 63) + 1;
-        assert_int_equal(amq_reduce(hash, UINT64_C(1) << bits), hash >> (64 - bits));
+        assert_int_equal(amq__reduce(hash, UINT64_C(1) << bits), hash >> (64 - bits));
     }
-    assert_int_equal(amq_reduce(UINT64_MAX, UINT64_MAX), UINT64_MAX - 1);
-    assert_int_equal(amq_reduce(0, UINT64_MAX), 0);
+    assert_int_equal(amq__reduce(UINT64_MAX, UINT64_MAX), UINT64_MAX - 1);
+    assert_int_equal(amq__reduce(0, UINT64_MAX), 0);
 }
 
 static void test_reduce_uniform(void **state)
@@ -437,7 +439,7 @@ static void test_reduce_uniform(void **state)
         uint64_t width = widths[w], range = buckets * width;
         uint64_t counts[buckets] = { 0 };
         for (int i = 0; i < buckets * per_bucket; i++)
-            counts[amq_reduce(amq_test_next(&rng), range) / width]++;
+            counts[amq__reduce(amq_test_next(&rng), range) / width]++;
         double chi_square = 0;
         for (int b = 0; b < buckets; b++) {
             double deviation = (double)counts[b] - per_bucket;

@@ -215,19 +215,6 @@ AMQ_API amq_u128 amq_siphash24_128(const uint8_t key[16], const void *msg, size_
  */
 AMQ_API void amq_md5(uint8_t digest[16], const void *msg, size_t len);
 
-__extension__ typedef unsigned __int128 amq__uint128;
-
-/**
- * Map a 64-bit hash uniformly onto [0, range) by multiply-high:
- * (hash * range) >> 64. Faster than % and unbiased for uniform hashes.
- * @param range the size of the range; 0 gives 0.
- * @return a value below range (or 0).
- */
-static inline uint64_t amq_reduce(uint64_t hash, uint64_t range)
-{
-    return (uint64_t)(((amq__uint128)hash * range) >> 64);
-}
-
 /* ------------------------------------------------------------------------ */
 /* Numbers as users write them                                               */
 /* ------------------------------------------------------------------------ */
