@@ -12,10 +12,14 @@
 # gzip and zstd commands make that input for its test (tests/cli/input.sh);
 # groff-base renders the man page for its test (tests/cli/manpage.sh);
 # time is GNU time, whose /usr/bin/time reports the peak memory that
-# bench/dedup.sh compares.
+# bench/dedup.sh compares; gcc-multilib (on amd64, where Debian has it)
+# lets tests/headers/check.sh compile the public headers for a 32-bit target.
 set -eu
 
 packages="gcc clang make cmake pkg-config libxxhash-dev libssl-dev libcmocka-dev libclang-rt-14-dev clang-format groff-base zlib1g-dev libzstd-dev gzip zstd"
+if [ "$(dpkg --print-architecture 2>/dev/null || true)" = amd64 ]; then
+    packages="$packages gcc-multilib"
+fi
 case "${1:-}" in
 --bench) packages="$packages libbloom-dev time" ;;
 --demo) packages="$packages wamerican-insane gnuplot-nox fonts-dejavu-core" ;;

@@ -1,30 +1,70 @@
 #!/bin/sh
-# Every public header compiles on its own, as C11 with -pedantic and as
-# C++11, with gcc and with clang where they are installed.
+# Every public header compiles on its own, with gcc and with clang where they
+# are installed: as C99 and C11 with -pedantic, as C11 for a 32-bit target
+# (gcc -m32, when a 32-bit toolchain is installed: Debian's gcc-multilib),
+# as C11 for Windows with the MSVC ABI (clang, freestanding), and as C++11.
+# A user may build against the headers with any of these, so none may use
+# unsigned __int128 or another extension, nor name an internal (amq__,
+# AMQ__) helper.
 #   check.sh INCLUDE_DIR SCRATCH_DIR
 set -eu
 include=$1 scratch=$2
 mkdir -p "$scratch"
 failed=0 checked=0
+
+# -pedantic is silent about what __extension__ marks, so it is defined away:
+# an extension behind it (unsigned __int128) is then an error, as it is on a
+# 32-bit target or with MSVC.
+c_flags="-pedantic -Wall -Wextra -Werror -D__extension__="
+
+m32=""
+if command -v gcc >/dev/null 2>&1; then
+    printf '#include <stdint.h>\nint main(void) { return 0; }\n' >"$scratch/probe.c"
+    if gcc -m32 -std=c11 -c "$scratch/probe.c" -o "$scratch/probe.o" 2>/dev/null; then
+        m32=yes
+    else
+        echo "note: gcc -m32 cannot compile (no 32-bit toolchain: install gcc-multilib);" \
+            "the 32-bit check is skipped"
+    fi
+fi
+
+compile() { # what compiler-and-flags...
+    what=$1
+    shift
+    if ! "$@" -I"$include" -c "$scratch/use.c" -o "$scratch/use.o"; then
+        echo "FAIL: $name $what"
+        failed=1
+    fi
+    checked=$((checked + 1))
+}
+
 for header in "$include"/amq/*.h; do
     name=$(basename "$header")
+    if grep -n 'amq__\|AMQ__' "$header"; then
+        echo "FAIL: $name names an internal amq__ / AMQ__ helper (above)"
+        failed=1
+    fi
     printf '#include <amq/%s>\n#include <amq/%s>\nint main(void) { return 0; }\n' "$name" "$name" \
         >"$scratch/use.c"
     for cc in gcc clang; do
         command -v $cc >/dev/null 2>&1 || continue
-        if ! $cc -std=c11 -pedantic -Wall -Wextra -Werror -I"$include" -c "$scratch/use.c" \
-            -o "$scratch/use.o"; then
-            echo "FAIL: $name as C11 with $cc"; failed=1
-        fi
-        checked=$((checked + 1))
+        for std in c99 c11; do
+            # shellcheck disable=SC2086
+            compile "as $std with $cc" $cc -std=$std $c_flags
+        done
     done
+    if [ -n "$m32" ]; then
+        # shellcheck disable=SC2086
+        compile "as C11 with gcc -m32" gcc -m32 -std=c11 $c_flags
+    fi
+    if command -v clang >/dev/null 2>&1; then
+        # shellcheck disable=SC2086
+        compile "as C11 with clang for x86_64-pc-windows-msvc" \
+            clang --target=x86_64-pc-windows-msvc -ffreestanding -std=c11 $c_flags
+    fi
     for cxx in g++ clang++; do
         command -v $cxx >/dev/null 2>&1 || continue
-        if ! $cxx -std=c++11 -pedantic -Wall -Wextra -Werror -I"$include" -x c++ \
-            -c "$scratch/use.c" -o "$scratch/use.o"; then
-            echo "FAIL: $name as C++11 with $cxx"; failed=1
-        fi
-        checked=$((checked + 1))
+        compile "as C++11 with $cxx" $cxx -std=c++11 -pedantic -Wall -Wextra -Werror -x c++
     done
 done
 [ "$checked" -gt 0 ] || { echo "no compiler found"; exit 1; }
