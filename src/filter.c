@@ -4,10 +4,13 @@
  *
  * A handle is the family, the family's own state, and, when the family
  * borrowed its arrays from a loaded file (a static family opened by mmap),
- * the file image it borrowed from. Creating parses the spec once (spec.c)
- * and hands the family the parsed values; saving asks the family for its
- * hasher, parameter block and payload pieces and writes them through
- * format.c; loading validates the whole file before the family sees it.
+ * the file image it borrowed from - or, loaded from memory with
+ * AMQ_LOAD_BORROW, the caller's buffer, which is never freed here. Creating
+ * parses the spec once (spec.c) and hands the family the parsed values;
+ * saving asks the family for its hasher, parameter block and payload
+ * pieces and writes them through format.c (to a file, a buffer or the
+ * caller's writer); loading validates the whole image before the family
+ * sees it.
  */
 #include "family.h"
 #include "format.h"
@@ -15,6 +18,8 @@
 #include "util.h"
 
 #include <assert.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +28,7 @@ struct amq_filter {
     const amq__family *family;
     void *state;
     amq__file_image image;  /* kept only when the family borrows from it */
+    bool image_is_callers;  /* image is a caller's buffer (AMQ_LOAD_BORROW): never freed */
     uint64_t file_checksum; /* the trailer of the file it was loaded from, else 0 */
 };
 
@@ -375,14 +381,23 @@ int amq_save(const amq_filter *f, const char *path)
     return amq_save_ex(f, path, NULL);
 }
 
-int amq__filter_from_container(amq_filter **out, const amq__container *c, amq__file_image *image,
-                               const char *where, amq_diag *diag)
+/* Let go of an image the family did not keep: close it, unless it is the
+ * caller's buffer, which is not ours to free. */
+static void release_image(amq__file_image *image, bool callers)
+{
+    if (!callers)
+        amq__file_image_close(image);
+}
+
+/* As amq__filter_from_container; callers: *image is a caller's buffer. */
+static int from_container(amq_filter **out, const amq__container *c, amq__file_image *image,
+                          bool callers, const char *where, amq_diag *diag)
 {
     assert(out && c && image && where);
     *out = NULL;
     const amq__family *family = family_by_id(c->family);
     if (!family) {
-        amq__file_image_close(image);
+        release_image(image, callers);
         const char *other = amq__format_non_filter(c->family);
         if (other)
             return amq__fail(diag, AMQ_EUNSUPPORTED, "%s is %s", where, other);
@@ -394,19 +409,27 @@ int amq__filter_from_container(amq_filter **out, const amq__container *c, amq__f
     bool borrows = false;
     int status = family->load(&state, c, &borrows, diag);
     if (status != AMQ_OK) {
-        amq__file_image_close(image);
+        release_image(image, callers);
         return status;
     }
     if (!borrows)
-        amq__file_image_close(image);
+        release_image(image, callers);
     status = wrap(out, family, state);
     if (status != AMQ_OK) {
-        amq__file_image_close(image);
+        release_image(image, callers);
         return status;
     }
-    if (borrows)
+    if (borrows) {
         (*out)->image = *image;
+        (*out)->image_is_callers = callers;
+    }
     return AMQ_OK;
+}
+
+int amq__filter_from_container(amq_filter **out, const amq__container *c, amq__file_image *image,
+                               const char *where, amq_diag *diag)
+{
+    return from_container(out, c, image, false, where, diag);
 }
 
 int amq_load_ex(amq_filter **out, const char *path, unsigned flags, amq_diag *diag)
@@ -430,11 +453,115 @@ int amq_load(amq_filter **out, const char *path)
     return amq_load_ex(out, path, 0, NULL);
 }
 
+/* ---- filters in memory ----------------------------------------------------- */
+
+int amq_save_to_memory(uint8_t **out, size_t *out_len, const amq_filter *f, amq_diag *diag)
+{
+    if (out)
+        *out = NULL;
+    if (out_len)
+        *out_len = 0;
+    if (!out || !out_len || !f)
+        return amq__fail(diag, AMQ_EINVAL, "amq_save_to_memory: %s is NULL",
+                         !out       ? "out"
+                         : !out_len ? "out_len"
+                                    : "the filter");
+    amq__container c;
+    int status;
+    amq__saved *saved = amq__filter_describe(f, &c, diag, &status);
+    if (!saved)
+        return status;
+    status = amq__format_encode(out, out_len, &c, saved->pieces, saved->piece_count, diag);
+    amq__saved_free(saved);
+    return status;
+}
+
+int amq_save_to_writer(const amq_filter *f, amq_write_fn write, void *context, amq_diag *diag)
+{
+    if (!f || !write)
+        return amq__fail(diag, AMQ_EINVAL, "amq_save_to_writer: %s is NULL",
+                         !f ? "the filter" : "the writer");
+    amq__container c;
+    int status;
+    amq__saved *saved = amq__filter_describe(f, &c, diag, &status);
+    if (!saved)
+        return status;
+    status = amq__format_write(&c, saved->pieces, saved->piece_count, write, context, diag);
+    amq__saved_free(saved);
+    return status;
+}
+
+/* A copy of a checked image in memory of its own, 64-byte aligned as a
+ * mapped file's, checked again: what the copy holds is what is trusted,
+ * whatever becomes of the caller's buffer. */
+static int copy_image(amq__file_image *copy, amq__container *c, const uint8_t *data, size_t len,
+                      amq_diag *diag)
+{
+    size_t rounded = (len + AMQ__FORMAT_ALIGN - 1) & ~(size_t)(AMQ__FORMAT_ALIGN - 1);
+    copy->data = rounded >= len ? aligned_alloc(AMQ__FORMAT_ALIGN, rounded) : NULL;
+    copy->len = len;
+    copy->mapped = false;
+    if (!copy->data)
+        return amq__fail(diag, AMQ_ENOMEM, "cannot allocate %zu bytes to copy the image", len);
+    memcpy(copy->data, data, len);
+    int status = amq__format_parse(c, copy->data, len, diag);
+    if (status != AMQ_OK)
+        amq__file_image_close(copy);
+    return status;
+}
+
+int amq_load_from_memory(amq_filter **out, const void *data, size_t len, unsigned flags,
+                         amq_diag *diag)
+{
+    if (out)
+        *out = NULL;
+    if (!out || !data)
+        return amq__fail(diag, AMQ_EINVAL, "amq_load_from_memory: %s is NULL",
+                         !out ? "out" : "the data");
+    if (flags & ~(unsigned)AMQ_LOAD_BORROW)
+        return amq__fail(diag, AMQ_EINVAL,
+                         "load flags 0x%x: from memory only AMQ_LOAD_BORROW applies", flags);
+    static const char where[] = "the image in memory";
+    const uint8_t *bytes = data;
+    amq__container c;
+    int status = amq__format_parse(&c, bytes, len, diag);
+    if (status != AMQ_OK)
+        return status;
+    uint64_t checksum = amq__load_u64le(bytes + len - AMQ__FORMAT_TRAILER_SIZE);
+    bool borrow = (flags & AMQ_LOAD_BORROW) != 0;
+
+    /* A static family may keep pointers into what it loads from: unless
+     * borrowing is asked for, it gets a copy to keep. A dynamic family
+     * builds its own arrays, so it reads the caller's buffer directly; were
+     * it to keep pointers all the same, it is loaded again from a copy. */
+    const amq__family *family = family_by_id(c.family);
+    bool copy_first = !borrow && (!family || !family->create);
+    for (;;) {
+        amq__file_image image = { .data = (uint8_t *)(uintptr_t)bytes, .len = len };
+        if (copy_first) {
+            status = copy_image(&image, &c, bytes, len, diag);
+            if (status != AMQ_OK)
+                return status;
+        }
+        status = from_container(out, &c, &image, !copy_first, where, diag);
+        if (status != AMQ_OK)
+            return status;
+        if (!copy_first && !borrow && (*out)->image_is_callers) {
+            amq_free(*out);
+            *out = NULL;
+            copy_first = true;
+            continue;
+        }
+        (*out)->file_checksum = checksum;
+        return AMQ_OK;
+    }
+}
+
 void amq_free(amq_filter *f)
 {
     if (!f)
         return;
     f->family->destroy(f->state);
-    amq__file_image_close(&f->image);
+    release_image(&f->image, f->image_is_callers);
     free(f);
 }

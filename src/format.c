@@ -42,8 +42,9 @@
  * any single damaged byte is caught by a field check or, failing that, by
  * the checksum.
  *
- * Writing goes through one routine (write_container) for both the
- * in-memory encoder and the file writer, so the two cannot drift apart:
+ * Writing goes through one routine (write_container) for the in-memory
+ * encoder, the caller's writer callback and the file writer, so the three
+ * cannot drift apart:
  * the header, parameter block and first padding are assembled in a small
  * buffer, the payload pieces are passed straight from the caller's memory,
  * and the checksum is computed over exactly the bytes emitted.
@@ -189,10 +190,14 @@ const char *amq__format_non_filter(uint32_t family)
 
 /* ---- writing --------------------------------------------------------------- */
 
-/* Where encoded bytes go: a buffer (encode) or a file descriptor (save). */
+/* Where encoded bytes go: a buffer (encode), a caller's writer callback
+ * (amq__format_write), or a file descriptor (save). */
 typedef struct sink {
     amq__checksum checksum;
-    uint8_t *memory; /* NULL when writing to fd */
+    uint8_t *memory;    /* the buffer, or NULL */
+    amq_write_fn write; /* the callback when memory is NULL, or NULL for fd */
+    void *context;
+    int refused; /* the callback's nonzero answer that stopped the write */
     int fd;
     uint64_t written;
 } sink;
@@ -220,11 +225,18 @@ int amq__write_all(int fd, const void *data, uint64_t len, int64_t offset)
     return 0;
 }
 
-/* Pass bytes to the sink without checksumming them (the trailer). */
+/* Pass bytes to the sink without checksumming them (the trailer). len is
+ * at most IO_CHUNK, so it fits a size_t. */
 static int sink_output(sink *s, const void *data, uint64_t len)
 {
     if (s->memory) {
         memcpy(s->memory + s->written, data, (size_t)len);
+    } else if (s->write) {
+        int answer = len > 0 ? s->write(s->context, data, (size_t)len) : 0;
+        if (answer != 0) {
+            s->refused = answer;
+            return -1;
+        }
     } else if (amq__write_all(s->fd, data, len, -1) != 0) {
         return -1;
     }
@@ -259,7 +271,8 @@ static void store_header(uint8_t *header, const amq__container *c, uint64_t payl
     amq__store_u64le(header + OFFSET_PAYLOAD_LEN, payload_len);
 }
 
-/* Emit a whole container. Returns 0, or -1 with errno set (file sinks). */
+/* Emit a whole container. Returns 0, or -1 (file sinks: errno set;
+ * callback sinks: s->refused set). */
 static int write_container(sink *s, const amq__container *c, const amq__piece *pieces,
                            size_t piece_count, uint64_t payload_len)
 {
@@ -334,6 +347,31 @@ int amq__format_encode(uint8_t **out, size_t *out_len, const amq__container *c,
     *out = buffer;
     *out_len = (size_t)size;
     return AMQ_OK;
+}
+
+int amq__format_write(const amq__container *c, const amq__piece *pieces, size_t piece_count,
+                      amq_write_fn write, void *context, amq_diag *diag)
+{
+    assert(write);
+    uint64_t payload_len = 0;
+    int status = check_container(c, pieces, piece_count, &payload_len, diag);
+    if (status != AMQ_OK)
+        return status;
+    uint64_t size = amq__format_encoded_size(c->params_len, payload_len);
+    sink s = { .write = write, .context = context, .fd = -1, .written = 0 };
+    if (write_container(&s, c, pieces, piece_count, payload_len) == 0) {
+        assert(s.written == size);
+        return AMQ_OK;
+    }
+    /* The writer's reason is its own (its context, errno): say only where
+     * it stopped, and leave errno as it left it. */
+    int saved_errno = errno;
+    amq__fail_at(diag, AMQ_EIO, s.written,
+                 "the writer stopped the save with %d after taking %" PRIu64 " of %" PRIu64
+                 " bytes",
+                 s.refused, s.written, size);
+    errno = saved_errno;
+    return AMQ_EIO;
 }
 
 /* ---- saving ---------------------------------------------------------------- */

@@ -82,6 +82,18 @@ uint64_t amq__format_encoded_size(uint32_t params_len, uint64_t payload_len);
 int amq__format_encode(uint8_t **out, size_t *out_len, const amq__container *c,
                        const amq__piece *pieces, size_t piece_count, amq_diag *diag);
 
+/* Stream a container to a writer callback: the same bytes amq__format_encode
+ * produces, in order, in pieces of at most 1 GiB (the header, parameter
+ * block and padding in one; each payload piece straight from the caller's
+ * memory, a large one in several; the last padding and the checksum in
+ * one), never an empty one. Nothing the size of the payload is allocated.
+ * Returns AMQ_OK; as encode before the first byte (AMQ_EINVAL,
+ * AMQ_ERANGE); AMQ_EIO when the writer returns nonzero, at once, the diag
+ * giving its value and how many bytes it had taken (errno is the
+ * writer's). */
+int amq__format_write(const amq__container *c, const amq__piece *pieces, size_t piece_count,
+                      amq_write_fn write, void *context, amq_diag *diag);
+
 /* Save atomically: symbolic links at path followed to the file they name,
  * write that file's directory/.name.tmp.XXXXXX (mode 0644 less the umask
  * for a new file; an existing file's mode, owner and group), fsync it,

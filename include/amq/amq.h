@@ -405,11 +405,97 @@ AMQ_API int amq_load(amq_filter **out, const char *path);
 
 /** Load options. */
 enum amq_load_flags {
-    AMQ_LOAD_MMAP = 1 /**< map the file instead of reading it (static families) */
+    AMQ_LOAD_MMAP = 1,  /**< map the file instead of reading it (static families) */
+    AMQ_LOAD_BORROW = 2 /**< amq_load_from_memory only: keep pointers into the caller's
+                             buffer instead of copying it (static families) */
 };
 
-/** As amq_load, with flags (AMQ_LOAD_*) and diagnostics (diag may be NULL). */
+/**
+ * As amq_load, with flags (AMQ_LOAD_*) and diagnostics (diag may be NULL).
+ * flags is 0 or AMQ_LOAD_MMAP; anything else is AMQ_EINVAL.
+ */
 AMQ_API int amq_load_ex(amq_filter **out, const char *path, unsigned flags, amq_diag *diag);
+
+/* ---- Filters in memory ---------------------------------------------------
+ * The exact bytes of the file format (docs/FORMAT.md), without a file: what
+ * a database stores as a value (a Redis module's RDB, DUMP and RESTORE) or
+ * a binding passes around. A filter saved to memory and written to a file
+ * is a file amq_load reads, and a file's bytes load from memory. */
+
+/**
+ * Save a filter into a new buffer: byte for byte what amq_save writes to a
+ * file.
+ * @param out receives the buffer, allocated with malloc: the caller frees
+ *   it with free(). NULL on failure. Not NULL.
+ * @param out_len receives the buffer's length (0 on failure); not NULL.
+ * @param f the filter; not NULL.
+ * @param diag on failure, what was wrong; may be NULL.
+ * @return AMQ_OK; AMQ_EINVAL (out, out_len or f is NULL); AMQ_ENOMEM;
+ *   AMQ_ERANGE (larger than this address space).
+ * Allocates: the buffer, the size amq_saved_size gives, and what saving
+ * allocates (e.g. an hfb filter codes its banks), freed before returning.
+ * Thread safety: safe with other readers of f.
+ */
+AMQ_API int amq_save_to_memory(uint8_t **out, size_t *out_len, const amq_filter *f,
+                               amq_diag *diag);
+
+/**
+ * A sink for amq_save_to_writer: take len bytes (len > 0) and return 0, or
+ * return nonzero to stop the save. data is valid only during the call.
+ */
+typedef int (*amq_write_fn)(void *context, const void *data, size_t len);
+
+/**
+ * Save a filter by handing its bytes to a writer in order, for a caller
+ * that cannot hold a second copy of a large filter: the writer receives
+ * exactly the bytes of amq_save_to_memory, in pieces - the header and
+ * parameters in one, the filter's arrays straight from its memory (at most
+ * 1 GiB a call), the checksum last - never an empty one.
+ * @param f the filter; not NULL.
+ * @param write called for each piece, on this thread; not NULL.
+ * @param context passed to write as is; may be NULL.
+ * @param diag on failure, what was wrong; may be NULL.
+ * @return AMQ_OK; AMQ_EINVAL (f or write is NULL); AMQ_EIO when write
+ *   returned nonzero: no further call is made, the diag says the value and
+ *   how many bytes write had taken, and errno is whatever write left (its
+ *   reason is the writer's own to keep in context); AMQ_ENOMEM; AMQ_ERANGE.
+ * Allocates: what saving allocates (an hfb filter codes its banks; the
+ * other families nothing the size of the filter), freed before returning.
+ * Thread safety: safe with other readers of f.
+ */
+AMQ_API int amq_save_to_writer(const amq_filter *f, amq_write_fn write, void *context,
+                               amq_diag *diag);
+
+/**
+ * Load a filter from the bytes of a saved file, checking every field,
+ * length and the checksum before trusting a byte, as amq_load does.
+ *
+ * By default the filter owns its memory: data may be freed or reused as
+ * soon as the call returns. With AMQ_LOAD_BORROW a static filter whose
+ * family keeps its arrays in the file's layout (gcs, fuse8, fuse16) points
+ * into data instead of copying it, as it points into a mapped file with
+ * AMQ_LOAD_MMAP: data must then stay valid and unchanged until amq_free,
+ * and amq never writes to it. Other families (the dynamic ones, hfb)
+ * build their own arrays whatever the flag, and keep no pointer into data
+ * once the call returns. data needs no particular alignment (a 64-byte
+ * aligned buffer gives the arrays the cache-line alignment a file has).
+ * @param out receives the filter; NULL on failure; not NULL.
+ * @param data the image; not NULL (even when len is 0).
+ * @param len its length in bytes.
+ * @param flags 0 or AMQ_LOAD_BORROW; anything else (AMQ_LOAD_MMAP
+ *   included) is AMQ_EINVAL.
+ * @param diag on failure, which check failed and at what offset; may be
+ *   NULL.
+ * @return AMQ_OK; AMQ_EINVAL (out or data NULL, unknown flags); AMQ_EFORMAT
+ *   (not an amq image); AMQ_EVERSION (newer format); AMQ_ECORRUPT (damaged
+ *   or truncated, len 0 included); AMQ_EUNSUPPORTED (a family this build
+ *   does not have, or a bundle); AMQ_ENOMEM.
+ * Allocates: the filter, and without AMQ_LOAD_BORROW for gcs, fuse8 and
+ * fuse16 a copy of the image. Thread safety: safe; data must not change
+ * during the call.
+ */
+AMQ_API int amq_load_from_memory(amq_filter **out, const void *data, size_t len, unsigned flags,
+                                 amq_diag *diag);
 
 /**
  * Merge other into into: afterwards into answers "maybe" for every key
