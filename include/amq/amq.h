@@ -196,6 +196,9 @@ AMQ_API amq_u128 amq_hash128(const amq_hasher *hasher, const void *key, size_t l
 
 /**
  * SipHash-2-4 with 64-bit output.
+ * Public for a caller holding a bare SipHash key rather than a hasher (a
+ * BIP158 block's key), or checking another implementation's values; equal to
+ * amq_hash64 under amq_hasher_siphash with the same key.
  * @param key the 16-byte key (k0 = little-endian bytes 0..7, k1 = bytes 8..15).
  * @param msg the message; may be NULL when len is 0.
  * @param len the message length.
@@ -205,12 +208,16 @@ AMQ_API uint64_t amq_siphash24(const uint8_t key[16], const void *msg, size_t le
 
 /**
  * SipHash-2-4 with 128-bit output.
+ * Public for the reasons amq_siphash24 is; equal to amq_hash128 under
+ * amq_hasher_siphash with the same key.
  * @return the two output words (low = first, high = second).
  */
 AMQ_API amq_u128 amq_siphash24_128(const uint8_t key[16], const void *msg, size_t len);
 
 /**
  * MD5 digest of a message, computed by OpenSSL's libcrypto.
+ * Public so that a program can make the 16-byte IDs of an hfb filter of raw
+ * IDs (AMQ_HFB_IDS_RAW) from its keys, as AMQ_HFB_IDS_MD5 does internally.
  * @param digest receives 16 bytes; not NULL.
  */
 AMQ_API void amq_md5(uint8_t digest[16], const void *msg, size_t len);
@@ -222,6 +229,8 @@ AMQ_API void amq_md5(uint8_t digest[16], const void *msg, size_t len);
 /**
  * Parse a probability as the spec strings and the command line accept it:
  * "0.0001", "1e-4", "1/8192" or "0.01%". The value must lie in (0, 1).
+ * Public so that a program's own options read rates as amq's specs and
+ * command line do (the amq tool uses only the public headers).
  * @param out receives the value on success; not NULL.
  * @param text NUL-terminated; not NULL. Surrounding spaces are not allowed.
  * @return AMQ_OK; AMQ_EINVAL (malformed, or not in (0, 1)) with a message in
@@ -232,6 +241,8 @@ AMQ_API int amq_parse_probability(double *out, const char *text, amq_diag *diag)
 /**
  * Parse a count: a decimal integer ("1000000"), or scientific notation whose
  * value is a whole number ("1e6", "2.5e3"), in [min, max].
+ * Public so that a program's own options read counts as amq's specs and
+ * command line do.
  * @return AMQ_OK; AMQ_EINVAL (malformed, fractional) or AMQ_ERANGE (outside
  *   [min, max]) with a message in *diag (may be NULL).
  */
@@ -241,6 +252,8 @@ AMQ_API int amq_parse_count(uint64_t *out, const char *text, uint64_t min, uint6
 /**
  * Decode hexadecimal text ("00ff0a", either case) into bytes: the SipHash
  * key of a spec, the command line's --hex keys.
+ * Public so that a program reads hex keys and SipHash keys as amq's command
+ * line does.
  * @param out receives text_len / 2 bytes; not NULL unless text_len is 0.
  * @param text the digits; need not be NUL-terminated.
  * @param text_len the number of digits; must be even.
