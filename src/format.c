@@ -378,7 +378,8 @@ int amq__format_write(const amq__container *c, const amq__piece *pieces, size_t 
 
 int amq__io_fail(amq_diag *diag, int saved_errno, const char *format, ...)
 {
-    char what[sizeof diag->message];
+    /* Room left for ": " and the reason, so a long path never cuts it off. */
+    char what[sizeof diag->message - 160];
     va_list args;
     va_start(args, format);
     vsnprintf(what, sizeof what, format, args);

@@ -6,6 +6,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 const char *amq_version(void)
 {
@@ -54,7 +55,10 @@ static void diag_vset(amq_diag *diag, uint64_t offset, const char *format, va_li
 {
     if (!diag)
         return;
-    vsnprintf(diag->message, sizeof diag->message, format, args);
+    int written = vsnprintf(diag->message, sizeof diag->message, format, args);
+    /* Cut short: say so rather than end mid-word. */
+    if (written >= (int)sizeof diag->message)
+        memcpy(diag->message + sizeof diag->message - 4, "...", 4);
     diag->offset = offset;
 }
 

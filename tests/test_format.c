@@ -733,6 +733,27 @@ static void test_failed_saves_leave_old_file(void **state)
     assert_non_null(strstr(diag.message, strerror(ENOENT)));
     free(nowhere);
 
+    /* A path of nearly PATH_MAX bytes (19 missing directories of 200
+     * characters): the message names it, and its temporary file's, in
+     * full, and still ends with the reason. */
+    char component[202];
+    memset(component, 'd', 200);
+    component[200] = '/';
+    component[201] = '\0';
+    char long_tail[19 * 201 + 16] = "";
+    for (int i = 0; i < 19; i++)
+        strcat(long_tail, component);
+    strcat(long_tail, "filter.amq");
+    char *far = join(dir, long_tail);
+    assert_true(strlen(far) > 3800 && strlen(far) < 4096);
+    assert_int_equal(amq__format_save(far, &g.container, g.pieces, 3, &diag), AMQ_EIO);
+    assert_non_null(strstr(diag.message, far));
+    const char *reason = strerror(ENOENT);
+    size_t message_len = strlen(diag.message);
+    assert_true(message_len > strlen(reason));
+    assert_string_equal(diag.message + message_len - strlen(reason), reason);
+    free(far);
+
     /* The path is a directory, or a link to one: refused before anything
      * is written. */
     char *subdir = join(dir, "a-directory");

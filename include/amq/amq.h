@@ -103,11 +103,17 @@ AMQ_API const char *amq_strerror(int status);
  * option of a spec was wrong, which check a file failed.
  *
  * Calls that take an amq_diag accept NULL for it. On failure they write a
- * NUL-terminated message; on success they leave it untouched.
+ * NUL-terminated message; on success they leave it untouched. The message
+ * has room for two paths of PATH_MAX (4096) bytes and the reason, so a
+ * message that names files is never cut before its reason; one that would
+ * still not fit ends in "...".
  */
+#define AMQ_DIAG_MESSAGE_MAX 8448
+
 typedef struct amq_diag {
-    char message[256]; /**< what is wrong, e.g. "option 'p': 1.5 is not in (0, 1)" */
-    uint64_t offset;   /**< byte offset in the input where known, else 0 */
+    char message[AMQ_DIAG_MESSAGE_MAX]; /**< what is wrong, e.g. "option 'p': 1.5 is not in
+                                             (0, 1)" */
+    uint64_t offset;                    /**< byte offset in the input where known, else 0 */
 } amq_diag;
 
 /* ------------------------------------------------------------------------ */
