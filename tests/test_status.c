@@ -22,6 +22,15 @@ static void test_version(void **state)
     assert_string_equal(amq_version(), expected);
 }
 
+/* CMake's project version (from which the SONAME and the package files take
+ * theirs) is the header's and the library's. */
+static void test_version_is_the_projects(void **state)
+{
+    (void)state;
+    assert_string_equal(AMQ_TEST_PROJECT_VERSION, AMQ_VERSION_STRING);
+    assert_string_equal(amq_version(), AMQ_TEST_PROJECT_VERSION);
+}
+
 static void test_codes_are_pinned(void **state)
 {
     (void)state;
@@ -60,6 +69,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_version),
+        cmocka_unit_test(test_version_is_the_projects),
         cmocka_unit_test(test_codes_are_pinned),
         cmocka_unit_test(test_strerror_distinct_and_never_null),
     };
