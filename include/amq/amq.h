@@ -455,8 +455,7 @@ AMQ_API int amq_load_ex(amq_filter **out, const char *path, unsigned flags, amq_
  * allocates (e.g. an hfb filter codes its banks), freed before returning.
  * Thread safety: safe with other readers of f.
  */
-AMQ_API int amq_save_to_memory(uint8_t **out, size_t *out_len, const amq_filter *f,
-                               amq_diag *diag);
+AMQ_API int amq_save_to_memory(uint8_t **out, size_t *out_len, const amq_filter *f, amq_diag *diag);
 
 /**
  * A sink for amq_save_to_writer: take len bytes (len > 0) and return 0, or
