@@ -189,9 +189,9 @@ typedef struct bench_phase_result {
 
 typedef struct bench_result {
     const bench_workload *workload;
-    int status;        /* AMQ_OK, or why setup failed ... */
+    int status;                         /* AMQ_OK, or why setup failed ... */
     char message[AMQ_DIAG_MESSAGE_MAX]; /* ... in words */
-    size_t keys, runs; /* n and R */
+    size_t keys, runs;                  /* n and R */
     bench_phase_result phases[BENCH_MAX_PHASES];
     size_t phase_count;
     bench_figures figures;
