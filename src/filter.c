@@ -79,9 +79,19 @@ static int wrap(amq_filter **out, const amq__family *family, void *state)
     return AMQ_OK;
 }
 
+/* The error of a generic call given NULL for a pointer it needs: the
+ * generic calls are the ones bindings and scripts reach, so they answer
+ * AMQ_EINVAL rather than assert (the typed calls take non-NULL pointers as
+ * a precondition, documented in their headers). */
+static int null_argument(amq_diag *diag, const char *call, const char *argument)
+{
+    return amq__fail(diag, AMQ_EINVAL, "%s: %s is NULL", call, argument);
+}
+
 int amq_new_ex(amq_filter **out, const char *spec_text, amq_diag *diag)
 {
-    assert(out && spec_text);
+    if (!out || !spec_text)
+        return null_argument(diag, "amq_new", !out ? "out" : "spec");
     *out = NULL;
     amq__spec spec;
     int status = amq__spec_parse(&spec, spec_text, families, diag);
@@ -106,7 +116,11 @@ int amq_new(amq_filter **out, const char *spec)
 int amq_build_ex(amq_filter **out, const char *spec_text, const void *const *keys,
                  const size_t *lens, size_t count, amq_diag *diag)
 {
-    assert(out && spec_text && (count == 0 || (keys && lens)));
+    if (!out || !spec_text || (count > 0 && (!keys || !lens)))
+        return null_argument(diag, "amq_build",
+                             !out         ? "out"
+                             : !spec_text ? "spec"
+                                          : "keys or lens (with count > 0)");
     *out = NULL;
     amq__spec spec;
     int status = amq__spec_parse(&spec, spec_text, families, diag);
@@ -150,7 +164,8 @@ int amq_build(amq_filter **out, const char *spec, const void *const *keys, const
 
 int amq_add(amq_filter *f, const void *key, size_t len)
 {
-    assert(f);
+    if (!f || (!key && len > 0))
+        return AMQ_EINVAL;
     if (!f->family->add)
         return AMQ_EUNSUPPORTED;
     return f->family->add(f->state, key, len);
@@ -158,7 +173,8 @@ int amq_add(amq_filter *f, const void *key, size_t len)
 
 int amq_add_unique(amq_filter *f, const void *key, size_t len)
 {
-    assert(f);
+    if (!f || (!key && len > 0))
+        return AMQ_EINVAL;
     if (!f->family->add_unique)
         return AMQ_EUNSUPPORTED;
     return f->family->add_unique(f->state, key, len);
@@ -166,7 +182,8 @@ int amq_add_unique(amq_filter *f, const void *key, size_t len)
 
 int amq_remove(amq_filter *f, const void *key, size_t len)
 {
-    assert(f);
+    if (!f || (!key && len > 0))
+        return AMQ_EINVAL;
     if (!f->family->remove)
         return AMQ_EUNSUPPORTED;
     return f->family->remove(f->state, key, len);
@@ -174,14 +191,16 @@ int amq_remove(amq_filter *f, const void *key, size_t len)
 
 int amq_contains(const amq_filter *f, const void *key, size_t len)
 {
-    assert(f);
+    if (!f || (!key && len > 0))
+        return AMQ_EINVAL;
     return f->family->contains(f->state, key, len);
 }
 
 int amq_contains_many(const amq_filter *f, const void *const *keys, const size_t *lens,
                       size_t count, uint8_t *results)
 {
-    assert(f && (count == 0 || (keys && lens && results)));
+    if (!f || (count > 0 && (!keys || !lens || !results)))
+        return AMQ_EINVAL;
     if (count == 0)
         return AMQ_OK;
     if (f->family->contains_many)
@@ -197,7 +216,8 @@ int amq_contains_many(const amq_filter *f, const void *const *keys, const size_t
 
 int amq_merge(amq_filter *into, const amq_filter *other, amq_diag *diag)
 {
-    assert(into && other);
+    if (!into || !other)
+        return null_argument(diag, "amq_merge", !into ? "into" : "other");
     if (into->family != other->family)
         return amq__fail(diag, AMQ_EINCOMPATIBLE, "cannot merge a %s filter with a %s filter",
                          into->family->name, other->family->name);
@@ -208,7 +228,12 @@ int amq_merge(amq_filter *into, const amq_filter *other, amq_diag *diag)
 
 int amq_export(const amq_filter *f, const char *format, uint8_t **out, size_t *len, amq_diag *diag)
 {
-    assert(f && format && out && len);
+    if (!f || !format || !out || !len)
+        return null_argument(diag, "amq_export",
+                             !f        ? "f"
+                             : !format ? "format"
+                             : !out    ? "out"
+                                       : "len");
     *out = NULL;
     *len = 0;
     if (!f->family->export_as)
@@ -219,6 +244,8 @@ int amq_export(const amq_filter *f, const char *format, uint8_t **out, size_t *l
 
 static const amq__family *family_by_name(const char *name)
 {
+    if (!name)
+        return NULL;
     for (size_t i = 0; families[i]; i++)
         if (strcmp(families[i]->name, name) == 0)
             return families[i];
@@ -270,8 +297,7 @@ const char *amq_capability_name(int capability)
 
 const char *amq_family(const amq_filter *f)
 {
-    assert(f);
-    return f->family->name;
+    return f ? f->family->name : NULL;
 }
 
 static amq_info_detail *next_detail(amq_info *out, const char *name)
@@ -299,7 +325,8 @@ void amq__info_text(amq_info *out, const char *name, const char *text)
 
 int amq_info_get(const amq_filter *f, amq_info *out)
 {
-    assert(f && out);
+    if (!f || !out)
+        return AMQ_EINVAL;
     memset(out, 0, sizeof *out);
     out->family = f->family->name;
     f->family->info(f->state, out);
@@ -352,7 +379,8 @@ uint64_t amq__saved_payload_len(const amq__saved *saved)
 
 int amq_save_ex(const amq_filter *f, const char *path, amq_diag *diag)
 {
-    assert(f && path);
+    if (!f || !path)
+        return null_argument(diag, "amq_save", !f ? "f" : "path");
     amq__container c;
     int status;
     amq__saved *saved = amq__filter_describe(f, &c, diag, &status);
@@ -365,7 +393,8 @@ int amq_save_ex(const amq_filter *f, const char *path, amq_diag *diag)
 
 int amq_saved_size(const amq_filter *f, uint64_t *bytes)
 {
-    assert(f && bytes);
+    if (!f || !bytes)
+        return AMQ_EINVAL;
     amq__container c;
     int status;
     amq__saved *saved = amq__filter_describe(f, &c, NULL, &status);
@@ -434,7 +463,8 @@ int amq__filter_from_container(amq_filter **out, const amq__container *c, amq__f
 
 int amq_load_ex(amq_filter **out, const char *path, unsigned flags, amq_diag *diag)
 {
-    assert(out && path);
+    if (!out || !path)
+        return null_argument(diag, "amq_load", !out ? "out" : "path");
     *out = NULL;
     amq__file_image image;
     amq__container c;

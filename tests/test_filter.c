@@ -333,6 +333,63 @@ static void test_add_unique(void **state)
     amq_test_keys_free(&keys);
 }
 
+/* The generic calls answer AMQ_EINVAL to a NULL pointer they need, with
+ * a message naming it where they take a diag, and change nothing; a key of
+ * length 0 may be NULL. */
+static void test_null_arguments_are_einval(void **state)
+{
+    (void)state;
+    amq_filter *f = NULL;
+    amq_diag diag = { .message = "" };
+    assert_int_equal(amq_new(NULL, "bloom n=100"), AMQ_EINVAL);
+    assert_int_equal(amq_new_ex(&f, NULL, &diag), AMQ_EINVAL);
+    assert_non_null(strstr(diag.message, "amq_new: spec is NULL"));
+    assert_int_equal(amq_build(&f, "fuse8", NULL, NULL, 3), AMQ_EINVAL);
+    assert_int_equal(amq_build_ex(NULL, "fuse8", NULL, NULL, 0, &diag), AMQ_EINVAL);
+    assert_non_null(strstr(diag.message, "out is NULL"));
+    assert_int_equal(amq_load_ex(&f, NULL, 0, &diag), AMQ_EINVAL);
+    assert_non_null(strstr(diag.message, "amq_load: path is NULL"));
+    assert_int_equal(amq_load(NULL, "x.amq"), AMQ_EINVAL);
+    assert_null(f);
+
+    assert_int_equal(amq_new(&f, "bloom n=100"), AMQ_OK);
+    assert_int_equal(amq_add(f, NULL, 0), AMQ_OK); /* the empty key */
+    assert_int_equal(amq_contains(f, NULL, 0), 1);
+    assert_int_equal(amq_add(NULL, "a", 1), AMQ_EINVAL);
+    assert_int_equal(amq_add(f, NULL, 1), AMQ_EINVAL);
+    assert_int_equal(amq_add_unique(NULL, "a", 1), AMQ_EINVAL);
+    assert_int_equal(amq_remove(NULL, "a", 1), AMQ_EINVAL);
+    assert_int_equal(amq_contains(NULL, "a", 1), AMQ_EINVAL);
+    assert_int_equal(amq_contains(f, NULL, 1), AMQ_EINVAL);
+    uint8_t result = 7;
+    const void *key = "a";
+    size_t len = 1;
+    assert_int_equal(amq_contains_many(NULL, &key, &len, 1, &result), AMQ_EINVAL);
+    assert_int_equal(amq_contains_many(f, &key, &len, 1, NULL), AMQ_EINVAL);
+    assert_int_equal(amq_contains_many(f, NULL, NULL, 0, NULL), AMQ_OK);
+    assert_int_equal(result, 7);
+    assert_int_equal(amq_save(f, NULL), AMQ_EINVAL);
+    assert_int_equal(amq_save_ex(NULL, "x.amq", &diag), AMQ_EINVAL);
+    assert_non_null(strstr(diag.message, "amq_save: f is NULL"));
+    uint64_t bytes = 0;
+    assert_int_equal(amq_saved_size(f, NULL), AMQ_EINVAL);
+    assert_int_equal(amq_saved_size(NULL, &bytes), AMQ_EINVAL);
+    amq_info info;
+    assert_int_equal(amq_info_get(NULL, &info), AMQ_EINVAL);
+    assert_int_equal(amq_info_get(f, NULL), AMQ_EINVAL);
+    assert_int_equal(amq_merge(f, NULL, &diag), AMQ_EINVAL);
+    assert_non_null(strstr(diag.message, "amq_merge: other is NULL"));
+    assert_int_equal(amq_merge(NULL, f, NULL), AMQ_EINVAL);
+    uint8_t *data = NULL;
+    assert_int_equal(amq_export(f, NULL, &data, &len, &diag), AMQ_EINVAL);
+    assert_int_equal(amq_export(NULL, "raw", &data, &len, NULL), AMQ_EINVAL);
+    assert_null(amq_family(NULL));
+    assert_int_equal(amq_family_is_static(NULL), AMQ_EINVAL);
+    assert_int_equal(amq_family_capabilities(NULL), AMQ_EINVAL);
+    amq_free(NULL);
+    amq_free(f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -340,6 +397,7 @@ int main(void)
         cmocka_unit_test(test_bloom_batch_at_every_hash_count),
         cmocka_unit_test(test_batch_error_is_single_error),
         cmocka_unit_test(test_capabilities_are_what_the_calls_do),
+        cmocka_unit_test(test_null_arguments_are_einval),
         cmocka_unit_test_setup_teardown(test_add_unique, amq_test_scratch_setup,
                                         amq_test_scratch_teardown),
         cmocka_unit_test_setup_teardown(test_saved_size_is_file_size, amq_test_scratch_setup,

@@ -27,6 +27,11 @@
  *     when no thread modifies it; modifying calls need exclusive access.
  *   - Sizes are 64-bit: filters past 2^32 bits or keys work.
  *   - Nothing aborts on bad input: untrusted files and strings give codes.
+ *   - The generic calls of this header check their pointers: a NULL where a
+ *     pointer is needed gives AMQ_EINVAL (amq_family gives NULL; every
+ *     _free accepts NULL). The typed calls of the family headers take
+ *     their pointers as a precondition ("not NULL" in their docs): they are
+ *     the hot paths, and a NULL there is undefined.
  */
 #ifndef AMQ_AMQ_H
 #define AMQ_AMQ_H
@@ -546,7 +551,7 @@ AMQ_API int amq_export(const amq_filter *f, const char *format, uint8_t **out, s
 
 /**
  * The name of a filter's family ("bloom", "cuckoo", ...).
- * @return a static string; never NULL.
+ * @return a static string; NULL only when f is NULL.
  */
 AMQ_API const char *amq_family(const amq_filter *f);
 
