@@ -13,8 +13,8 @@
  *   - diagnostics (amq_diag) for calls that can say more than a code;
  *   - the one key-hashing entry point (amq_hash64, amq_hash128);
  *   - the generic handle amq_filter, which reaches any family through a spec
- *     string such as "bloom n=1000000 p=0.01" and is what the command-line
- *     tool and the Redis module use;
+ *     string such as "bloom n=1000000 p=0.01": what the command-line tool
+ *     uses, and what a binding or a database module builds on;
  *   - saving and loading filters in amq's one file format (docs/FORMAT.md).
  *
  * Conventions, everywhere in amq:
