@@ -19,7 +19,10 @@
  *
  * Conventions, everywhere in amq:
  *   - Calls return int: AMQ_OK (0) or a negative AMQ_E* code. Queries return
- *     1 (maybe present), 0 (definitely absent) or a negative code.
+ *     1 (maybe present), 0 (definitely absent) or a negative code. The
+ *     typed queries of the family headers (amq_bloom_contains, ...) return
+ *     bool instead: given a valid filter they cannot fail (no allocation,
+ *     no I/O, no argument to refuse), so true and false are all they say.
  *   - Out-parameters come first. Whoever calls a _new, _build or _load
  *     function frees the object with the matching _free, which accepts NULL.
  *   - No global mutable state: distinct objects may be used from distinct
