@@ -189,7 +189,7 @@ int cli_dedup(int argc, char **argv)
     cli_input_close(&in);
     bool past_capacity =
         !failed && got == 0 &&
-        cli_warn_past_capacity("dedup", "the filter of lines seen", seen, printed, 0);
+        cli_warn_past_capacity("dedup", "the filter of lines seen", seen, printed, read);
     if (stats)
         print_stats(seen, read, printed, expected_wrongly_dropped);
     amq_free(seen);
