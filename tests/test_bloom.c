@@ -492,17 +492,6 @@ static void test_fpr_1e_6_small_n(void **state)
     amq_test_expect_low_rate("bloom n=1000 p=1e-6", seed, AMQ_TEST_ADD, 1000, 20000000, 2);
 }
 
-/* The detail "probe_version" of amq_info, or -1. */
-static double probe_version_of(const amq_filter *f)
-{
-    amq_info info;
-    assert_int_equal(amq_info_get(f, &info), AMQ_OK);
-    for (size_t i = 0; i < info.detail_count; i++)
-        if (strcmp(info.details[i].name, "probe_version") == 0)
-            return info.details[i].value;
-    return -1;
-}
-
 /* tests/data/bloom/bloom-v1.amq, saved before the probe version field
  * (tests/data/README.md): it loads as version 1, answers every key as it
  * did then, reports the pair floor in its expected rate, and saves back to
@@ -517,7 +506,7 @@ static void test_saved_version_1_file(void **state)
         amq_diag diag = { .message = "" };
         if (amq_load_ex(&f, path, flags, &diag) != AMQ_OK)
             fail_msg("load %s: %s", path, diag.message);
-        assert_true(probe_version_of(f) == 1);
+        assert_true(amq_test_detail_value(f, "probe_version") == 1);
         amq_test_expect_recorded_answers(f, "bloom/bloom-v1.positives", "golden", 1000, 100000);
         /* m = 9586, k = 7, 1000 keys: the fill's rate, 0.01006, plus the
          * chance of a stored key's pair, 1000 / 9586^2 = 1.09e-5. */
@@ -535,7 +524,7 @@ static void test_saved_version_1_file(void **state)
         assert_int_equal(amq_save(f, saved), AMQ_OK);
         amq_filter *g = NULL;
         assert_int_equal(amq_load(&g, saved), AMQ_OK);
-        assert_true(probe_version_of(g) == 1);
+        assert_true(amq_test_detail_value(g, "probe_version") == 1);
         assert_int_equal(amq_contains(g, "golden-x", 8), 1);
         amq_free(g);
         amq_free(f);
@@ -610,7 +599,7 @@ static void test_version_field(void **state)
         if (!cases[i].refusal) {
             amq_filter *f = NULL;
             assert_int_equal(amq_load(&f, path), AMQ_OK);
-            assert_true(probe_version_of(f) == cases[i].loaded_version);
+            assert_true(amq_test_detail_value(f, "probe_version") == cases[i].loaded_version);
             amq_filter *latest = NULL;
             assert_int_equal(amq_new(&latest, "bloom m=128 k=2 seed=3"), AMQ_OK);
             amq_diag diag = { .message = "" };

@@ -1126,17 +1126,6 @@ static void test_fpr_1e_6_small_n(void **state)
     amq_test_expect_low_rate("counting-bloom n=1000 p=1e-6", seed, AMQ_TEST_ADD, 1000, 20000000, 2);
 }
 
-/* The detail "probe_version" of amq_info, or -1. */
-static double probe_version_of(const amq_filter *f)
-{
-    amq_info info;
-    assert_int_equal(amq_info_get(f, &info), AMQ_OK);
-    for (size_t i = 0; i < info.detail_count; i++)
-        if (strcmp(info.details[i].name, "probe_version") == 0)
-            return info.details[i].value;
-    return -1;
-}
-
 /* tests/data/bloom/counting-v1.amq, saved before the probe version field
  * (tests/data/README.md), from the keys and with the parameters of
  * bloom-v1.amq: its non-zero counters are that filter's bits, so it
@@ -1152,7 +1141,7 @@ static void test_saved_version_1_file(void **state)
         amq_diag diag = { .message = "" };
         if (amq_load_ex(&f, path, flags, &diag) != AMQ_OK)
             fail_msg("load %s: %s", path, diag.message);
-        assert_true(probe_version_of(f) == 1);
+        assert_true(amq_test_detail_value(f, "probe_version") == 1);
         amq_test_expect_recorded_answers(f, "bloom/bloom-v1.positives", "golden", 1000, 100000);
         amq_info info;
         assert_int_equal(amq_info_get(f, &info), AMQ_OK);

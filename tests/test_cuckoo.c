@@ -1334,18 +1334,9 @@ static uint8_t *read_all(const char *path, size_t *len)
     return bytes;
 }
 
-static const amq_info_detail *find_detail(const amq_info *info, const char *name)
-{
-    for (size_t i = 0; i < info->detail_count; i++)
-        if (strcmp(info->details[i].name, name) == 0)
-            return &info->details[i];
-    fail_msg("amq_info of a %s filter has no detail '%s'", info->family, name);
-    return NULL;
-}
-
 static double detail_number(const amq_info *info, const char *name)
 {
-    const amq_info_detail *d = find_detail(info, name);
+    const amq_info_detail *d = amq_test_find_detail(info, name);
     if (d->text[0])
         fail_msg("detail '%s' is the word '%s', not a number", name, d->text);
     return d->value;
@@ -1379,7 +1370,7 @@ static void check_info(const amq_filter *f, uint64_t capacity, uint64_t count,
     assert_true(fabs(info.bits_per_key - (double)info.size_bytes * 8 / (double)capacity) < 1e-9);
     assert_true(detail_number(&info, "max_kicks") >= 1);
     assert_true(detail_number(&info, "growth") >= 0);
-    assert_string_equal(find_detail(&info, "stash")->text, stash);
+    assert_string_equal(amq_test_find_detail(&info, "stash")->text, stash);
 }
 
 static void test_generic_round_trip(void **state)
@@ -1478,7 +1469,7 @@ static void test_generic_full_and_grown_filters(void **state)
     amq_info info;
     for (;; added++) {
         amq_info_get(f, &info);
-        if (strcmp(find_detail(&info, "stash")->text, "occupied") == 0)
+        if (strcmp(amq_test_find_detail(&info, "stash")->text, "occupied") == 0)
             break;
         amq_test_key key = amq_test_make_key(seed, 0, added);
         assert_int_equal(amq_add(f, &key, sizeof key), AMQ_OK);
@@ -1506,7 +1497,7 @@ static void test_generic_full_and_grown_filters(void **state)
     uint64_t removed = 0;
     for (;;) {
         amq_info_get(f, &info);
-        if (strcmp(find_detail(&info, "stash")->text, "empty") == 0)
+        if (strcmp(amq_test_find_detail(&info, "stash")->text, "empty") == 0)
             break;
         assert_true(removed < 20);
         amq_test_key stored = amq_test_make_key(seed, 0, removed++);
@@ -1517,7 +1508,7 @@ static void test_generic_full_and_grown_filters(void **state)
     assert_int_equal(amq_add(f, &key, sizeof key), AMQ_OK);
     assert_int_equal(amq_contains(f, &key, sizeof key), 1);
     amq_info_get(f, &info);
-    check_info(f, N, added - removed + 1, 12, 4, find_detail(&info, "stash")->text);
+    check_info(f, N, added - removed + 1, 12, 4, amq_test_find_detail(&info, "stash")->text);
     amq_free(f);
 
     /* A grown filter: its tables, answers and growth survive the file. */
@@ -1962,7 +1953,7 @@ static void test_semi_sorted_files(void **state)
     amq_test_expect_same_answers(built, loaded, seed, 20000);
     amq_info info;
     amq_info_get(loaded, &info);
-    assert_string_equal(find_detail(&info, "layout")->text, "semi-sorted");
+    assert_string_equal(amq_test_find_detail(&info, "layout")->text, "semi-sorted");
     assert_int_equal(info.size_bytes, (detail_number(&info, "buckets") * 44 + 7) / 8);
     amq_free(built);
     amq_free(loaded);

@@ -577,15 +577,6 @@ static void test_parameter_errors(void **state)
 
 /* ---- the generic handle ----------------------------------------------------------- */
 
-static const amq_info_detail *find_detail(const amq_info *info, const char *name)
-{
-    for (size_t i = 0; i < info->detail_count; i++)
-        if (strcmp(info->details[i].name, name) == 0)
-            return &info->details[i];
-    fail_msg("amq_info has no detail '%s'", name);
-    return NULL;
-}
-
 /* A filter of keys 0 .. n-1 of set 0 through amq_build_ex. */
 static amq_filter *generic_build(const char *spec, uint64_t n)
 {
@@ -619,15 +610,15 @@ static void test_generic_round_trip(void **state)
         assert_true(info.expected_fpr == (wide ? 1.0 / 65536 : 1.0 / 256));
         assert_true(info.target_fpr == (t == 2 ? 0.01 : info.expected_fpr));
         assert_true(info.bits_per_key == (double)info.size_bytes * 8 / N);
-        assert_int_equal(find_detail(&info, "fingerprint_bits")->value, wide ? 16 : 8);
-        assert_int_equal(find_detail(&info, "arity")->value, wide ? 4 : 3);
-        double length = find_detail(&info, "segment_length")->value;
-        double segments = find_detail(&info, "segment_count")->value;
-        double slots = find_detail(&info, "array_length")->value;
+        assert_int_equal(amq_test_find_detail(&info, "fingerprint_bits")->value, wide ? 16 : 8);
+        assert_int_equal(amq_test_find_detail(&info, "arity")->value, wide ? 4 : 3);
+        double length = amq_test_find_detail(&info, "segment_length")->value;
+        double segments = amq_test_find_detail(&info, "segment_count")->value;
+        double slots = amq_test_find_detail(&info, "array_length")->value;
         assert_true(slots == (segments + (wide ? 3 : 2)) * length);
         assert_true(info.size_bytes == slots * (wide ? 2 : 1));
-        assert_true(find_detail(&info, "attempts")->value >= 1);
-        assert_int_equal(strlen(find_detail(&info, "seed")->text), 16);
+        assert_true(amq_test_find_detail(&info, "attempts")->value >= 1);
+        assert_int_equal(strlen(amq_test_find_detail(&info, "seed")->text), 16);
         assert_int_equal(info.hasher.kind, AMQ_HASH_XXH3);
         /* Static: nothing is added, removed or merged. */
         assert_int_equal(amq_add(f, "x", 1), AMQ_EUNSUPPORTED);

@@ -1626,15 +1626,6 @@ static void test_size(void **state)
     check_size(1 << 8, AMQ_GCS_CODE_BEST_GOLOMB, 0);
 }
 
-static const amq_info_detail *find_detail(const amq_info *info, const char *name)
-{
-    for (size_t i = 0; i < info->detail_count; i++)
-        if (strcmp(info->details[i].name, name) == 0)
-            return &info->details[i];
-    fail_msg("info has no %s", name);
-    return NULL;
-}
-
 static void test_info(void **state)
 {
     (void)state;
@@ -1652,20 +1643,20 @@ static void test_info(void **state)
     assert_true(info.target_fpr == 1.0 / 300);
     assert_true(info.expected_fpr > 0.9 / 300 && info.expected_fpr <= 1.0 / 300);
     assert_true(fabs(info.bits_per_key - (double)info.size_bytes * 8 / N) < 1e-9);
-    assert_true(find_detail(&info, "range")->value == 300);
-    assert_true(find_detail(&info, "universe")->value == 300 * N);
-    assert_string_equal(find_detail(&info, "code")->text, "golomb");
-    assert_true(find_detail(&info, "divisor")->value == 300);
-    assert_true(find_detail(&info, "index_entries")->value == 10);
-    assert_true(find_detail(&info, "segments")->value == 1);
-    double stream_bits = find_detail(&info, "stream_bits")->value;
-    double index_bytes = find_detail(&info, "index_bytes")->value;
+    assert_true(amq_test_find_detail(&info, "range")->value == 300);
+    assert_true(amq_test_find_detail(&info, "universe")->value == 300 * N);
+    assert_string_equal(amq_test_find_detail(&info, "code")->text, "golomb");
+    assert_true(amq_test_find_detail(&info, "divisor")->value == 300);
+    assert_true(amq_test_find_detail(&info, "index_entries")->value == 10);
+    assert_true(amq_test_find_detail(&info, "segments")->value == 1);
+    double stream_bits = amq_test_find_detail(&info, "stream_bits")->value;
+    double index_bytes = amq_test_find_detail(&info, "index_bytes")->value;
     assert_true(info.size_bytes == (uint64_t)ceil(stream_bits / 8) + (uint64_t)index_bytes);
     amq_free(f);
     assert_int_equal(amq_build(&f, "gcs", key_set.pointers, key_set.lens, N), AMQ_OK);
     amq_info_get(f, &info);
-    assert_string_equal(find_detail(&info, "code")->text, "rice");
-    assert_true(find_detail(&info, "rice_bits")->value == 10);
+    assert_string_equal(amq_test_find_detail(&info, "code")->text, "rice");
+    assert_true(amq_test_find_detail(&info, "rice_bits")->value == 10);
     amq_free(f);
     amq_test_keys_free(&key_set);
 }

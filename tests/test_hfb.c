@@ -738,14 +738,6 @@ static amq_filter *generic_build(const char *spec, const uint8_t *ids, size_t co
     return f;
 }
 
-static const amq_info_detail *detail(const amq_info *info, const char *name)
-{
-    for (size_t i = 0; i < info->detail_count; i++)
-        if (strcmp(info->details[i].name, name) == 0)
-            return &info->details[i];
-    return NULL;
-}
-
 static void test_generic_spec_errors(void **state)
 {
     (void)state;
@@ -834,22 +826,22 @@ static void test_generic_info(void **state)
     assert_true(info.target_fpr == 1e-4);
     assert_true(info.expected_fpr <= 1e-4 && info.expected_fpr > 0);
     assert_int_equal(info.hasher.kind, AMQ_HASH_XXH3);
-    assert_string_equal(detail(&info, "ids")->text, "raw");
-    assert_true(detail(&info, "bank_bits")->value == 18);
-    double banks = detail(&info, "banks")->value;
+    assert_string_equal(amq_test_detail(&info, "ids")->text, "raw");
+    assert_true(amq_test_detail(&info, "bank_bits")->value == 18);
+    double banks = amq_test_detail(&info, "banks")->value;
     assert_true(banks >= 2 && banks <= 7);
-    assert_true(detail(&info, "banks_total")->value == 7);
-    assert_null(detail(&info, "warning"));
-    assert_true(detail(&info, "banks_listed")->value == (banks < 5 ? banks : 5));
+    assert_true(amq_test_detail(&info, "banks_total")->value == 7);
+    assert_null(amq_test_detail(&info, "warning"));
+    assert_true(amq_test_detail(&info, "banks_listed")->value == (banks < 5 ? banks : 5));
     double product = 1;
     for (int i = 0; i < (int)banks && i < 5; i++) {
         char name[32];
         snprintf(name, sizeof name, "bank%d_fill", i);
-        product *= detail(&info, name)->value;
+        product *= amq_test_detail(&info, name)->value;
         snprintf(name, sizeof name, "bank%d_slice", i);
-        assert_non_null(strchr(detail(&info, name)->text, '+'));
+        assert_non_null(strchr(amq_test_detail(&info, name)->text, '+'));
         snprintf(name, sizeof name, "bank%d_encoding", i);
-        assert_string_equal(detail(&info, name)->text, "golomb");
+        assert_string_equal(amq_test_detail(&info, name)->text, "golomb");
     }
     if (banks <= 5)
         assert_true(fabs(product - info.expected_fpr) <= 1e-12 * product);
@@ -861,10 +853,10 @@ static void test_generic_info(void **state)
      * takes 10 of them): only the first five are listed. */
     f = generic_build("hfb p=1e-7 bank-bits=8", ids, 50);
     assert_int_equal(amq_info_get(f, &info), AMQ_OK);
-    assert_true(detail(&info, "banks")->value > 5);
-    assert_true(detail(&info, "banks_listed")->value == 5);
-    assert_non_null(detail(&info, "bank4_fill"));
-    assert_null(detail(&info, "bank5_fill"));
+    assert_true(amq_test_detail(&info, "banks")->value > 5);
+    assert_true(amq_test_detail(&info, "banks_listed")->value == 5);
+    assert_non_null(amq_test_detail(&info, "bank4_fill"));
+    assert_null(amq_test_detail(&info, "bank5_fill"));
     amq_free(f);
 
     /* Small integers: a warning. */
@@ -875,9 +867,9 @@ static void test_generic_info(void **state)
     }
     f = generic_build("hfb", ids, N);
     assert_int_equal(amq_info_get(f, &info), AMQ_OK);
-    assert_non_null(detail(&info, "warning"));
-    assert_string_equal(detail(&info, "warning")->text, "ids look non-random");
-    assert_true(detail(&info, "deviation")->value > AMQ_HFB_NONRANDOM_DEVIATION);
+    assert_non_null(amq_test_detail(&info, "warning"));
+    assert_string_equal(amq_test_detail(&info, "warning")->text, "ids look non-random");
+    assert_true(amq_test_detail(&info, "deviation")->value > AMQ_HFB_NONRANDOM_DEVIATION);
     assert_true(info.detail_count <= AMQ_INFO_MAX_DETAILS);
     amq_free(f);
     free(ids);

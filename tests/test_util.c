@@ -557,3 +557,27 @@ void amq_test_expect_recorded_answers(const amq_filter *f, const char *positives
     free(lens);
     free(batch);
 }
+
+const amq_info_detail *amq_test_detail(const amq_info *info, const char *name)
+{
+    for (size_t i = 0; i < info->detail_count; i++)
+        if (strcmp(info->details[i].name, name) == 0)
+            return &info->details[i];
+    return NULL;
+}
+
+const amq_info_detail *amq_test_find_detail(const amq_info *info, const char *name)
+{
+    const amq_info_detail *detail = amq_test_detail(info, name);
+    if (!detail)
+        fail_msg("amq_info of a %s filter has no detail '%s'", info->family, name);
+    return detail;
+}
+
+double amq_test_detail_value(const amq_filter *f, const char *name)
+{
+    amq_info info;
+    assert_int_equal(amq_info_get(f, &info), AMQ_OK);
+    const amq_info_detail *detail = amq_test_detail(&info, name);
+    return detail ? detail->value : -1;
+}

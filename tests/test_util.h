@@ -205,6 +205,13 @@ void amq_test_expect_fpr(const char *what, uint64_t positives, uint64_t trials, 
  * each (a dynamic family), or amq_build of them all (a static one). */
 typedef enum amq_test_fill { AMQ_TEST_ADD, AMQ_TEST_BUILD } amq_test_fill;
 
+/* A family detail of amq_info by name: NULL when the family gives none
+ * (amq_test_detail), or the test fails naming it (amq_test_find_detail). */
+const amq_info_detail *amq_test_detail(const amq_info *info, const char *name);
+const amq_info_detail *amq_test_find_detail(const amq_info *info, const char *name);
+/* The number a filter's detail holds, or -1 when it has none. */
+double amq_test_detail_value(const amq_filter *f, const char *name);
+
 /* The rate at small n and low p, as every family checks it. A filter of
  * spec with " seed=<seed>" appended, holding keys 0 .. keys-1 of set 0
  * (filled as fill says; the test fails, naming the spec, when it cannot be
