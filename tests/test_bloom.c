@@ -498,27 +498,10 @@ static void test_fpr_1e_6_small_n(void **state)
  * the same bytes (the version kept, the field left out). */
 static void test_saved_version_1_file(void **state)
 {
-    char *path = amq_test_data_path("bloom/bloom-v1.amq");
     char saved[AMQ_TEST_PATH_MAX];
     amq_test_scratch_path(saved, state, "saved.amq");
     for (unsigned flags = 0; flags <= AMQ_LOAD_MMAP; flags += AMQ_LOAD_MMAP) {
-        amq_filter *f = NULL;
-        amq_diag diag = { .message = "" };
-        if (amq_load_ex(&f, path, flags, &diag) != AMQ_OK)
-            fail_msg("load %s: %s", path, diag.message);
-        assert_true(amq_test_detail_value(f, "probe_version") == 1);
-        amq_test_expect_recorded_answers(f, "bloom/bloom-v1.positives", "golden", 1000, 100000);
-        /* m = 9586, k = 7, 1000 keys: the fill's rate, 0.01006, plus the
-         * chance of a stored key's pair, 1000 / 9586^2 = 1.09e-5. */
-        amq_info info;
-        assert_int_equal(amq_info_get(f, &info), AMQ_OK);
-        double keys = info.estimated_count, m = 9586;
-        double floor = -expm1(keys * log1p(-1 / (m * m)));
-        double fill = pow(4969.0 / m, 7); /* its set bits, amq info says 4969 */
-        assert_true(fabs(info.expected_fpr - (floor + (1 - floor) * fill)) < 1e-15);
-        assert_true(floor > 1.08e-5 && floor < 1.1e-5);
-        assert_int_equal(amq_save(f, saved), AMQ_OK);
-        assert_true(amq_test_same_file(saved, path));
+        amq_filter *f = amq_test_load_golden_version_1("bloom-v1.amq", flags, saved);
         /* An added key keeps the version. */
         assert_int_equal(amq_add(f, "golden-x", 8), AMQ_OK);
         assert_int_equal(amq_save(f, saved), AMQ_OK);
@@ -529,7 +512,6 @@ static void test_saved_version_1_file(void **state)
         amq_free(g);
         amq_free(f);
     }
-    free(path);
 }
 
 /* A version-1 filter's amq_bloom_expected_fpr counts the pair floor: at

@@ -581,3 +581,28 @@ double amq_test_detail_value(const amq_filter *f, const char *name)
     const amq_info_detail *detail = amq_test_detail(&info, name);
     return detail ? detail->value : -1;
 }
+
+amq_filter *amq_test_load_golden_version_1(const char *name, unsigned flags, const char *saved)
+{
+    char relative[64];
+    snprintf(relative, sizeof relative, "bloom/%s", name);
+    char *path = amq_test_data_path(relative);
+    amq_filter *f = NULL;
+    amq_diag diag = { .message = "" };
+    if (amq_load_ex(&f, path, flags, &diag) != AMQ_OK)
+        fail_msg("load %s: %s", path, diag.message);
+    assert_true(amq_test_detail_value(f, "probe_version") == 1);
+    amq_test_expect_recorded_answers(f, "bloom/bloom-v1.positives", "golden", 1000, 100000);
+    /* The fill's rate, (4969 / 9586)^7 = 0.01006, plus the chance of a
+     * stored key's pair, about 1000 / 9586^2 = 1.09e-5. */
+    amq_info info;
+    assert_int_equal(amq_info_get(f, &info), AMQ_OK);
+    double keys = info.estimated_count, m = 9586;
+    double floor = -expm1(keys * log1p(-1 / (m * m)));
+    assert_true(floor > 1.08e-5 && floor < 1.1e-5);
+    assert_true(fabs(info.expected_fpr - (floor + (1 - floor) * pow(4969.0 / m, 7))) < 1e-15);
+    assert_int_equal(amq_save(f, saved), AMQ_OK);
+    assert_true(amq_test_same_file(saved, path));
+    free(path);
+    return f;
+}

@@ -205,6 +205,13 @@ void amq_test_expect_fpr(const char *what, uint64_t positives, uint64_t trials, 
  * each (a dynamic family), or amq_build of them all (a static one). */
 typedef enum amq_test_fill { AMQ_TEST_ADD, AMQ_TEST_BUILD } amq_test_fill;
 
+/* Load tests/data/bloom/NAME with flags: a version-1 classic or counting
+ * filter of the 1000 golden keys (tests/data/README.md: m = 9586, k = 7,
+ * 4969 bits or counters set). Checks that it loads as version 1, answers as
+ * bloom-v1.positives records, reports the pair floor in its expected rate,
+ * and saves back to the same bytes at saved. Returns it (free it). */
+amq_filter *amq_test_load_golden_version_1(const char *name, unsigned flags, const char *saved);
+
 /* A family detail of amq_info by name: NULL when the family gives none
  * (amq_test_detail), or the test fails naming it (amq_test_find_detail). */
 const amq_info_detail *amq_test_detail(const amq_info *info, const char *name);
