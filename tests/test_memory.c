@@ -78,6 +78,16 @@ static uint8_t *save_to_memory(const amq_filter *f, size_t *len)
     return bytes;
 }
 
+/* A loaded filter saves back to exactly the bytes it was loaded from. */
+static void expect_saves_back(const amq_filter *loaded, const uint8_t *bytes, size_t len)
+{
+    size_t again_len = 0;
+    uint8_t *again = save_to_memory(loaded, &again_len);
+    assert_int_equal(again_len, len);
+    assert_memory_equal(again, bytes, len);
+    free(again);
+}
+
 /* A copy of bytes at `offset` past a fresh allocation's start, the
  * allocation ending where the copy does (so a read past it is caught). */
 static uint8_t *copy_at(const uint8_t *bytes, size_t len, size_t offset, uint8_t **allocation)
@@ -249,11 +259,7 @@ static void test_every_family(void **state)
             assert_int_equal(amq_info_get(loaded, &info), AMQ_OK);
             assert_int_equal(info.file_checksum,
                              amq__load_u64le(bytes + len - AMQ__FORMAT_TRAILER_SIZE));
-            size_t again_len = 0;
-            uint8_t *again = save_to_memory(loaded, &again_len);
-            assert_int_equal(again_len, len);
-            assert_memory_equal(again, bytes, len);
-            free(again);
+            expect_saves_back(loaded, bytes, len);
             amq_free(loaded);
         }
         free(allocation);
@@ -548,11 +554,7 @@ static void test_tiny_filters(void **state)
             amq_filter *loaded = NULL;
             assert_int_equal(amq_load_from_memory(&loaded, bytes, len, flags, NULL), AMQ_OK);
             assert_int_equal(amq_contains(loaded, "0123456789abcdef", 16), 0);
-            size_t again_len = 0;
-            uint8_t *again = save_to_memory(loaded, &again_len);
-            assert_int_equal(again_len, len);
-            assert_memory_equal(again, bytes, len);
-            free(again);
+            expect_saves_back(loaded, bytes, len);
             amq_free(loaded);
         }
         free(bytes);
