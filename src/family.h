@@ -58,9 +58,10 @@ typedef struct amq__family {
     int (*merge)(void *state, const void *other, amq_diag *diag);
     /* Describe the filter for saving; *out is zeroed by the caller. */
     int (*save)(const void *state, amq__saved *out);
-    /* Rebuild a filter from a validated container. The family may keep
-     * pointers into c->payload and then sets *borrows_image: the caller
-     * keeps the file image alive as long as the filter. */
+    /* Rebuild a filter from a validated container. A static family (no
+     * create) may keep pointers into c->payload and then sets
+     * *borrows_image: the caller keeps the file image alive as long as the
+     * filter. A dynamic family builds its own arrays and never borrows. */
     int (*load)(void **state, const amq__container *c, bool *borrows_image, amq_diag *diag);
     void (*info)(const void *state, amq_info *out);
     /* The filter's bare data in a named format, in a malloc'd buffer (for

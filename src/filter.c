@@ -492,10 +492,10 @@ int amq_save_to_memory(uint8_t **out, size_t *out_len, const amq_filter *f, amq_
     if (out_len)
         *out_len = 0;
     if (!out || !out_len || !f)
-        return amq__fail(diag, AMQ_EINVAL, "amq_save_to_memory: %s is NULL",
-                         !out       ? "out"
-                         : !out_len ? "out_len"
-                                    : "the filter");
+        return null_argument(diag, "amq_save_to_memory",
+                             !out       ? "out"
+                             : !out_len ? "out_len"
+                                        : "the filter");
     amq__container c;
     int status;
     amq__saved *saved = amq__filter_describe(f, &c, diag, &status);
@@ -509,8 +509,7 @@ int amq_save_to_memory(uint8_t **out, size_t *out_len, const amq_filter *f, amq_
 int amq_save_to_writer(const amq_filter *f, amq_write_fn write, void *context, amq_diag *diag)
 {
     if (!f || !write)
-        return amq__fail(diag, AMQ_EINVAL, "amq_save_to_writer: %s is NULL",
-                         !f ? "the filter" : "the writer");
+        return null_argument(diag, "amq_save_to_writer", !f ? "the filter" : "the writer");
     amq__container c;
     int status;
     amq__saved *saved = amq__filter_describe(f, &c, diag, &status);
@@ -546,8 +545,7 @@ int amq_load_from_memory(amq_filter **out, const void *data, size_t len, unsigne
     if (out)
         *out = NULL;
     if (!out || !data)
-        return amq__fail(diag, AMQ_EINVAL, "amq_load_from_memory: %s is NULL",
-                         !out ? "out" : "the data");
+        return null_argument(diag, "amq_load_from_memory", !out ? "out" : "the data");
     if (flags & ~(unsigned)AMQ_LOAD_BORROW)
         return amq__fail(diag, AMQ_EINVAL,
                          "load flags 0x%x: from memory only AMQ_LOAD_BORROW applies", flags);
@@ -562,29 +560,22 @@ int amq_load_from_memory(amq_filter **out, const void *data, size_t len, unsigne
 
     /* A static family may keep pointers into what it loads from: unless
      * borrowing is asked for, it gets a copy to keep. A dynamic family
-     * builds its own arrays, so it reads the caller's buffer directly; were
-     * it to keep pointers all the same, it is loaded again from a copy. */
+     * builds its own arrays and never borrows (family.h), so it reads the
+     * caller's buffer directly. */
     const amq__family *family = family_by_id(c.family);
     bool copy_first = !borrow && (!family || !family->create);
-    for (;;) {
-        amq__file_image image = { .data = (uint8_t *)(uintptr_t)bytes, .len = len };
-        if (copy_first) {
-            status = copy_image(&image, &c, bytes, len, diag);
-            if (status != AMQ_OK)
-                return status;
-        }
-        status = from_container(out, &c, &image, !copy_first, where, diag);
+    amq__file_image image = { .data = (uint8_t *)(uintptr_t)bytes, .len = len };
+    if (copy_first) {
+        status = copy_image(&image, &c, bytes, len, diag);
         if (status != AMQ_OK)
             return status;
-        if (!copy_first && !borrow && (*out)->image_is_callers) {
-            amq_free(*out);
-            *out = NULL;
-            copy_first = true;
-            continue;
-        }
-        (*out)->file_checksum = checksum;
-        return AMQ_OK;
     }
+    status = from_container(out, &c, &image, !copy_first, where, diag);
+    if (status != AMQ_OK)
+        return status;
+    assert(borrow || copy_first || !(*out)->image_is_callers);
+    (*out)->file_checksum = checksum;
+    return AMQ_OK;
 }
 
 void amq_free(amq_filter *f)
