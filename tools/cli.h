@@ -225,6 +225,9 @@ const char *cli_hasher_kind(const amq_hasher *hasher);
 uint64_t cli_hasher_seed(const amq_hasher *hasher);
 void cli_hasher_key_hex(char out[33], const amq_hasher *hasher);
 
+/* A family detail of info by name ("hashes", "warning"), or NULL. */
+const amq_info_detail *cli_info_detail(const amq_info *info, const char *name);
+
 /* What the filter types of this build can do (amq_family_capabilities),
  * for messages that say what to use instead. A dynamic type takes keys one
  * by one. */

@@ -24,10 +24,8 @@ bool cli_family_adds_once(const char *family)
 /* A family detail's number, or fallback when the family has none. */
 static double detail_value(const amq_info *info, const char *name, double fallback)
 {
-    for (size_t i = 0; i < info->detail_count; i++)
-        if (strcmp(info->details[i].name, name) == 0)
-            return info->details[i].value;
-    return fallback;
+    const amq_info_detail *detail = cli_info_detail(info, name);
+    return detail ? detail->value : fallback;
 }
 
 bool cli_warn_past_capacity(const char *command, const char *what, const amq_filter *filter,

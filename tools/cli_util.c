@@ -305,6 +305,14 @@ void cli_format_hasher(char *out, size_t cap, const amq_hasher *hasher)
     }
 }
 
+const amq_info_detail *cli_info_detail(const amq_info *info, const char *name)
+{
+    for (size_t i = 0; i < info->detail_count; i++)
+        if (strcmp(info->details[i].name, name) == 0)
+            return &info->details[i];
+    return NULL;
+}
+
 bool cli_family_is_dynamic(const char *family)
 {
     int capabilities = amq_family_capabilities(family);

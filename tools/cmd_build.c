@@ -111,10 +111,10 @@ static void print_warning(const amq_filter *filter, const char *output)
 {
     amq_info info;
     amq_info_get(filter, &info);
-    for (size_t i = 0; i < info.detail_count; i++)
-        if (strcmp(info.details[i].name, "warning") == 0)
-            cli_error("build: warning: %s (amq info %s shows why); the filter is saved",
-                      info.details[i].text, output);
+    const amq_info_detail *warning = cli_info_detail(&info, "warning");
+    if (warning)
+        cli_error("build: warning: %s (amq info %s shows why); the filter is saved", warning->text,
+                  output);
 }
 
 /* The family option a short option letter stands for. */

@@ -21,6 +21,7 @@
 #include "cli.h"
 
 #include "amq/amq.h"
+#include "amq/bloom.h"
 #include "amq/calc.h"
 
 #include <getopt.h>
@@ -124,13 +125,14 @@ static int amq_notes(char notes[2][256], const amq_calc *r, unsigned known)
                  "p is below what %llu keys hashed to 128 bits allow (n 2^-127 = %.3g): amq's "
                  "bloom and counting-bloom filters size for %.3g",
                  (unsigned long long)r->n, floor, aim);
-    amq_calc at_most = { .n = r->n, .k = 64, .p = aim };
-    if ((r->k > 64 || aim > r->p) &&
+    amq_calc at_most = { .n = r->n, .k = AMQ_BLOOM_MAX_HASHES, .p = aim };
+    if ((r->k > AMQ_BLOOM_MAX_HASHES || aim > r->p) &&
         amq_calc_solve(&at_most, AMQ_CALC_N | AMQ_CALC_K | AMQ_CALC_P, NULL) == AMQ_OK)
         snprintf(notes[count++], 256,
-                 "amq's bloom and counting-bloom filters take at most 64 hash functions: they "
-                 "use k = 64 and m = %llu bits (%.2f bits per key) for p = %.3g",
-                 (unsigned long long)at_most.m, (double)at_most.m / (double)at_most.n, aim);
+                 "amq's bloom and counting-bloom filters take at most %d hash functions: they "
+                 "use k = %d and m = %llu bits (%.2f bits per key) for p = %.3g",
+                 AMQ_BLOOM_MAX_HASHES, AMQ_BLOOM_MAX_HASHES, (unsigned long long)at_most.m,
+                 (double)at_most.m / (double)at_most.n, aim);
     return count;
 }
 
