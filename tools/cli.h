@@ -276,9 +276,11 @@ bool cli_family_adds_once(const char *family);
  * the keys added, or 0 to use the filter's own count; read: the keys
  * offered, repeats included, or 0), say once on stderr how far past it is
  * and the false-positive rate that means now, and return true: the command
- * then exits CLI_EXIT_PAST_CAPACITY. what names the filter ("f.amq"). */
+ * then exits CLI_EXIT_PAST_CAPACITY. what names the filter ("f.amq");
+ * remedy: what to do about it, or NULL for "build it with a larger -n, or
+ * use" the types that grow. */
 bool cli_warn_past_capacity(const char *command, const char *what, const amq_filter *filter,
-                            uint64_t keys, uint64_t read);
+                            uint64_t keys, uint64_t read, const char *remedy);
 
 /* The rate a filter will have at its capacity when that is clearly above
  * the target it was made for (a target below what the type can deliver:

@@ -29,7 +29,7 @@ static double detail_value(const amq_info *info, const char *name, double fallba
 }
 
 bool cli_warn_past_capacity(const char *command, const char *what, const amq_filter *filter,
-                            uint64_t keys, uint64_t read)
+                            uint64_t keys, uint64_t read, const char *remedy)
 {
     amq_info info;
     amq_info_get(filter, &info);
@@ -57,15 +57,14 @@ bool cli_warn_past_capacity(const char *command, const char *what, const amq_fil
     char of_read[64] = "";
     if (read > keys)
         snprintf(of_read, sizeof of_read, " (of %llu read)", (unsigned long long)read);
-    char grows[128], remedy[256];
-    cli_list_families(grows, sizeof grows, cli_family_grows, " or ");
-    /* dedup makes its filter itself: the remedy is in its own options. */
-    if (strcmp(command, "dedup") == 0)
-        snprintf(remedy, sizeof remedy,
-                 "give a larger -n, or leave out -t: the default type "
-                 "grows");
-    else
-        snprintf(remedy, sizeof remedy, "build it with a larger -n, or use %s, which grow", grows);
+    char fallback[256];
+    if (!remedy) {
+        char grows[128];
+        cli_list_families(grows, sizeof grows, cli_family_grows, " or ");
+        snprintf(fallback, sizeof fallback, "build it with a larger -n, or use %s, which grow",
+                 grows);
+        remedy = fallback;
+    }
     cli_error("%s: warning: %s holds %s%llu distinct keys%s, %.2f times the %llu it was made "
               "for: its false-positive rate is now %.3g, not %.3g; %s",
               command, what,

@@ -366,7 +366,7 @@ int cli_build(int argc, char **argv)
         }
         if (capacity_given &&
             cli_warn_past_capacity("build", output, filter, store_copies ? 0 : added,
-                                   store_copies ? 0 : read))
+                                   store_copies ? 0 : read, NULL))
             exit_code = CLI_EXIT_PAST_CAPACITY;
     }
     amq_free(filter);

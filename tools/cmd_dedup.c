@@ -189,7 +189,8 @@ int cli_dedup(int argc, char **argv)
     cli_input_close(&in);
     bool past_capacity =
         !failed && got == 0 &&
-        cli_warn_past_capacity("dedup", "the filter of lines seen", seen, printed, read);
+        cli_warn_past_capacity("dedup", "the filter of lines seen", seen, printed, read,
+                               "give a larger -n, or leave out -t: the default type grows");
     if (stats)
         print_stats(seen, read, printed, expected_wrongly_dropped);
     amq_free(seen);

@@ -92,7 +92,7 @@ int cli_merge(int argc, char **argv)
     int exit_code = cli_save(result, "merge", output) == AMQ_OK ? CLI_EXIT_OK : CLI_EXIT_ERROR;
     /* The union of filters each near its capacity holds more keys than
      * that capacity: saved, but said. */
-    if (exit_code == CLI_EXIT_OK && cli_warn_past_capacity("merge", output, result, 0, 0))
+    if (exit_code == CLI_EXIT_OK && cli_warn_past_capacity("merge", output, result, 0, 0, NULL))
         exit_code = CLI_EXIT_PAST_CAPACITY;
     amq_free(result);
     return exit_code;

@@ -179,7 +179,7 @@ static int update(int argc, char **argv, bool removing)
         fprintf(stderr, "amq remove: %llu of %llu keys were not in the filter%s\n",
                 (unsigned long long)absent, (unsigned long long)(absent + changed),
                 changed ? "" : "; the file is unchanged");
-    if (!removing && cli_warn_past_capacity(command, path, filter, 0, 0))
+    if (!removing && cli_warn_past_capacity(command, path, filter, 0, 0, NULL))
         exit_code = CLI_EXIT_PAST_CAPACITY;
     amq_free(filter);
     return exit_code;
