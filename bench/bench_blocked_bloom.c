@@ -1,5 +1,5 @@
 /*
- * bench_blocked_bloom.c - the blocked Bloom filters (src/blocked_bloom.c),
+ * bench_blocked_bloom.c - the blocked Bloom filters (src/bloom/blocked_bloom.c),
  * both layouts, beside libbloom on the shared filter workload
  * (bench_filter.h): n 16-byte keys at p = 0.01, sized by the blocked
  * formula. bloom/split-block runs the AVX2 path where the CPU has it.

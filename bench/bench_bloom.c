@@ -1,5 +1,5 @@
 /*
- * bench_bloom.c - the classic Bloom filter (src/bloom.c) beside its peer,
+ * bench_bloom.c - the classic Bloom filter (src/bloom/bloom.c) beside its peer,
  * libbloom, on the shared filter workload (bench_filter.h): n 16-byte keys at
  * p = 0.01. The batch phase is amq_bloom_contains_many, which hashes and
  * prefetches ahead; its ratio to query-present is what batching buys.

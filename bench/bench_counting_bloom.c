@@ -1,5 +1,5 @@
 /*
- * bench_counting_bloom.c - the counting Bloom filter (src/counting_bloom.c,
+ * bench_counting_bloom.c - the counting Bloom filter (src/bloom/counting_bloom.c,
  * 4-bit counters) beside its peer, libbloom, on the shared filter workload
  * (bench_filter.h): n 16-byte keys at p = 0.01, the same phases as
  * bloom/classic, so the two can be compared in one run. The batch phase is
@@ -22,7 +22,7 @@
  * itself, so this step generates them again from the seed (the same keys).
  */
 #include "bench_filter.h"
-#include "util.h"
+#include "core/util.h"
 
 #include "amq/bloom.h"
 

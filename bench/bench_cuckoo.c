@@ -1,5 +1,5 @@
 /*
- * bench_cuckoo.c - the cuckoo filter (src/cuckoo.c) with b = 4 slots per
+ * bench_cuckoo.c - the cuckoo filter (src/cuckoo/cuckoo.c) with b = 4 slots per
  * bucket and f = 8, 12 or 16 fingerprint bits (cuckoo/f8, cuckoo/f12,
  * cuckoo/f16), and f = 12 in semi-sorted buckets (cuckoo/f12-semi: the
  * same answers as cuckoo/f12 in 11 bits a slot; what it costs in time is
@@ -49,7 +49,7 @@
  *                                at a = 0.945, b = 4 holds from f = 12 on.
  */
 #include "bench_filter.h"
-#include "util.h"
+#include "core/util.h"
 
 #include "amq/cuckoo.h"
 

@@ -4,7 +4,7 @@
  * and the pieces of them the static workload (bench_static.c) uses too.
  */
 #include "bench_filter.h"
-#include "util.h"
+#include "core/util.h"
 
 #include <math.h>
 #include <stdlib.h>

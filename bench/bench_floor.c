@@ -36,7 +36,7 @@
  *   floor/probe-seven-key  XXH3-128 of the key, then the classic filter's
  *                          own seven positions (the probe sequence a new
  *                          filter uses, AMQ__BLOOM_PROBE_LATEST: the rehash
- *                          chain, amq__bloom_probe in src/bloom_internal.h)
+ *                          chain, amq__bloom_probe in src/bloom/bloom_internal.h)
  *                          read and and-ed with no branch: the least the
  *                          classic query of a present key costs with that
  *                          probe sequence (phase query-present).
@@ -46,9 +46,9 @@
  * run: a target ratio below it is below what the machine allows.
  */
 #include "bench.h"
-#include "bloom_internal.h"
-#include "hash.h"
-#include "util.h"
+#include "bloom/bloom_internal.h"
+#include "core/hash.h"
+#include "core/util.h"
 
 #include <stdlib.h>
 

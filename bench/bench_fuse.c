@@ -1,5 +1,5 @@
 /*
- * bench_fuse.c - binary fuse filters (src/fuse.c) with 8- and 16-bit
+ * bench_fuse.c - binary fuse filters (src/fuse/fuse.c) with 8- and 16-bit
  * fingerprints, 3-wise (fuse/8, fuse/16) and 4-wise (fuse/8-4wise), on the
  * static workload (bench_static.h) beside the split-block Bloom filter:
  *

@@ -1,5 +1,5 @@
 /*
- * bench_gcs.c - Golomb-coded sets (src/gcs.c) at M = 2^8 and 2^16 (Rice
+ * bench_gcs.c - Golomb-coded sets (src/gcs/gcs.c) at M = 2^8 and 2^16 (Rice
  * codes with P = 8 and 16, FPR about 1/M), each with five seek indexes, on
  * the static workload (bench_static.h) beside the split-block Bloom filter:
  *

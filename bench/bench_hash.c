@@ -16,7 +16,7 @@
  * cannot drop the calls; the sink is otherwise unused.
  */
 #include "bench.h"
-#include "util.h"
+#include "core/util.h"
 
 #include <stdlib.h>
 

@@ -1,5 +1,5 @@
 /*
- * bench_hfb.c - hash-free Bloom banks (src/hfb.c) at p = 1% (hfb/p1%) and
+ * bench_hfb.c - hash-free Bloom banks (src/hfb/hfb.c) at p = 1% (hfb/p1%) and
  * 0.1% (hfb/p0.1%) with the default len (the smallest stored filter: one
  * bank of 2^27 or 2^30 bits at a million keys), and at p = 1% with banks of
  * 2^22 bits (hfb/p1%-bank22: three banks, a tenth of the memory, for 1.1

@@ -31,7 +31,7 @@
  * and a pass over the keys reads memory sequentially.
  */
 #include "bench.h"
-#include "util.h"
+#include "core/util.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -25,7 +25,7 @@
 #ifdef AMQ_BENCH_HAVE_LIBBLOOM
 
 #include "bench_filter.h"
-#include "util.h"
+#include "core/util.h"
 
 #include <bloom.h>
 #include <stdlib.h>

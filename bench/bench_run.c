@@ -30,7 +30,7 @@
  * set up (it is reported and the others still run), 2 for a bad command line.
  */
 #include "bench.h"
-#include "util.h"
+#include "core/util.h"
 
 #include <assert.h>
 #include <getopt.h>

@@ -1,5 +1,5 @@
 /*
- * bench_scalable_bloom.c - the scalable Bloom filter (src/scalable_bloom.c)
+ * bench_scalable_bloom.c - the scalable Bloom filter (src/bloom/scalable_bloom.c)
  * beside its peer, libbloom, on the shared filter workload (bench_filter.h):
  * n 16-byte keys at p = 0.01.
  *
@@ -16,7 +16,7 @@
  * the stages' fills predict, 1 - prod(1 - fill_i^k_i)).
  */
 #include "bench_filter.h"
-#include "util.h"
+#include "core/util.h"
 
 #include "amq/bloom.h"
 

@@ -9,7 +9,7 @@
  * every build, so they stay valid across the build passes).
  */
 #include "bench_static.h"
-#include "util.h"
+#include "core/util.h"
 
 #include <stdlib.h>
 

@@ -1,5 +1,5 @@
 /*
- * fuzz_bundle_open.c - a bundle's member records and index (src/bundle.c)
+ * fuzz_bundle_open.c - a bundle's member records and index (src/bundle/bundle.c)
  * on arbitrary bytes.
  *
  * A mutated bundle file fails the container's checksum before its records
@@ -19,8 +19,8 @@
  *
  * A violation aborts with a message on stderr, so libFuzzer keeps the input.
  */
-#include "bundle_internal.h"
-#include "util.h"
+#include "bundle/bundle_internal.h"
+#include "core/util.h"
 
 #include <stdint.h>
 #include <stdio.h>

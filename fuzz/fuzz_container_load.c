@@ -5,7 +5,7 @@
  * for byte, since every byte of a valid file is determined by its fields
  * (docs/FORMAT.md, "Canonical encoding").
  */
-#include "format.h"
+#include "core/format.h"
 
 #include <stdint.h>
 #include <stdlib.h>

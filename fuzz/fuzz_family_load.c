@@ -38,13 +38,14 @@
  *
  * A violation aborts with a message on stderr, so libFuzzer keeps the input.
  */
-#include "bloom_internal.h"
-#include "family.h"
-#include "format.h"
-#include "fuse_internal.h"
-#include "gcs_internal.h"
-#include "hfb_internal.h"
-#include "util.h"
+#include "bloom/bloom_internal.h"
+#include "core/family.h"
+#include "core/format.h"
+#include "core/util.h"
+#include "filter/filter.h"
+#include "fuse/fuse_internal.h"
+#include "gcs/gcs_internal.h"
+#include "hfb/hfb_internal.h"
 
 #include <stdarg.h>
 #include <stdint.h>

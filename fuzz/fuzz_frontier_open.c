@@ -1,6 +1,6 @@
 /*
- * fuzz_frontier_open.c - amq_frontier_open (src/frontier.c,
- * src/frontier_segments.c) on a whole frontier directory made from
+ * fuzz_frontier_open.c - amq_frontier_open (src/frontier/frontier.c,
+ * src/frontier/frontier_segments.c) on a whole frontier directory made from
  * arbitrary bytes, then, when it opens, every queued URL popped, a few
  * pushed, a checkpoint saved and the directory reopened.
  *
@@ -70,9 +70,9 @@
  * one of these once.
  */
 #include "amq/frontier.h"
-#include "frontier_internal.h"
-#include "hash.h"
-#include "util.h"
+#include "core/hash.h"
+#include "core/util.h"
+#include "frontier/frontier_internal.h"
 
 #include <dirent.h>
 #include <inttypes.h>

@@ -19,8 +19,8 @@
  * the same values. A power-of-two divisor is also decoded as Rice, which
  * must agree.
  */
-#include "bits.h"
-#include "util.h"
+#include "core/bits.h"
+#include "core/util.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -25,9 +25,9 @@
  *
  * A violation aborts with a message on stderr, so libFuzzer keeps the input.
  */
-#include "format.h"
-#include "hash.h"
-#include "util.h"
+#include "core/format.h"
+#include "core/hash.h"
+#include "core/util.h"
 
 #include <stdarg.h>
 #include <stdint.h>

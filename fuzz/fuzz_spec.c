@@ -8,8 +8,9 @@
  * exist. Nothing may crash, leak, or succeed with a value out of range.
  */
 #include "amq/amq.h"
-#include "family.h"
-#include "spec.h"
+#include "core/family.h"
+#include "core/spec.h"
+#include "filter/filter.h"
 
 #include <math.h>
 #include <stdint.h>

@@ -25,8 +25,8 @@
  * The frontiers are made in DIR/.work, removed at the end.
  */
 #include "amq/frontier.h"
-#include "frontier_internal.h"
-#include "util.h"
+#include "core/util.h"
+#include "frontier/frontier_internal.h"
 
 #include <dirent.h>
 #include <inttypes.h>

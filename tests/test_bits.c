@@ -5,7 +5,7 @@
 
 #include <cmocka.h>
 
-#include "bits.h"
+#include "core/bits.h"
 #include "test_util.h"
 
 #include <stdbool.h>

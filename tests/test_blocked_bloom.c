@@ -1,5 +1,5 @@
 /*
- * Tests for the blocked Bloom filters (src/blocked_bloom.c), both layouts:
+ * Tests for the blocked Bloom filters (src/bloom/blocked_bloom.c), both layouts:
  * the split-block bits against values computed from Parquet's definition,
  * the AVX2 and portable paths setting the same bits, sizing by the
  * Poisson-mix formula (and the formula against measurement), no false
@@ -14,8 +14,8 @@
 
 #include "amq/amq.h"
 #include "amq/bloom.h"
-#include "bloom_internal.h"
-#include "format.h"
+#include "bloom/bloom_internal.h"
+#include "core/format.h"
 #include "test_util.h"
 
 #include <math.h>

@@ -1,5 +1,5 @@
 /*
- * Tests for the classic Bloom filter (src/bloom.c): sizing, no false
+ * Tests for the classic Bloom filter (src/bloom/bloom.c): sizing, no false
  * negatives, the false-positive rate against the formula within a binomial
  * tolerance, the count estimate, union and intersection, batch queries,
  * save/load through the generic handle, and damaged files.
@@ -13,8 +13,8 @@
 #include "amq/amq.h"
 #include "amq/bloom.h"
 #include "amq/calc.h"
-#include "bloom_internal.h"
-#include "format.h"
+#include "bloom/bloom_internal.h"
+#include "core/format.h"
 #include "test_util.h"
 
 #include <math.h>

@@ -1,5 +1,5 @@
 /*
- * Tests for bundles (src/bundle.c): many named filters and byte strings in
+ * Tests for bundles (src/bundle/bundle.c): many named filters and byte strings in
  * one file - round trips, name order and lookup, the size of a member's
  * framing, and every way a damaged bundle is refused.
  */
@@ -11,7 +11,7 @@
 
 #include "amq/amq.h"
 #include "amq/bundle.h"
-#include "format.h"
+#include "core/format.h"
 #include "test_util.h"
 
 #include <stdio.h>

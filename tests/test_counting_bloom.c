@@ -1,5 +1,5 @@
 /*
- * Tests for the counting Bloom filter (src/counting_bloom.c): sizing and
+ * Tests for the counting Bloom filter (src/bloom/counting_bloom.c): sizing and
  * probing identical to the classic filter's (its non-zero counters are the
  * classic filter's set bits), no false negatives, the FPR within a binomial
  * tolerance, removal back to all-zero counters, removal of certainly absent
@@ -16,8 +16,8 @@
 #include "amq/amq.h"
 #include "amq/bloom.h"
 #include "amq/calc.h"
-#include "bloom_internal.h"
-#include "format.h"
+#include "bloom/bloom_internal.h"
+#include "core/format.h"
 #include "test_util.h"
 
 #include <math.h>
@@ -871,7 +871,7 @@ static amq_filter *empty_version_1(const char *path, uint64_t m, uint32_t k, uin
     return f;
 }
 
-/* The saved file holds what src/counting_bloom.c's opening comment says:
+/* The saved file holds what src/bloom/counting_bloom.c's opening comment says:
  * the parameter block, then the counters packed least significant first
  * (4-bit: counter 2j in the low nibble of byte j), at the positions of the
  * filter's probe version. Expected bytes are computed here from the keys'

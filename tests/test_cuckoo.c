@@ -1,5 +1,5 @@
 /*
- * Tests for the cuckoo filter (src/cuckoo.c).
+ * Tests for the cuckoo filter (src/cuckoo/cuckoo.c).
  *
  * What they establish, each by something that could fail:
  *   - no false negatives, for bucket sizes 2, 4, 8 and fingerprints of 4 to
@@ -37,8 +37,8 @@
 
 #include "amq/amq.h"
 #include "amq/cuckoo.h"
-#include "cuckoo_internal.h"
-#include "format.h"
+#include "core/format.h"
+#include "cuckoo/cuckoo_internal.h"
 #include "test_util.h"
 
 #include <math.h>
@@ -505,7 +505,7 @@ static amq_cuckoo *new_semi_sorted(uint64_t capacity, uint32_t fingerprint_bits)
 }
 
 /* A hash whose fingerprint is fingerprint (1 .. 2^f - 1) and whose first
- * bucket is bucket, by inverting the mappings in src/cuckoo.c: fp = 1 +
+ * bucket is bucket, by inverting the mappings in src/cuckoo/cuckoo.c: fp = 1 +
  * (lo32 (2^f - 1)) >> 32, bucket = (hi32 buckets) >> 32. */
 static uint64_t hash_for(const amq_cuckoo *f, uint32_t fingerprint, uint64_t bucket)
 {
@@ -1699,7 +1699,7 @@ static void test_flipped_and_truncated_files(void **state)
     free(good);
 }
 
-/* A cuckoo parameter block, field by field, as src/cuckoo.c saves it: f,
+/* A cuckoo parameter block, field by field, as src/cuckoo/cuckoo.c saves it: f,
  * b, layout, max kicks, growth (u32 each), capacity (u64), target fpr (f64), the
  * walk's random state (u64), the table count (u32); then per table its
  * buckets, fingerprints stored, stash bucket (u64 each) and stash

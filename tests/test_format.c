@@ -1,5 +1,5 @@
 /*
- * Tests for the container file format (src/format.c, docs/FORMAT.md):
+ * Tests for the container file format (src/core/format.c, docs/FORMAT.md):
  * round trips through memory, files and mappings; the golden version-1
  * file; every single-byte change, truncation and extension of a file is
  * caught with the right code; each header field's check fires on its own
@@ -13,10 +13,10 @@
 
 #include <cmocka.h>
 
-#include "format.h"
-#include "hash.h"
+#include "core/format.h"
+#include "core/hash.h"
+#include "core/util.h"
 #include "test_util.h"
-#include "util.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -1,5 +1,5 @@
 /*
- * Tests for the crawl frontier (src/frontier.c, frontier_segments.c,
+ * Tests for the crawl frontier (src/frontier/frontier.c, frontier_segments.c,
  * frontier_url.c) against an exact model: a FIFO of URL ids, the set of ids
  * ever enqueued, and a replica scalable Bloom filter made with the
  * frontier's parameters, which predicts each push's answer exactly (the
@@ -21,9 +21,9 @@
 #include "amq/amq.h"
 #include "amq/bloom.h"
 #include "amq/frontier.h"
-#include "frontier_internal.h"
+#include "core/util.h"
+#include "frontier/frontier_internal.h"
 #include "test_util.h"
-#include "util.h"
 
 #include <dirent.h>
 #include <errno.h>

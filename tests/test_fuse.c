@@ -1,5 +1,5 @@
 /*
- * Tests for binary fuse filters (src/fuse.c, src/fuse_build.c).
+ * Tests for binary fuse filters (src/fuse/fuse.c, src/fuse/fuse_build.c).
  *
  * What they establish, each by something that could fail:
  *   - no false negatives at 10,000,000 keys for f = 8 and f = 16 (1,000,000
@@ -36,8 +36,8 @@
 
 #include "amq/amq.h"
 #include "amq/fuse.h"
-#include "format.h"
-#include "fuse_internal.h"
+#include "core/format.h"
+#include "fuse/fuse_internal.h"
 #include "test_util.h"
 
 #include <math.h>
@@ -797,7 +797,7 @@ static void test_flipped_and_truncated_files(void **state)
     }
 }
 
-/* The fuse parameter block, field by field (src/fuse.c): u32 fingerprint
+/* The fuse parameter block, field by field (src/fuse/fuse.c): u32 fingerprint
  * bits, u32 arity, u64 seed, u64 segment length, u64 segment count, u64
  * array length, u64 keys, u32 attempts, f64 target fpr. */
 typedef struct fuse_fields {

@@ -1,5 +1,5 @@
 /*
- * Tests for the Golomb-coded set (src/gcs.c, gcs_query.c, gcs_file.c).
+ * Tests for the Golomb-coded set (src/gcs/gcs.c, gcs_query.c, gcs_file.c).
  *
  * What they establish, each by something that could fail:
  *   - the article's worked example: the MD5 value of each of the 26 words
@@ -42,9 +42,9 @@
 
 #include "amq/amq.h"
 #include "amq/gcs.h"
-#include "bits.h"
-#include "format.h"
-#include "gcs_internal.h"
+#include "core/bits.h"
+#include "core/format.h"
+#include "gcs/gcs_internal.h"
 #include "test_util.h"
 
 #include <math.h>
@@ -1199,7 +1199,7 @@ static void expect_crafted_refused(const char *path, const saved_file *s, const 
     assert_null(f);
 }
 
-/* Offsets in the gcs parameter block (src/gcs_file.c). */
+/* Offsets in the gcs parameter block (src/gcs/gcs_file.c). */
 enum {
     P_RANGE = 0,
     P_DIVISOR = 8,

@@ -1,5 +1,5 @@
 /*
- * Tests for src/hash.c and src/reduce.h: the key hash functions, the range
+ * Tests for src/core/hash.c and src/core/reduce.h: the key hash functions, the range
  * reduction and the streaming file checksum.
  *
  * Every function is pinned by answers that do not come from amq itself:
@@ -17,7 +17,7 @@
  *                 for lengths 0..300 and several seeds, plus the values the
  *                 xxHash project publishes for the empty input and "a", so the
  *                 comparison is not only the library against its own copy.
- *   amq__reduce   (src/reduce.h) the 128-bit product computed here from
+ *   amq__reduce   (src/core/reduce.h) the 128-bit product computed here from
  *                 32-bit halves, exact powers of two, and a chi-square test
  *                 of uniformity.
  *
@@ -34,8 +34,8 @@
 #include <cmocka.h>
 
 #include "amq/amq.h"
-#include "hash.h"
-#include "reduce.h"
+#include "core/hash.h"
+#include "core/reduce.h"
 #include "test_util.h"
 
 #define XXH_INLINE_ALL

@@ -1,5 +1,5 @@
 /*
- * Tests for the hash-free Bloom banks (src/hfb.c).
+ * Tests for the hash-free Bloom banks (src/hfb/hfb.c).
  *
  * What they establish, each by something that could fail:
  *   - no false negatives for 1,000, 100,000 and 1,000,000 random IDs;
@@ -43,8 +43,8 @@
 
 #include "amq/amq.h"
 #include "amq/hfb.h"
-#include "format.h"
-#include "hfb_internal.h"
+#include "core/format.h"
+#include "hfb/hfb_internal.h"
 #include "test_util.h"
 
 #include <math.h>

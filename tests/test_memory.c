@@ -26,7 +26,7 @@
 #include <cmocka.h>
 
 #include "amq/amq.h"
-#include "format.h"
+#include "core/format.h"
 #include "test_util.h"
 
 #include <stdio.h>

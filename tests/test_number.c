@@ -7,7 +7,7 @@
 #include <cmocka.h>
 
 #include "amq/amq.h"
-#include "number.h"
+#include "core/number.h"
 #include "test_util.h"
 
 #include <locale.h>

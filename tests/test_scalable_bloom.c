@@ -1,5 +1,5 @@
 /*
- * Tests for the scalable Bloom filter (src/scalable_bloom.c): defaults and
+ * Tests for the scalable Bloom filter (src/bloom/scalable_bloom.c): defaults and
  * stage sizing, no false negatives, the compound false-positive rate after
  * 64 times the initial capacity (at most p within a binomial tolerance, and
  * equal to what the stages' fills predict, so stages sharing one key hash
@@ -16,10 +16,10 @@
 #include "amq/amq.h"
 #include "amq/bloom.h"
 #include "amq/calc.h"
-#include "bloom_internal.h"
-#include "format.h"
+#include "bloom/bloom_internal.h"
+#include "core/format.h"
+#include "core/util.h"
 #include "test_util.h"
-#include "util.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -1,5 +1,5 @@
 /*
- * Tests for the spec parser (src/spec.c) against a family list made up for
+ * Tests for the spec parser (src/core/spec.c) against a family list made up for
  * the test, and for the generic handle's answers to specs and files that
  * name no family this build has.
  */
@@ -10,8 +10,8 @@
 #include <cmocka.h>
 
 #include "amq/amq.h"
-#include "family.h"
-#include "spec.h"
+#include "core/family.h"
+#include "core/spec.h"
 #include "test_util.h"
 
 #include <math.h>

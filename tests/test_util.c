@@ -1,5 +1,5 @@
 /* Shared helpers for the test programs; see test_util.h. The damaged-file
- * helpers write containers through the library's own encoder (src/format.h),
+ * helpers write containers through the library's own encoder (src/core/format.h),
  * so a crafted file differs from a saved one only where a test changed it. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -7,7 +7,7 @@
 
 #include <cmocka.h>
 
-#include "format.h"
+#include "core/format.h"
 #include "test_util.h"
 
 #include <dirent.h>

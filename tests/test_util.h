@@ -13,7 +13,7 @@
 #define AMQ_TEST_UTIL_H
 
 #include "amq/amq.h"
-#include "format.h"
+#include "core/format.h"
 
 #include <stdbool.h>
 #include <stddef.h>

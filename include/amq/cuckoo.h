@@ -99,7 +99,7 @@ typedef struct amq_cuckoo_params {
  * slots (b = 4; 85% for b = 2, 98% for b = 8), plus a margin of
  * 3 sqrt(n / b) buckets: below the load at which insertions start to fail
  * (about 97% for b = 4), so n keys always fit. Small tables get more room
- * (see src/cuckoo.c). The bucket count is not rounded to a power of two.
+ * (see src/cuckoo/cuckoo.c). The bucket count is not rounded to a power of two.
  * @return AMQ_OK; AMQ_EINVAL (capacity 0; fpr outside (0, 1); a bucket size
  *   other than 2, 4, 8; fingerprint_bits outside 4..32, or too few for a
  *   given fpr; semi_sort with a bucket size other than 4 or f outside

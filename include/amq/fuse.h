@@ -18,7 +18,7 @@
  *           8.6 (4-wise) at a million keys and above; small sets take more
  *           per key (docs/FUSE.md has the table).
  *   build   from the keys' 64-bit hashes; a few tens of nanoseconds and
- *           about 28 temporary bytes per key (src/fuse_build.c). Duplicate
+ *           about 28 temporary bytes per key (src/fuse/fuse_build.c). Duplicate
  *           keys are allowed and stored once.
  *
  * Choose it for a set that is known in full before the first query and

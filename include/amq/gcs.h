@@ -24,7 +24,7 @@
  *           byte for byte (amq_gcs_bip158_serialize, amq_gcs_from_bip158).
  *
  * The algorithm, the stream and the index are explained at the top of
- * src/gcs.c; docs/GCS.md says how to choose the parameters.
+ * src/gcs/gcs.c; docs/GCS.md says how to choose the parameters.
  *
  * Thread-safety: a built or loaded filter is never modified; any number of
  * threads may query it at once.

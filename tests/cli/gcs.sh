@@ -16,7 +16,7 @@ head -n 10000 "$dir/keys.txt" >"$dir/first.txt"
 tail -n 10000 "$dir/keys.txt" >"$dir/second.txt"
 
 # The filter's saved fields and stream, read from the file (docs/FORMAT.md,
-# src/gcs_file.c): prints "stream_bits index_entries segments stream_hex".
+# src/gcs/gcs_file.c): prints "stream_bits index_entries segments stream_hex".
 fields() {
     /usr/bin/python3 -c '
 import struct, sys

@@ -1,0 +1,609 @@
+/*
+ * bloom.c - the classic Bloom filter (B. H. Bloom, "Space/time trade-offs in
+ * hash coding with allowable errors", CACM 13(7), 1970).
+ *
+ * The filter is m bits, all 0 at first. A key is hashed once, to 128 bits
+ * with the filter's hasher, and the 128 bits h = (h.low, h.high) give k bit
+ * positions by the filter's probe sequence, of which there are two. A new
+ * filter uses version 2; a file names its version (a file without the
+ * field, as every file before it was, is version 1), and a loaded filter
+ * keeps it, so that a saved filter answers every key exactly as it did.
+ *
+ * Version 2, a multiplicative rehash chain. A 64-bit state starts at h.low
+ * and steps by an LCG whose increment is the other half,
+ *
+ *     s(0) = h.low,   s(i+1) = s(i) * C + (h.high | 1)   (mod 2^64)
+ *     position i = reduce(s(i), m) = floor(s(i) * m / 2^64)  (multiply-high)
+ *
+ * with C = 0xd1342543de82ef95, a multiplier with good spectral scores in
+ * dimensions 2 to 8 (Steele and Vigna, 2022). The pair (s(0), s(1)) is a
+ * bijection of (h.low, h.high | 1), so the states carry all 127 bits, and
+ * each position is the top bits of a fresh state: two keys whose first
+ * positions agree have states that differ by d(0), d(1) below 2^64 / m,
+ * and d(i) = a_i d(0) + b_i d(1) (mod 2^64) for large, unrelated a_i, b_i,
+ * so the later positions agree only by chance, about 1/m each. Two keys
+ * share all k positions with a chance near (1/m)^k, as independent
+ * positions would, which the fill's (X/m)^k below already counts; what is
+ * left is the chance that an absent key's 127 hash bits are a stored
+ * key's, n / 2^127: with m <= 2^48 and n <= m (ln 2)^2 / ln(1/p), that is
+ * below p / 10^6 for every p down to 5e-20, where the clamp of k below
+ * stops the filter from reaching p anyway. It costs
+ * a 64-bit multiply-add per position in the chain and the multiply-high of
+ * the reduction beside it, where version 1 adds and subtracts; but no
+ * position waits on a comparison with m, and in one process at n = 10^6,
+ * p = 1% a present key's query took 0.90-0.92 of version 1's time and an
+ * absent key's 0.99 (docs/PERFORMANCE.md, "Probe sequence").
+ *
+ * Version 1, enhanced double hashing (P. C. Dillinger and P. Manolios,
+ * "Bloom Filters in Probabilistic Verification", FMCAD 2004): with
+ *
+ *     x = reduce(h.low, m),   y = reduce(h.high, m)
+ *
+ * position i is g(i) = x + i*y + (i^3 - i)/6 (mod m), computed without
+ * division or multiplication as
+ *
+ *     g = x;  for i = 0 .. k-1:  use g;  g = (g + y) mod m;  y = (y + i + 1) mod m
+ *
+ * where each "mod m" is one conditional subtraction (both terms are below
+ * m, and i + 1 <= k <= 64 <= m). The cubic term keeps a key's positions
+ * apart when y = 0, where plain double hashing (g = x + i*y) puts all k on
+ * x. But every position is fixed by the pair (x, y), which takes only m^2
+ * values: an absent key whose pair is one of the n stored keys' shares all
+ * of that key's positions, whatever k. That puts a floor under the rate,
+ *
+ *     P(pair shared) = 1 - (1 - 1/m^2)^n  ~  n / m^2,
+ *
+ * which is nothing at p = 1% (m = 9.6 n: 1 / (92 n)) but passes p as p
+ * falls, since m grows only with ln(1/p): at n = 1000, p = 1e-9 (m = 43133)
+ * it is 5.4e-7, 540 times p (measured: 13 false positives in 2 * 10^7
+ * absent keys where 0.02 were due), and at n = 10, p = 1e-15 (m = 719,
+ * k = 50) it is 1.9e-5. No sequence that draws its positions from a
+ * bounded number of values in [0, m) can do better at small n and tiny p;
+ * each position needs fresh hash bits, which version 2 gives them. A
+ * version-1 filter keeps answering as it did; its expected rate
+ * (amq_bloom_expected_fpr, amq info) is the floor F plus the fill's rate
+ * for the other keys, F + (1 - F) (X/m)^k, with n estimated from X as
+ * below, so that it says what the filter really delivers.
+ *
+ * Adding sets the k bits; a query reads them two at a time and stops at the
+ * first pair with a clear bit. In a filter at capacity each bit is set with
+ * probability 1/2, so an absent key is rejected by its first pair three
+ * times in four. Testing bit by bit reads fewer words (two on average) but
+ * puts an unpredictable branch after each read, and each mispredicted exit
+ * costs more than the read it saves; reading all k bits before one branch
+ * is no faster for present keys and reads k words for every absent one. In
+ * pairs, an absent key's query took 25 ns instead of 38 pre-hashed, at
+ * n = 10^6 (docs/PERFORMANCE.md). The filter counts its set bits X as they
+ * change (an add knows whether each bit was already set), which gives in
+ * O(1):
+ *
+ *     estimated distinct keys   n = -(m/k) ln(1 - X/m)     (Swamidass-Baldi)
+ *     FPR to expect now         (X/m)^k   (version 1: with the floor above)
+ *
+ * Sizing, from capacity n and rate p (see calc.h for the relations):
+ *
+ *     m = ceil(-n ln p / (ln 2)^2),   k = round((m/n) ln 2)
+ *
+ * clamped to m >= 64 (so version 1's mod-m step stays a single subtraction)
+ * and k in [1, 64]. At p = 1% that is 9.59 bits per key and k = 7. Where
+ * the optimal k would pass 64 (p below about 2^-64, 5e-20), k is 64 and m
+ * is the size that reaches p with 64 hashes, m = -64 n / ln(1 - p^(1/64)).
+ * A p below twice the probe floor n 2^-127 cannot be had at any size: the
+ * filter is sized for twice the floor, and amq info shows the rate it has
+ * at capacity (fpr_at_capacity) beside the target.
+ *
+ * Layout in memory and on disk: ceil(m/64) 64-bit words; bit i is bit
+ * (i mod 64) of word i/64; bits past m in the last word are 0. The file
+ * payload is those words little-endian; the parameter block holds m, k, the
+ * capacity, the target p, X and the probe version, which version 1 leaves
+ * out (so that it saves the bytes it was loaded from, which any amq reads):
+ *
+ *     params:  u64 m | u32 k | u64 capacity | f64 target p | u64 X      (36 bytes: version 1)
+ *              ... | u32 probe version (2)                             (40 bytes)
+ *
+ * Invariants, checked by amq__bloom_check() (tests call it after mutations
+ * and loads):
+ *   I1  64 <= m <= AMQ_BLOOM_MAX_BITS, 1 <= k <= AMQ_BLOOM_MAX_HASHES,
+ *       and the probe version is 1 or 2;
+ *   I2  the bits past m in the last word are 0;
+ *   I3  X equals the number of set bits.
+ *
+ * Only new, load, union/intersection set-up and save allocate; add and
+ * contains never do. Nothing here fails on a query: the typed queries
+ * return bool.
+ */
+#include "bloom/bloom_internal.h"
+
+#include "amq/calc.h"
+#include "core/bits.h"
+#include "core/family.h"
+#include "core/hash.h"
+#include "core/util.h"
+
+#include <assert.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct amq_bloom {
+    amq__bitvec bits;       /* m bits */
+    uint32_t hashes;        /* k */
+    uint64_t bits_set;      /* X */
+    uint64_t capacity;      /* n it was sized for (0: sized by m alone) */
+    double target_fpr;      /* p it was sized for */
+    unsigned probe_version; /* AMQ__BLOOM_PROBE_*: the sequence of positions */
+    amq_hasher hasher;
+};
+
+static const double LN2 = 0.69314718055994530942;
+
+/* The parameter block without the probe version field (version 1) and with
+ * it. */
+#define BLOOM_PARAMS_SIZE_V1 36
+#define BLOOM_PARAMS_SIZE_V2 40
+
+/* ---- sizing ---------------------------------------------------------------- */
+
+int amq__bloom_size(uint64_t *bits, uint32_t *hashes, uint64_t *capacity,
+                    const amq_bloom_params *params, amq_diag *diag)
+{
+    double p = params->fpr == 0 ? 0.01 : params->fpr;
+    if (!(p > 0 && p < 1))
+        return amq__fail(diag, AMQ_EINVAL, "fpr %g is not between 0 and 1", p);
+    uint64_t m = params->bits, n = params->capacity;
+    int status;
+    if (m == 0) {
+        if (n == 0)
+            return amq__fail(diag, AMQ_EINVAL, "give a capacity (n) or a number of bits (m)");
+        /* No size takes the rate under the probe's floor: aim at the floor
+         * instead of spending bits on a rate that cannot be had. */
+        double floor = amq__bloom_probe_floor(AMQ__BLOOM_PROBE_LATEST, 0, (double)n);
+        double aim = p < 2 * floor ? 2 * floor : p;
+        status = amq_calc_optimal_m(&m, n, aim);
+        if (status == AMQ_OK && params->hashes == 0 &&
+            round((double)m / (double)n * LN2) > AMQ_BLOOM_MAX_HASHES) {
+            /* Past 64 hashes, more bits instead: the m that reaches the
+             * rate with k = 64. */
+            amq_calc at_most = { .n = n, .k = AMQ_BLOOM_MAX_HASHES, .p = aim };
+            status = amq_calc_solve(&at_most, AMQ_CALC_N | AMQ_CALC_K | AMQ_CALC_P, NULL);
+            m = at_most.m;
+        }
+        if (status != AMQ_OK)
+            return amq__fail(diag, status, "%llu keys at fpr %g need more than 2^64 bits",
+                             (unsigned long long)n, p);
+        if (m < AMQ_BLOOM_MIN_BITS)
+            m = AMQ_BLOOM_MIN_BITS;
+    } else if (n == 0) {
+        /* The keys m bits hold at p with the optimal k. */
+        double held = -(double)m * LN2 * LN2 / log(p);
+        n = held < 1 ? 1 : held >= (double)m ? m : (uint64_t)held; /* p near 1: a key a bit */
+    }
+    if (m < AMQ_BLOOM_MIN_BITS || m > AMQ_BLOOM_MAX_BITS)
+        return amq__fail(diag, AMQ_ERANGE, "%llu bits is outside [%d, 2^48]", (unsigned long long)m,
+                         AMQ_BLOOM_MIN_BITS);
+    uint32_t k = params->hashes;
+    if (k == 0) {
+        double optimal = round((double)m / (double)n * LN2);
+        k = optimal < 1                      ? 1
+            : optimal > AMQ_BLOOM_MAX_HASHES ? AMQ_BLOOM_MAX_HASHES
+                                             : (uint32_t)optimal;
+    }
+    if (k > AMQ_BLOOM_MAX_HASHES)
+        return amq__fail(diag, AMQ_ERANGE, "%u hash functions is more than %d", k,
+                         AMQ_BLOOM_MAX_HASHES);
+    *bits = m;
+    *hashes = k;
+    *capacity = n;
+    return AMQ_OK;
+}
+
+int amq__bloom_new(amq_bloom **out, const amq_bloom_params *params, unsigned version,
+                   amq_diag *diag)
+{
+    *out = NULL;
+    amq_hasher hasher;
+    int status = amq__hasher_resolve(&hasher, &params->hasher, diag);
+    if (status != AMQ_OK)
+        return status;
+    uint64_t m = 0, n = 0;
+    uint32_t k = 0;
+    status = amq__bloom_size(&m, &k, &n, params, diag);
+    if (status != AMQ_OK)
+        return status;
+    amq_bloom *f = calloc(1, sizeof *f);
+    if (!f)
+        return AMQ_ENOMEM;
+    status = amq__bitvec_init(&f->bits, m);
+    if (status != AMQ_OK) {
+        free(f);
+        return amq__fail(diag, status, "cannot allocate %llu bits", (unsigned long long)m);
+    }
+    f->hashes = k;
+    f->capacity = n;
+    f->target_fpr = params->fpr == 0 ? 0.01 : params->fpr;
+    f->probe_version = version;
+    f->hasher = hasher;
+    *out = f;
+    return AMQ_OK;
+}
+
+int amq_bloom_new(amq_bloom **out, const amq_bloom_params *params)
+{
+    assert(out && params);
+    return amq__bloom_new(out, params, AMQ__BLOOM_PROBE_LATEST, NULL);
+}
+
+void amq_bloom_free(amq_bloom *filter)
+{
+    if (!filter)
+        return;
+    amq__bitvec_free(&filter->bits);
+    free(filter);
+}
+
+void amq_bloom_clear(amq_bloom *f)
+{
+    memset(f->bits.words, 0, amq__bitvec_words_for(f->bits.bit_count) * 8);
+    f->bits_set = 0;
+}
+
+/* ---- add and query ----------------------------------------------------------- */
+
+/* Set the key's k bits; the number of them that were 0 (none: the key was
+ * maybe present already, and nothing changed). */
+static uint32_t add_hash_counting_new_bits(amq_bloom *f, amq_u128 hash)
+{
+    uint32_t new_bits = 0;
+    amq__bloom_probe p = amq__bloom_probe_start(hash, f->bits.bit_count, f->probe_version);
+    for (uint32_t i = 0; i < f->hashes; i++) {
+        new_bits += !amq__bitvec_test_and_set(&f->bits, p.position);
+        amq__bloom_probe_next(&p, i);
+    }
+    f->bits_set += new_bits;
+    return new_bits;
+}
+
+void amq_bloom_add_hash(amq_bloom *f, amq_u128 hash)
+{
+    add_hash_counting_new_bits(f, hash);
+}
+
+void amq_bloom_add(amq_bloom *f, const void *key, size_t len)
+{
+    amq_bloom_add_hash(f, amq__hash128(&f->hasher, key, len));
+}
+
+static bool bit_set(const void *f, uint64_t position)
+{
+    return amq__bitvec_get(&((const amq_bloom *)f)->bits, position);
+}
+
+bool amq_bloom_contains_hash(const amq_bloom *f, amq_u128 hash)
+{
+    return amq__bloom_all_set(f, bit_set, hash, f->bits.bit_count, f->hashes, f->probe_version);
+}
+
+bool amq_bloom_contains(const amq_bloom *f, const void *key, size_t len)
+{
+    return amq_bloom_contains_hash(f, amq__hash128(&f->hasher, key, len));
+}
+
+void amq_bloom_contains_many(const amq_bloom *f, const void *const *keys, const size_t *lens,
+                             size_t count, uint8_t *results)
+{
+    amq__bloom_table table = { (const uint8_t *)f->bits.words, 0, f->bits.bit_count, f->hashes,
+                               f->probe_version };
+    amq__bloom_contains_many(f, bit_set, &table, &f->hasher, keys, lens, count, results);
+}
+
+/* ---- what the filter knows about itself ----------------------------------------- */
+
+double amq_bloom_estimated_count(const amq_bloom *f)
+{
+    double m = (double)f->bits.bit_count, x = (double)f->bits_set;
+    if (f->bits_set >= f->bits.bit_count)
+        return INFINITY;
+    return -(m / f->hashes) * log1p(-x / m);
+}
+
+double amq_bloom_expected_fpr(const amq_bloom *f)
+{
+    return amq__bloom_expected_fpr(f->probe_version, f->bits.bit_count, f->hashes, f->bits_set,
+                                   amq_bloom_estimated_count(f));
+}
+
+uint64_t amq_bloom_bits(const amq_bloom *f)
+{
+    return f->bits.bit_count;
+}
+
+uint32_t amq_bloom_hashes(const amq_bloom *f)
+{
+    return f->hashes;
+}
+
+uint64_t amq_bloom_bits_set(const amq_bloom *f)
+{
+    return f->bits_set;
+}
+
+uint64_t amq_bloom_capacity(const amq_bloom *f)
+{
+    return f->capacity;
+}
+
+const amq_hasher *amq_bloom_hasher(const amq_bloom *f)
+{
+    return &f->hasher;
+}
+
+unsigned amq__bloom_probe_version(const amq_bloom *f)
+{
+    return f->probe_version;
+}
+
+/* ---- union and intersection ---------------------------------------------------- */
+
+static int check_compatible(const amq_bloom *a, const amq_bloom *b, amq_diag *diag)
+{
+    if (a->bits.bit_count != b->bits.bit_count)
+        return amq__fail(diag, AMQ_EINCOMPATIBLE, "the filters have %llu and %llu bits",
+                         (unsigned long long)a->bits.bit_count,
+                         (unsigned long long)b->bits.bit_count);
+    if (a->hashes != b->hashes)
+        return amq__fail(diag, AMQ_EINCOMPATIBLE, "the filters use %u and %u hash functions",
+                         a->hashes, b->hashes);
+    if (a->probe_version != b->probe_version)
+        return amq__fail(diag, AMQ_EINCOMPATIBLE, "the filters use probe versions %u and %u",
+                         a->probe_version, b->probe_version);
+    return amq__hasher_compare(&a->hasher, &b->hasher, diag);
+}
+
+static int combine(amq_bloom *into, const amq_bloom *other, bool intersect, amq_diag *diag)
+{
+    int status = check_compatible(into, other, diag);
+    if (status != AMQ_OK)
+        return status;
+    uint64_t words = amq__bitvec_words_for(into->bits.bit_count);
+    for (uint64_t i = 0; i < words; i++) {
+        if (intersect)
+            into->bits.words[i] &= other->bits.words[i];
+        else
+            into->bits.words[i] |= other->bits.words[i];
+    }
+    into->bits_set = amq__bitvec_popcount(&into->bits);
+    return AMQ_OK;
+}
+
+int amq_bloom_union(amq_bloom *into, const amq_bloom *other)
+{
+    assert(into && other);
+    return combine(into, other, false, NULL);
+}
+
+int amq_bloom_intersect(amq_bloom *into, const amq_bloom *other)
+{
+    assert(into && other);
+    return combine(into, other, true, NULL);
+}
+
+/* ---- invariants -------------------------------------------------------------- */
+
+int amq__bloom_check(const amq_bloom *f)
+{
+    uint64_t m = f->bits.bit_count;
+    if (m < AMQ_BLOOM_MIN_BITS || m > AMQ_BLOOM_MAX_BITS || f->hashes < 1 ||
+        f->hashes > AMQ_BLOOM_MAX_HASHES ||
+        (f->probe_version != AMQ__BLOOM_PROBE_DOUBLE &&
+         f->probe_version != AMQ__BLOOM_PROBE_REHASH))
+        return AMQ_ECORRUPT; /* I1 */
+    if (m % 64 != 0 && (f->bits.words[m / 64] >> (m % 64)) != 0)
+        return AMQ_ECORRUPT; /* I2 */
+    if (amq__bitvec_popcount(&f->bits) != f->bits_set)
+        return AMQ_ECORRUPT; /* I3 */
+    return AMQ_OK;
+}
+
+const uint64_t *amq__bloom_words(const amq_bloom *f)
+{
+    return f->bits.words;
+}
+
+/* ---- the generic handle's view ------------------------------------------------- */
+
+static const amq__option option_bits = {
+    .name = "bits",
+    .alias = "m",
+    .type = AMQ__OPTION_COUNT,
+    .count_min = AMQ_BLOOM_MIN_BITS,
+    .count_max = AMQ_BLOOM_MAX_BITS,
+};
+static const amq__option option_hashes = {
+    .name = "hashes",
+    .alias = "k",
+    .type = AMQ__OPTION_COUNT,
+    .count_min = 1,
+    .count_max = AMQ_BLOOM_MAX_HASHES,
+};
+
+static const amq__option *const bloom_options[] = {
+    &amq__option_capacity, &amq__option_fpr,  &option_bits,     &option_hashes,
+    &amq__option_seed,     &amq__option_hash, &amq__option_key, NULL,
+};
+
+static int family_create(void **state, const amq__spec *spec, amq_diag *diag)
+{
+    amq_bloom_params params = {
+        .capacity = amq__spec_count(spec, &amq__option_capacity, 0),
+        .fpr = amq__spec_real(spec, &amq__option_fpr, 0.01),
+        .bits = amq__spec_count(spec, &option_bits, 0),
+        .hashes = (uint32_t)amq__spec_count(spec, &option_hashes, 0),
+    };
+    int status = amq__spec_hasher(spec, &params.hasher, 0, diag);
+    if (status != AMQ_OK)
+        return status;
+    amq_bloom *f;
+    status = amq__bloom_new(&f, &params, AMQ__BLOOM_PROBE_LATEST, diag);
+    *state = f;
+    return status;
+}
+
+static int family_add(void *state, const void *key, size_t len)
+{
+    amq_bloom_add(state, key, len);
+    return AMQ_OK;
+}
+
+static int family_add_unique(void *state, const void *key, size_t len)
+{
+    amq_bloom *f = state;
+    return add_hash_counting_new_bits(f, amq__hash128(&f->hasher, key, len)) > 0;
+}
+
+static int family_contains(const void *state, const void *key, size_t len)
+{
+    return amq_bloom_contains(state, key, len);
+}
+
+static int family_contains_many(const void *state, const void *const *keys, const size_t *lens,
+                                size_t count, uint8_t *results)
+{
+    amq_bloom_contains_many(state, keys, lens, count, results);
+    return AMQ_OK;
+}
+
+static int family_merge(void *state, const void *other, amq_diag *diag)
+{
+    return combine(state, other, false, diag);
+}
+
+static int family_save(const void *state, amq__saved *out)
+{
+    const amq_bloom *f = state;
+    out->hasher = f->hasher;
+    amq__params_put_u64(&out->params, f->bits.bit_count);
+    amq__params_put_u32(&out->params, f->hashes);
+    amq__params_put_u64(&out->params, f->capacity);
+    amq__params_put_f64(&out->params, f->target_fpr);
+    amq__params_put_u64(&out->params, f->bits_set);
+    /* Version 1 writes the block without the field, as every file before
+     * the field was written: it loads the same in any version of amq. */
+    if (f->probe_version != AMQ__BLOOM_PROBE_DOUBLE)
+        amq__params_put_u32(&out->params, f->probe_version);
+    out->pieces[0].data = amq__bitvec_le_words(&f->bits, &out->scratch);
+    out->pieces[0].len = amq__bitvec_words_for(f->bits.bit_count) * 8;
+    out->piece_count = 1;
+    return out->pieces[0].data ? AMQ_OK : AMQ_ENOMEM;
+}
+
+static int family_load(void **state, const amq__container *c, bool *borrows_image, amq_diag *diag)
+{
+    *borrows_image = false;
+    amq__params_reader r;
+    amq__params_reader_init(&r, c->params, c->params_len);
+    amq_bloom_params params = { .hasher = c->hasher };
+    uint64_t bits_set = 0;
+    uint32_t version = AMQ__BLOOM_PROBE_DOUBLE; /* a block without the field */
+    if (amq__params_get_u64(&r, &params.bits) || amq__params_get_u32(&r, &params.hashes) ||
+        amq__params_get_u64(&r, &params.capacity) || amq__params_get_f64(&r, &params.fpr) ||
+        amq__params_get_u64(&r, &bits_set) ||
+        (c->params_len == BLOOM_PARAMS_SIZE_V2 && amq__params_get_u32(&r, &version)) ||
+        amq__params_end(&r))
+        return amq__fail(diag, AMQ_ECORRUPT, "bloom parameters are %u bytes, expected %d or %d",
+                         c->params_len, BLOOM_PARAMS_SIZE_V1, BLOOM_PARAMS_SIZE_V2);
+    if (c->params_len == BLOOM_PARAMS_SIZE_V2 && version != AMQ__BLOOM_PROBE_REHASH)
+        return amq__fail(diag, AMQ_ECORRUPT, "bloom probe version %u is not 2", version);
+    amq_bloom *f;
+    int status =
+        amq__bloom_from_words(&f, &params, version, bits_set, c->payload, c->payload_len, diag);
+    if (status == AMQ_OK)
+        *state = f;
+    return status;
+}
+
+static void family_info(const void *state, amq_info *out)
+{
+    const amq_bloom *f = state;
+    out->capacity = f->capacity;
+    out->estimated_count = amq_bloom_estimated_count(f);
+    out->count = isfinite(out->estimated_count) ? (uint64_t)llround(out->estimated_count)
+                                                : f->bits.bit_count;
+    out->count_estimated = 1;
+    out->size_bytes = amq__bitvec_words_for(f->bits.bit_count) * 8;
+    out->bits_per_key = (double)f->bits.bit_count / (double)(f->capacity ? f->capacity : 1);
+    out->target_fpr = f->target_fpr;
+    out->expected_fpr = amq_bloom_expected_fpr(f);
+    out->hasher = f->hasher;
+    amq__info_number(out, "bits", (double)f->bits.bit_count);
+    amq__info_number(out, "hashes", f->hashes);
+    amq__info_number(out, "probe_version", f->probe_version);
+    amq__info_number(out, "fpr_at_capacity",
+                     amq__bloom_rate_at(f->probe_version, f->bits.bit_count, f->hashes,
+                                        (double)(f->capacity ? f->capacity : 1)));
+}
+
+static void family_destroy(void *state)
+{
+    amq_bloom_free(state);
+}
+
+const amq__family amq__bloom_family = {
+    .name = "bloom",
+    .id = AMQ__FAMILY_BLOOM,
+    .options = bloom_options,
+    .create = family_create,
+    .add = family_add,
+    .add_unique = family_add_unique,
+    .contains = family_contains,
+    .contains_many = family_contains_many,
+    .merge = family_merge,
+    .save = family_save,
+    .load = family_load,
+    .info = family_info,
+    .destroy = family_destroy,
+};
+
+/* ---- saved words, for the scalable filter's stages ------------------------------ */
+
+const void *amq__bloom_le_words(const amq_bloom *f, uint64_t *len, void **scratch)
+{
+    *len = amq__bitvec_words_for(f->bits.bit_count) * 8;
+    return amq__bitvec_le_words(&f->bits, scratch);
+}
+
+int amq__bloom_from_words(amq_bloom **out, const amq_bloom_params *params, unsigned version,
+                          uint64_t bits_set, const uint8_t *words, uint64_t len, amq_diag *diag)
+{
+    *out = NULL;
+    uint64_t m = params->bits;
+    if (m < AMQ_BLOOM_MIN_BITS || m > AMQ_BLOOM_MAX_BITS)
+        return amq__fail(diag, AMQ_ECORRUPT, "bloom bit count %llu is out of range",
+                         (unsigned long long)m);
+    if (params->hashes < 1 || params->hashes > AMQ_BLOOM_MAX_HASHES)
+        return amq__fail(diag, AMQ_ECORRUPT, "bloom hash count %u is out of range", params->hashes);
+    if (!(params->fpr > 0 && params->fpr < 1))
+        return amq__fail(diag, AMQ_ECORRUPT, "bloom target fpr is not in (0, 1)");
+    if (version != AMQ__BLOOM_PROBE_DOUBLE && version != AMQ__BLOOM_PROBE_REHASH)
+        return amq__fail(diag, AMQ_ECORRUPT, "bloom probe version %u is unknown", version);
+    amq_bloom *f = calloc(1, sizeof *f);
+    if (!f)
+        return AMQ_ENOMEM;
+    int status = amq__bitvec_load_words(&f->bits, m, words, len, diag);
+    if (status != AMQ_OK) {
+        free(f);
+        return status;
+    }
+    f->hashes = params->hashes;
+    f->capacity = params->capacity;
+    f->target_fpr = params->fpr;
+    f->probe_version = version;
+    f->hasher = params->hasher;
+    f->bits_set = bits_set;
+    if (amq__bloom_check(f) != AMQ_OK) {
+        amq_bloom_free(f);
+        return amq__fail(diag, AMQ_ECORRUPT,
+                         "bloom payload disagrees with its parameters (set-bit count)");
+    }
+    *out = f;
+    return AMQ_OK;
+}

@@ -1,0 +1,737 @@
+/*
+ * counting_bloom.c - the counting Bloom filter (L. Fan, P. Cao, J. Almeida,
+ * A. Z. Broder, "Summary Cache: A Scalable Wide-Area Web Cache Sharing
+ * Protocol", IEEE/ACM Transactions on Networking 8(3), 2000).
+ *
+ * A classic Bloom filter (bloom.c) whose m bits are m small counters, so
+ * that keys can be removed. A key is hashed once, to 128 bits, and those
+ * give its k positions by the classic filter's probe sequence
+ * (amq__bloom_probe_*: version 2, the rehash chain, for a new filter;
+ * version 1, enhanced double hashing, for a file saved without the version
+ * field; bloom.c says why there are two). Then
+ *
+ *     add       increments the key's k counters,
+ *     remove    decrements them,
+ *     contains  answers "maybe" when all k are non-zero.
+ *
+ * Sizing is the classic filter's (amq__bloom_size), with counters in place
+ * of bits: from capacity n and rate p, m = ceil(-n ln p / (ln 2)^2) and
+ * k = round((m/n) ln 2), or m and k given. A counting filter and a classic
+ * one with the same parameters, hasher and probe version therefore probe
+ * the same positions, and the counting filter's non-zero counters are
+ * exactly the classic filter's set bits: the FPR, (X/m)^k with X non-zero
+ * counters (plus version 1's pair floor, about n/m^2), and the count
+ * estimate n = -(m/k) ln(1 - X/m) are the classic formulas. The
+ * price is memory: w = 4 bits per counter (or 8), so 4 (or 8) times the
+ * classic filter's size at the same FPR.
+ *
+ * Saturation. A w-bit counter holds 0 .. 2^w - 1. One that reaches the
+ * maximum (15 or 255) is saturated: its true count is no longer known, so
+ * add leaves it at the maximum and remove never decrements it. A saturated
+ * counter can only cause false positives, never false negatives. With
+ * 4-bit counters at the optimal k each counter holds a Poisson(ln 2) count
+ * at capacity, and reaches 15 with probability 1.6e-15 (Fan et al. bound
+ * the chance that any of m counters reaches 16 by 1.37e-15 m): saturation
+ * means heavy overfill, or one key added many times. The filter keeps the number of saturated
+ * counters.
+ *
+ * Removal and its two caveats.
+ *   - A key with a zero counter is certainly absent: remove first reads all
+ *     k counters and, if one is 0, changes nothing and answers
+ *     AMQ_ENOTFOUND. A key's k positions can repeat (two probes landing on
+ *     one counter, as version 1's do when the hash's step is 0, and either
+ *     version's do by chance); add then
+ *     increments that counter twice and remove decrements it twice. If the
+ *     second decrement meets a 0, the counter was lower than the key's
+ *     multiplicity on it, so the key was never added: the decrements done
+ *     so far are undone (by incrementing the same first positions again,
+ *     which restores every counter exactly since none of them was
+ *     saturated) and the answer is AMQ_ENOTFOUND. So removing a key always
+ *     undoes exactly what adding it did, unless a counter saturated.
+ *   - A key that was never added but is a false positive has all k
+ *     counters non-zero, and removing it decrements counters that belong to
+ *     other keys. A counter that falls to 0 turns every key on it into a
+ *     false negative. At capacity a non-zero counter is 1 with probability
+ *     ln 2 (about 0.69), so one such removal costs about 0.69 k keys (4.9
+ *     at p = 1%); the benchmark measures it. Remove only keys you added.
+ *
+ * Layout in memory and on disk: the counters packed in bytes, counter i at
+ * bit offset i*w of the array, least significant bits first. With w = 4,
+ * counter 2j is the low nibble of byte j and counter 2j+1 the high nibble:
+ *
+ *     byte:      0           1           2
+ *            +-----+-----+-----+-----+-----+-----+--
+ *            | c1  | c0  | c3  | c2  | c5  | c4  |  ...
+ *            +-----+-----+-----+-----+-----+-----+--
+ *             7..4  3..0  7..4  3..0
+ *
+ * With w = 8, counter i is byte i. Both are ceil(m*w/8) bytes, which are
+ * the file payload as they are, on any host (no counter crosses a byte).
+ * In memory the array comes from amq__alloc_table, as the classic filter's
+ * bits do (cache-line aligned; from 2 MiB up, on 2 MiB pages where the
+ * kernel grants them), zero past the counters up to a multiple of 8 bytes
+ * at least, so the invariant check can read it in 64-bit words. The
+ * parameter block:
+ *
+ *     params:  u64 m | u32 k | u32 w | u64 capacity | f64 target p
+ *            | u64 non-zero counters | u64 saturated counters     (48 bytes: version 1)
+ *            | u32 probe version (2)                              (52 bytes)
+ *
+ * Version 1 leaves the last field out, so that a filter loaded from a file
+ * of an earlier amq saves the same bytes, which that amq still reads.
+ *
+ * Invariants, checked by amq__counting_bloom_check() (tests call it after
+ * mutations; the loader refuses a file that breaks one):
+ *   I1  64 <= m <= AMQ_BLOOM_MAX_BITS, 1 <= k <= AMQ_BLOOM_MAX_HASHES,
+ *       w is 4 or 8, the probe version is 1 or 2;
+ *   I2  every bit of the array past the last counter is 0;
+ *   I3  the non-zero count equals the number of counters that are not 0;
+ *   I4  the saturated count equals the number of counters at 2^w - 1.
+ * Add and remove keep I3 and I4 in O(k), from the values they change; the
+ * check recounts in O(m), 16 (or 8) counters per 64-bit word.
+ *
+ * Merge is the saturating sum of two filters' counters (of the same m, k,
+ * w, hasher and probe version): the result holds
+ * both key multisets and can still remove keys of either.
+ *
+ * Only new and load allocate; add, remove, contains and save never do. Queries cannot fail; remove
+ * fails only with AMQ_ENOTFOUND.
+ */
+#include "bloom/bloom_internal.h"
+
+#include "core/bits.h"
+#include "core/family.h"
+#include "core/hash.h"
+#include "core/util.h"
+
+#include <assert.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct amq_counting_bloom {
+    uint8_t *counters;      /* m packed counters, then zero padding to 8 bytes */
+    uint64_t counter_count; /* m */
+    uint64_t stored_bytes;  /* ceil(m * w / 8): the bytes that hold counters */
+    uint32_t hashes;        /* k */
+    unsigned width_log2;    /* w = 2^width_log2 bits per counter: 2 or 3 */
+    uint64_t nonzero;       /* counters that are not 0 (I3) */
+    uint64_t saturated;     /* counters at their maximum (I4) */
+    uint64_t capacity;      /* n it was sized for */
+    double target_fpr;      /* p it was sized for */
+    unsigned probe_version; /* AMQ__BLOOM_PROBE_*: the sequence of positions */
+    amq_hasher hasher;
+};
+
+/* The size of a parameter block: u64 m, u32 k, u32 w, u64 capacity,
+ * f64 p, u64 non-zero, u64 saturated, then u32 probe version, which a
+ * version-1 filter leaves out. */
+#define COUNTING_PARAMS_SIZE_V1 48
+#define COUNTING_PARAMS_SIZE_V2 52
+
+static unsigned counter_width(const amq_counting_bloom *f)
+{
+    return 1u << f->width_log2;
+}
+
+/* The largest value a counter holds: 15 or 255. */
+static unsigned counter_max(const amq_counting_bloom *f)
+{
+    return (1u << counter_width(f)) - 1;
+}
+
+/* Counter i's value; bit is i * w, its offset in the array. */
+static inline unsigned counter_at(const uint8_t *counters, uint64_t bit, unsigned max)
+{
+    return (unsigned)(counters[bit >> 3] >> (bit & 7)) & max;
+}
+
+/* Bytes holding m counters of 2^width_log2 bits, and the same rounded up to
+ * whole 64-bit words for the in-memory array. */
+static uint64_t stored_bytes_for(uint64_t m, unsigned width_log2)
+{
+    return ((m << width_log2) + 7) / 8;
+}
+
+static uint64_t allocated_bytes_for(uint64_t stored_bytes)
+{
+    return (stored_bytes + 7) / 8 * 8;
+}
+
+/* ---- creating ------------------------------------------------------------------ */
+
+/* An empty filter of m counters of 2^width_log2 bits; the caller sets the
+ * rest. */
+static int allocate(amq_counting_bloom **out, uint64_t m, unsigned width_log2, amq_diag *diag)
+{
+    uint64_t stored = stored_bytes_for(m, width_log2);
+    uint64_t allocated = allocated_bytes_for(stored);
+    if (allocated > SIZE_MAX)
+        return amq__fail(diag, AMQ_ERANGE, "%llu counters do not fit this machine's memory",
+                         (unsigned long long)m);
+    amq_counting_bloom *f = calloc(1, sizeof *f);
+    if (!f)
+        return AMQ_ENOMEM;
+    f->counters = amq__alloc_table(allocated, true);
+    if (!f->counters) {
+        free(f);
+        return amq__fail(diag, AMQ_ENOMEM, "cannot allocate %llu counters (%llu bytes)",
+                         (unsigned long long)m, (unsigned long long)allocated);
+    }
+    f->counter_count = m;
+    f->stored_bytes = stored;
+    f->width_log2 = width_log2;
+    *out = f;
+    return AMQ_OK;
+}
+
+int amq__counting_bloom_new(amq_counting_bloom **out, const amq_counting_bloom_params *params,
+                            unsigned version, amq_diag *diag)
+{
+    *out = NULL;
+    uint32_t bits = params->counter_bits == 0 ? 4 : params->counter_bits;
+    if (bits != 4 && bits != 8)
+        return amq__fail(diag, AMQ_EINVAL, "counters are 4 or 8 bits wide, not %u", bits);
+    amq_bloom_params sizing = {
+        .capacity = params->capacity,
+        .fpr = params->fpr,
+        .bits = params->counters,
+        .hashes = params->hashes,
+        .hasher = params->hasher,
+    };
+    int status = amq__hasher_resolve(&sizing.hasher, &params->hasher, diag);
+    if (status != AMQ_OK)
+        return status;
+    uint64_t m = 0, n = 0;
+    uint32_t k = 0;
+    status = amq__bloom_size(&m, &k, &n, &sizing, diag);
+    if (status != AMQ_OK)
+        return status;
+    amq_counting_bloom *f = NULL;
+    status = allocate(&f, m, bits == 8 ? 3 : 2, diag);
+    if (status != AMQ_OK)
+        return status;
+    f->hashes = k;
+    f->capacity = n;
+    f->target_fpr = params->fpr == 0 ? 0.01 : params->fpr;
+    f->probe_version = version;
+    f->hasher = sizing.hasher;
+    *out = f;
+    return AMQ_OK;
+}
+
+int amq_counting_bloom_new(amq_counting_bloom **out, const amq_counting_bloom_params *params)
+{
+    assert(out && params);
+    return amq__counting_bloom_new(out, params, AMQ__BLOOM_PROBE_LATEST, NULL);
+}
+
+void amq_counting_bloom_free(amq_counting_bloom *filter)
+{
+    if (!filter)
+        return;
+    free(filter->counters);
+    free(filter);
+}
+
+void amq_counting_bloom_clear(amq_counting_bloom *f)
+{
+    memset(f->counters, 0, (size_t)allocated_bytes_for(f->stored_bytes));
+    f->nonzero = 0;
+    f->saturated = 0;
+}
+
+/* ---- add, remove and query ------------------------------------------------------ */
+
+/* Increment the counters at the first `count` of the key's k positions,
+ * leaving saturated ones alone. Add runs it over all k; remove runs it over
+ * the positions it had decremented, to undo them. Everything is read into
+ * locals first: the counter bytes may alias any field of f. */
+static void increment_first(amq_counting_bloom *f, amq_u128 hash, uint32_t count)
+{
+    uint8_t *counters = f->counters;
+    const unsigned width_log2 = f->width_log2, max = counter_max(f);
+    uint64_t became_nonzero = 0, became_saturated = 0;
+    amq__bloom_probe p = amq__bloom_probe_start(hash, f->counter_count, f->probe_version);
+    for (uint32_t i = 0; i < count; i++) {
+        uint64_t bit = p.position << width_log2;
+        unsigned shift = (unsigned)(bit & 7);
+        uint8_t *byte = counters + (bit >> 3);
+        unsigned value = (unsigned)(*byte >> shift) & max;
+        if (AMQ__LIKELY(value != max)) {
+            *byte = (uint8_t)(*byte + (1u << shift));
+            became_nonzero += value == 0;
+            became_saturated += value + 1 == max;
+        }
+        amq__bloom_probe_next(&p, i);
+    }
+    f->nonzero += became_nonzero;
+    f->saturated += became_saturated;
+}
+
+void amq_counting_bloom_add_hash(amq_counting_bloom *f, amq_u128 hash)
+{
+    increment_first(f, hash, f->hashes);
+}
+
+void amq_counting_bloom_add(amq_counting_bloom *f, const void *key, size_t len)
+{
+    increment_first(f, amq__hash128(&f->hasher, key, len), f->hashes);
+}
+
+static bool counter_set(const void *filter, uint64_t position)
+{
+    const amq_counting_bloom *f = filter;
+    return counter_at(f->counters, position << f->width_log2, counter_max(f)) != 0;
+}
+
+bool amq_counting_bloom_contains_hash(const amq_counting_bloom *f, amq_u128 hash)
+{
+    return amq__bloom_all_set(f, counter_set, hash, f->counter_count, f->hashes, f->probe_version);
+}
+
+bool amq_counting_bloom_contains(const amq_counting_bloom *f, const void *key, size_t len)
+{
+    return amq_counting_bloom_contains_hash(f, amq__hash128(&f->hasher, key, len));
+}
+
+int amq_counting_bloom_remove_hash(amq_counting_bloom *f, amq_u128 hash)
+{
+    /* A zero counter: certainly absent, and nothing is written. */
+    if (!amq_counting_bloom_contains_hash(f, hash))
+        return AMQ_ENOTFOUND;
+    uint8_t *counters = f->counters;
+    const unsigned width_log2 = f->width_log2, max = counter_max(f);
+    const uint32_t k = f->hashes;
+    uint64_t emptied = 0;
+    amq__bloom_probe p = amq__bloom_probe_start(hash, f->counter_count, f->probe_version);
+    for (uint32_t i = 0; i < k; i++) {
+        uint64_t bit = p.position << width_log2;
+        unsigned shift = (unsigned)(bit & 7);
+        uint8_t *byte = counters + (bit >> 3);
+        unsigned value = (unsigned)(*byte >> shift) & max;
+        if (AMQ__UNLIKELY(value == 0)) {
+            /* Only an earlier position of this key can have emptied it: the
+             * key uses this counter more often than its count, so it was
+             * never added. Put back what was taken. */
+            f->nonzero -= emptied;
+            increment_first(f, hash, i);
+            return AMQ_ENOTFOUND;
+        }
+        if (AMQ__LIKELY(value != max)) {
+            *byte = (uint8_t)(*byte - (1u << shift));
+            emptied += value == 1;
+        }
+        amq__bloom_probe_next(&p, i);
+    }
+    f->nonzero -= emptied;
+    return AMQ_OK;
+}
+
+int amq_counting_bloom_remove(amq_counting_bloom *f, const void *key, size_t len)
+{
+    return amq_counting_bloom_remove_hash(f, amq__hash128(&f->hasher, key, len));
+}
+
+void amq_counting_bloom_contains_many(const amq_counting_bloom *f, const void *const *keys,
+                                      const size_t *lens, size_t count, uint8_t *results)
+{
+    amq__bloom_table table = { f->counters, f->width_log2, f->counter_count, f->hashes,
+                               f->probe_version };
+    amq__bloom_contains_many(f, counter_set, &table, &f->hasher, keys, lens, count, results);
+}
+
+uint32_t amq_counting_bloom_count(const amq_counting_bloom *f, const void *key, size_t len)
+{
+    const unsigned width_log2 = f->width_log2, max = counter_max(f);
+    unsigned smallest = max;
+    amq__bloom_probe p = amq__bloom_probe_start(amq__hash128(&f->hasher, key, len),
+                                                f->counter_count, f->probe_version);
+    for (uint32_t i = 0; i < f->hashes && smallest != 0; i++) {
+        unsigned value = counter_at(f->counters, p.position << width_log2, max);
+        smallest = value < smallest ? value : smallest;
+        amq__bloom_probe_next(&p, i);
+    }
+    return smallest;
+}
+
+/* ---- what the filter knows about itself ----------------------------------------- */
+
+double amq_counting_bloom_estimated_count(const amq_counting_bloom *f)
+{
+    double m = (double)f->counter_count, x = (double)f->nonzero;
+    if (f->nonzero >= f->counter_count)
+        return INFINITY;
+    return -(m / f->hashes) * log1p(-x / m);
+}
+
+double amq_counting_bloom_expected_fpr(const amq_counting_bloom *f)
+{
+    return amq__bloom_expected_fpr(f->probe_version, f->counter_count, f->hashes, f->nonzero,
+                                   amq_counting_bloom_estimated_count(f));
+}
+
+uint64_t amq_counting_bloom_counters(const amq_counting_bloom *f)
+{
+    return f->counter_count;
+}
+
+uint32_t amq_counting_bloom_hashes(const amq_counting_bloom *f)
+{
+    return f->hashes;
+}
+
+uint32_t amq_counting_bloom_counter_bits(const amq_counting_bloom *f)
+{
+    return counter_width(f);
+}
+
+uint64_t amq_counting_bloom_nonzero(const amq_counting_bloom *f)
+{
+    return f->nonzero;
+}
+
+uint64_t amq_counting_bloom_saturated(const amq_counting_bloom *f)
+{
+    return f->saturated;
+}
+
+uint64_t amq_counting_bloom_capacity(const amq_counting_bloom *f)
+{
+    return f->capacity;
+}
+
+const amq_hasher *amq_counting_bloom_hasher(const amq_counting_bloom *f)
+{
+    return &f->hasher;
+}
+
+uint32_t amq__counting_bloom_counter(const amq_counting_bloom *f, uint64_t i)
+{
+    assert(i < f->counter_count);
+    return counter_at(f->counters, i << f->width_log2, counter_max(f));
+}
+
+unsigned amq__counting_bloom_probe_version(const amq_counting_bloom *f)
+{
+    return f->probe_version;
+}
+
+/* ---- merge ---------------------------------------------------------------------- */
+
+static int check_compatible(const amq_counting_bloom *a, const amq_counting_bloom *b,
+                            amq_diag *diag)
+{
+    if (a->counter_count != b->counter_count)
+        return amq__fail(diag, AMQ_EINCOMPATIBLE, "the filters have %llu and %llu counters",
+                         (unsigned long long)a->counter_count,
+                         (unsigned long long)b->counter_count);
+    if (a->hashes != b->hashes)
+        return amq__fail(diag, AMQ_EINCOMPATIBLE, "the filters use %u and %u hash functions",
+                         a->hashes, b->hashes);
+    if (a->width_log2 != b->width_log2)
+        return amq__fail(diag, AMQ_EINCOMPATIBLE, "the filters have %u-bit and %u-bit counters",
+                         counter_width(a), counter_width(b));
+    if (a->probe_version != b->probe_version)
+        return amq__fail(diag, AMQ_EINCOMPATIBLE, "the filters use probe versions %u and %u",
+                         a->probe_version, b->probe_version);
+    return amq__hasher_compare(&a->hasher, &b->hasher, diag);
+}
+
+static int merge(amq_counting_bloom *into, const amq_counting_bloom *other, amq_diag *diag)
+{
+    int status = check_compatible(into, other, diag);
+    if (status != AMQ_OK)
+        return status;
+    const unsigned width_log2 = into->width_log2, max = counter_max(into);
+    uint64_t nonzero = 0, saturated = 0;
+    for (uint64_t i = 0; i < into->counter_count; i++) {
+        uint64_t bit = i << width_log2;
+        unsigned shift = (unsigned)(bit & 7);
+        unsigned sum = counter_at(into->counters, bit, max) + counter_at(other->counters, bit, max);
+        unsigned value = sum < max ? sum : max;
+        uint8_t *byte = into->counters + (bit >> 3);
+        *byte = (uint8_t)((*byte & ~(max << shift)) | (value << shift));
+        nonzero += value != 0;
+        saturated += value == max;
+    }
+    into->nonzero = nonzero;
+    into->saturated = saturated;
+    return AMQ_OK;
+}
+
+int amq_counting_bloom_merge(amq_counting_bloom *into, const amq_counting_bloom *other)
+{
+    assert(into && other);
+    return merge(into, other, NULL);
+}
+
+/* ---- invariants -------------------------------------------------------------- */
+
+/* The lanes of a 64-bit word: counters of w = 2^width_log2 bits. Folding a
+ * word onto itself by shifts of 1, 2, ..., w/2 gathers each lane's w bits
+ * into its lowest bit (by OR: is it non-zero; by AND: is it all ones) and
+ * never reaches into the next lane, since the shifts add up to w - 1. */
+static uint64_t lanes_nonzero(uint64_t word, unsigned width, uint64_t low_bits)
+{
+    for (unsigned shift = 1; shift < width; shift <<= 1)
+        word |= word >> shift;
+    return (uint64_t)__builtin_popcountll(word & low_bits);
+}
+
+static uint64_t lanes_saturated(uint64_t word, unsigned width, uint64_t low_bits)
+{
+    for (unsigned shift = 1; shift < width; shift <<= 1)
+        word &= word >> shift;
+    return (uint64_t)__builtin_popcountll(word & low_bits);
+}
+
+int amq__counting_bloom_check(const amq_counting_bloom *f, amq_diag *diag)
+{
+    uint64_t m = f->counter_count;
+    if (m < AMQ_BLOOM_MIN_BITS || m > AMQ_BLOOM_MAX_BITS || f->hashes < 1 ||
+        f->hashes > AMQ_BLOOM_MAX_HASHES || (f->width_log2 != 2 && f->width_log2 != 3) ||
+        (f->probe_version != AMQ__BLOOM_PROBE_DOUBLE &&
+         f->probe_version != AMQ__BLOOM_PROBE_REHASH))
+        return amq__fail(diag, AMQ_ECORRUPT, "counting-bloom size out of range (I1)");
+    uint64_t used_bits = m << f->width_log2;
+    uint64_t allocated = allocated_bytes_for(f->stored_bytes);
+    if (f->stored_bytes != stored_bytes_for(m, f->width_log2))
+        return amq__fail(diag, AMQ_ECORRUPT, "counting-bloom array size disagrees with m (I1)");
+    if (used_bits % 8 != 0 && f->counters[used_bits / 8] >> (used_bits % 8) != 0)
+        return amq__fail(diag, AMQ_ECORRUPT,
+                         "counting-bloom bits past the last counter are not zero (I2)");
+    for (uint64_t i = f->stored_bytes; i < allocated; i++)
+        if (f->counters[i] != 0)
+            return amq__fail(diag, AMQ_ECORRUPT, "counting-bloom padding is not zero (I2)");
+    unsigned width = counter_width(f);
+    uint64_t low_bits = UINT64_MAX / counter_max(f);
+    uint64_t nonzero = 0, saturated = 0;
+    for (uint64_t i = 0; i < allocated; i += 8) {
+        uint64_t word = amq__load_u64le(f->counters + i);
+        nonzero += lanes_nonzero(word, width, low_bits);
+        saturated += lanes_saturated(word, width, low_bits);
+    }
+    if (nonzero != f->nonzero)
+        return amq__fail(diag, AMQ_ECORRUPT,
+                         "counting-bloom counts %llu non-zero counters but holds %llu (I3)",
+                         (unsigned long long)f->nonzero, (unsigned long long)nonzero);
+    if (saturated != f->saturated)
+        return amq__fail(diag, AMQ_ECORRUPT,
+                         "counting-bloom counts %llu saturated counters but holds %llu (I4)",
+                         (unsigned long long)f->saturated, (unsigned long long)saturated);
+    return AMQ_OK;
+}
+
+/* ---- the generic handle's view ------------------------------------------------- */
+
+static const amq__option option_counters = {
+    .name = "bits",
+    .alias = "m",
+    .type = AMQ__OPTION_COUNT,
+    .count_min = AMQ_BLOOM_MIN_BITS,
+    .count_max = AMQ_BLOOM_MAX_BITS,
+};
+static const amq__option option_hashes = {
+    .name = "hashes",
+    .alias = "k",
+    .type = AMQ__OPTION_COUNT,
+    .count_min = 1,
+    .count_max = AMQ_BLOOM_MAX_HASHES,
+};
+static const char *const counter_bits_choices[] = { "4", "8", NULL };
+static const uint32_t counter_bits_values[] = { 4, 8 };
+static const amq__option option_counter_bits = {
+    .name = "counter-bits",
+    .type = AMQ__OPTION_CHOICE,
+    .choices = counter_bits_choices,
+};
+
+static const amq__option *const counting_options[] = {
+    &amq__option_capacity, &amq__option_fpr,     &option_counters,
+    &option_hashes,        &option_counter_bits, &amq__option_seed,
+    &amq__option_hash,     &amq__option_key,     NULL,
+};
+
+static int family_create(void **state, const amq__spec *spec, amq_diag *diag)
+{
+    amq_counting_bloom_params params = {
+        .capacity = amq__spec_count(spec, &amq__option_capacity, 0),
+        .fpr = amq__spec_real(spec, &amq__option_fpr, 0.01),
+        .counters = amq__spec_count(spec, &option_counters, 0),
+        .hashes = (uint32_t)amq__spec_count(spec, &option_hashes, 0),
+        .counter_bits = counter_bits_values[amq__spec_choice(spec, &option_counter_bits, 0)],
+    };
+    int status = amq__spec_hasher(spec, &params.hasher, 0, diag);
+    if (status != AMQ_OK)
+        return status;
+    amq_counting_bloom *f;
+    status = amq__counting_bloom_new(&f, &params, AMQ__BLOOM_PROBE_LATEST, diag);
+    *state = f;
+    return status;
+}
+
+static int family_add(void *state, const void *key, size_t len)
+{
+    amq_counting_bloom_add(state, key, len);
+    return AMQ_OK;
+}
+
+/* One hash for the question and the increment. */
+static int family_add_unique(void *state, const void *key, size_t len)
+{
+    amq_counting_bloom *f = state;
+    amq_u128 hash = amq__hash128(&f->hasher, key, len);
+    if (amq_counting_bloom_contains_hash(f, hash))
+        return 0;
+    amq_counting_bloom_add_hash(f, hash);
+    return 1;
+}
+
+static int family_remove(void *state, const void *key, size_t len)
+{
+    return amq_counting_bloom_remove(state, key, len);
+}
+
+static int family_contains(const void *state, const void *key, size_t len)
+{
+    return amq_counting_bloom_contains(state, key, len);
+}
+
+static int family_contains_many(const void *state, const void *const *keys, const size_t *lens,
+                                size_t count, uint8_t *results)
+{
+    amq_counting_bloom_contains_many(state, keys, lens, count, results);
+    return AMQ_OK;
+}
+
+static int family_merge(void *state, const void *other, amq_diag *diag)
+{
+    return merge(state, other, diag);
+}
+
+static int family_save(const void *state, amq__saved *out)
+{
+    const amq_counting_bloom *f = state;
+    out->hasher = f->hasher;
+    amq__params_put_u64(&out->params, f->counter_count);
+    amq__params_put_u32(&out->params, f->hashes);
+    amq__params_put_u32(&out->params, counter_width(f));
+    amq__params_put_u64(&out->params, f->capacity);
+    amq__params_put_f64(&out->params, f->target_fpr);
+    amq__params_put_u64(&out->params, f->nonzero);
+    amq__params_put_u64(&out->params, f->saturated);
+    /* Version 1 writes the block without the field, as every file before
+     * the field was written: it loads the same in any version of amq. */
+    if (f->probe_version != AMQ__BLOOM_PROBE_DOUBLE)
+        amq__params_put_u32(&out->params, f->probe_version);
+    out->pieces[0].data = f->counters;
+    out->pieces[0].len = f->stored_bytes;
+    out->piece_count = 1;
+    return AMQ_OK;
+}
+
+static int family_load(void **state, const amq__container *c, bool *borrows_image, amq_diag *diag)
+{
+    *borrows_image = false;
+    amq__params_reader r;
+    amq__params_reader_init(&r, c->params, c->params_len);
+    uint64_t m = 0, capacity = 0, nonzero = 0, saturated = 0;
+    uint32_t k = 0, width = 0, version = AMQ__BLOOM_PROBE_DOUBLE; /* a block without the field */
+    double fpr = 0;
+    if (amq__params_get_u64(&r, &m) || amq__params_get_u32(&r, &k) ||
+        amq__params_get_u32(&r, &width) || amq__params_get_u64(&r, &capacity) ||
+        amq__params_get_f64(&r, &fpr) || amq__params_get_u64(&r, &nonzero) ||
+        amq__params_get_u64(&r, &saturated) ||
+        (c->params_len == COUNTING_PARAMS_SIZE_V2 && amq__params_get_u32(&r, &version)) ||
+        amq__params_end(&r))
+        return amq__fail(diag, AMQ_ECORRUPT,
+                         "counting-bloom parameters are %u bytes, expected %d or %d", c->params_len,
+                         COUNTING_PARAMS_SIZE_V1, COUNTING_PARAMS_SIZE_V2);
+    if (c->params_len == COUNTING_PARAMS_SIZE_V2 && version != AMQ__BLOOM_PROBE_REHASH)
+        return amq__fail(diag, AMQ_ECORRUPT, "counting-bloom probe version %u is not 2", version);
+    if (m < AMQ_BLOOM_MIN_BITS || m > AMQ_BLOOM_MAX_BITS)
+        return amq__fail(diag, AMQ_ECORRUPT, "counting-bloom counter count %llu is out of range",
+                         (unsigned long long)m);
+    if (k < 1 || k > AMQ_BLOOM_MAX_HASHES)
+        return amq__fail(diag, AMQ_ECORRUPT, "counting-bloom hash count %u is out of range", k);
+    if (width != 4 && width != 8)
+        return amq__fail(diag, AMQ_ECORRUPT, "counting-bloom counters are %u bits, not 4 or 8",
+                         width);
+    if (capacity == 0)
+        return amq__fail(diag, AMQ_ECORRUPT, "counting-bloom capacity is 0");
+    if (!(fpr > 0 && fpr < 1))
+        return amq__fail(diag, AMQ_ECORRUPT, "counting-bloom target fpr is not in (0, 1)");
+    unsigned width_log2 = width == 8 ? 3 : 2;
+    uint64_t expected = stored_bytes_for(m, width_log2);
+    if (c->payload_len != expected)
+        return amq__fail(diag, AMQ_ECORRUPT,
+                         "counting-bloom payload is %llu bytes; %llu counters of %u bits take %llu",
+                         (unsigned long long)c->payload_len, (unsigned long long)m, width,
+                         (unsigned long long)expected);
+    amq_counting_bloom *f = NULL;
+    int status = allocate(&f, m, width_log2, diag);
+    if (status != AMQ_OK)
+        return status;
+    memcpy(f->counters, c->payload, (size_t)expected);
+    f->hashes = k;
+    f->capacity = capacity;
+    f->target_fpr = fpr;
+    f->probe_version = version;
+    f->hasher = c->hasher;
+    f->nonzero = nonzero;
+    f->saturated = saturated;
+    status = amq__counting_bloom_check(f, diag);
+    if (status != AMQ_OK) {
+        amq_counting_bloom_free(f);
+        return status;
+    }
+    *state = f;
+    return AMQ_OK;
+}
+
+static void family_info(const void *state, amq_info *out)
+{
+    const amq_counting_bloom *f = state;
+    out->capacity = f->capacity;
+    out->estimated_count = amq_counting_bloom_estimated_count(f);
+    out->count =
+        isfinite(out->estimated_count) ? (uint64_t)llround(out->estimated_count) : f->counter_count;
+    out->count_estimated = 1;
+    out->size_bytes = f->stored_bytes;
+    out->bits_per_key = (double)f->stored_bytes * 8 / (double)f->capacity;
+    out->target_fpr = f->target_fpr;
+    out->expected_fpr = amq_counting_bloom_expected_fpr(f);
+    out->hasher = f->hasher;
+    amq__info_number(out, "counters", (double)f->counter_count);
+    amq__info_number(out, "counter_bits", counter_width(f));
+    amq__info_number(out, "hashes", f->hashes);
+    amq__info_number(out, "nonzero", (double)amq_counting_bloom_nonzero(f));
+    amq__info_number(out, "saturated", (double)amq_counting_bloom_saturated(f));
+    amq__info_number(out, "probe_version", f->probe_version);
+    amq__info_number(out, "fpr_at_capacity",
+                     amq__bloom_rate_at(f->probe_version, f->counter_count, f->hashes,
+                                        (double)(f->capacity ? f->capacity : 1)));
+}
+
+static void family_destroy(void *state)
+{
+    amq_counting_bloom_free(state);
+}
+
+const amq__family amq__counting_bloom_family = {
+    .name = "counting-bloom",
+    .id = AMQ__FAMILY_COUNTING_BLOOM,
+    .options = counting_options,
+    .create = family_create,
+    .add = family_add,
+    .add_unique = family_add_unique,
+    .remove = family_remove,
+    .contains = family_contains,
+    .contains_many = family_contains_many,
+    .merge = family_merge,
+    .save = family_save,
+    .load = family_load,
+    .info = family_info,
+    .destroy = family_destroy,
+};

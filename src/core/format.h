@@ -1,0 +1,195 @@
+/*
+ * format.h - the container file format every family is saved in
+ * (specified in docs/FORMAT.md), and the little parameter-block writer and
+ * reader families use for their own fields.
+ *
+ * A family saves by filling an amq__container (family id, hasher, its
+ * parameter block) and passing its payload as a list of pieces (so a filter
+ * made of several arrays is written without first copying them together).
+ * Loading reads (or maps) the whole file, amq__format_parse checks every
+ * field, every length and the checksum, and hands the family pointers into
+ * the image: nothing in it is trusted before that.
+ */
+#ifndef AMQ_FORMAT_H
+#define AMQ_FORMAT_H
+
+#include "amq/amq.h"
+#include "core/util.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Family identifiers stored in files. Pinned: never renumber. */
+enum amq__family_id {
+    AMQ__FAMILY_BLOOM = 1,
+    AMQ__FAMILY_BLOCKED_BLOOM = 2,
+    AMQ__FAMILY_COUNTING_BLOOM = 3,
+    AMQ__FAMILY_SCALABLE_BLOOM = 4,
+    AMQ__FAMILY_CUCKOO = 5,
+    AMQ__FAMILY_GCS = 6,
+    AMQ__FAMILY_HFB = 7,
+    AMQ__FAMILY_FUSE8 = 8,
+    AMQ__FAMILY_FUSE16 = 9,
+    AMQ__FAMILY_BUNDLE = 10,   /* many named filters in one file (bundle.c), not a filter */
+    AMQ__FAMILY_FRONTIER = 11, /* a crawl frontier's manifest (frontier.c), not a filter */
+    AMQ__FAMILY_MAX = 63       /* ids above this are refused as corrupt */
+};
+
+/* For the ids of containers that are not filters (a bundle, a frontier's
+ * manifest): what such a file is and how to open it, e.g. "a bundle of
+ * filters, not one filter: open it with amq_bundle_open ..."; NULL for any
+ * other id. */
+const char *amq__format_non_filter(uint32_t family);
+
+/* The format version this build writes and the newest it reads. */
+#define AMQ__FORMAT_VERSION 1
+
+/* Fixed sizes (bytes). */
+#define AMQ__FORMAT_HEADER_SIZE  64
+#define AMQ__FORMAT_PARAMS_MAX   4096 /* cap on a family's parameter block */
+#define AMQ__FORMAT_ALIGN        64   /* the payload starts at a multiple of this */
+#define AMQ__FORMAT_TRAILER_SIZE 8
+/* The largest payload a file may hold: 2^63 bytes, so that every offset and
+ * size in the format fits in a uint64_t without overflow. */
+#define AMQ__FORMAT_PAYLOAD_MAX ((uint64_t)1 << 63)
+
+/* What a file says, apart from the payload bytes. */
+typedef struct amq__container {
+    uint32_t family;       /* enum amq__family_id */
+    amq_hasher hasher;     /* key hash kind and seed/key */
+    const uint8_t *params; /* the family's parameter block */
+    uint32_t params_len;   /* <= AMQ__FORMAT_PARAMS_MAX */
+    const uint8_t *payload;
+    uint64_t payload_len;
+} amq__container;
+
+/* One piece of a payload being written. */
+typedef struct amq__piece {
+    const void *data;
+    uint64_t len;
+} amq__piece;
+
+/* Size in bytes of the file that amq__format_encode / _save would write;
+ * 0 when params_len exceeds AMQ__FORMAT_PARAMS_MAX or payload_len exceeds
+ * AMQ__FORMAT_PAYLOAD_MAX. */
+uint64_t amq__format_encoded_size(uint32_t params_len, uint64_t payload_len);
+
+/* Encode a container into a new buffer (for in-memory dumps). The payload is
+ * the concatenation of the pieces; c->payload/payload_len are ignored.
+ * *out is malloc'd; caller frees. Returns AMQ_OK, AMQ_EINVAL (params too
+ * long, unknown family or hasher), AMQ_ERANGE, AMQ_ENOMEM. */
+int amq__format_encode(uint8_t **out, size_t *out_len, const amq__container *c,
+                       const amq__piece *pieces, size_t piece_count, amq_diag *diag);
+
+/* Stream a container to a writer callback: the same bytes amq__format_encode
+ * produces, in order, in pieces of at most 1 GiB (the header, parameter
+ * block and padding in one; each payload piece straight from the caller's
+ * memory, a large one in several; the last padding and the checksum in
+ * one), never an empty one. Nothing the size of the payload is allocated.
+ * Returns AMQ_OK; as encode before the first byte (AMQ_EINVAL,
+ * AMQ_ERANGE); AMQ_EIO when the writer returns nonzero, at once, the diag
+ * giving its value and how many bytes it had taken (errno is the
+ * writer's). */
+int amq__format_write(const amq__container *c, const amq__piece *pieces, size_t piece_count,
+                      amq_write_fn write, void *context, amq_diag *diag);
+
+/* Save atomically: symbolic links at path followed to the file they name,
+ * write that file's directory/.name.tmp.XXXXXX (mode 0644 less the umask
+ * for a new file; an existing file's mode, owner and group), fsync it,
+ * rename it over the file, fsync the directory. On any failure up to the
+ * rename the temporary file is removed and the file is untouched. Should
+ * only the final directory fsync fail, the file already holds the new
+ * contents and the diag says so. A character device, a FIFO or a file
+ * named under /proc/PID/fd is written into instead, not atomically. An
+ * existing regular file without write permission (for root: without a
+ * write bit) is refused (AMQ_EIO, errno EACCES), as is one whose owner or
+ * group this process cannot give a new file (AMQ_EIO, EPERM). Returns
+ * AMQ_OK, AMQ_EIO (errno kept; the diag names the path and the reason),
+ * AMQ_EINVAL (as for encode, a path ending in '/', or a directory, socket
+ * or block device), AMQ_ERANGE, AMQ_ENOMEM. format.c's opening comment has
+ * the details. */
+int amq__format_save(const char *path, const amq__container *c, const amq__piece *pieces,
+                     size_t piece_count, amq_diag *diag);
+
+/* Fill diag with the printf-style message, ": ", and strerror(saved_errno);
+ * leave errno at saved_errno; return AMQ_EIO. For every file operation that
+ * fails with errno set. */
+int amq__io_fail(amq_diag *diag, int saved_errno, const char *format, ...) AMQ__PRINTF(3, 4);
+
+/* Write all of len bytes to fd at offset (offset < 0: at the file
+ * position), resuming after partial writes and EINTR, in calls of at most
+ * 1 GiB. Returns 0, or -1 with errno set. */
+int amq__write_all(int fd, const void *data, uint64_t len, int64_t offset);
+
+/* Read up to len bytes from fd at offset (offset < 0: at the file
+ * position), short only at the end of the file, resuming after EINTR.
+ * Returns the count read, or -1 with errno set. */
+int64_t amq__read_full(int fd, void *buf, size_t len, int64_t offset);
+
+/* Validate a whole file image and describe it; the pointers in *out point
+ * into buf, and *out is written only on success. Checks, in order: length
+ * >= header + trailer (AMQ_ECORRUPT; AMQ_EFORMAT instead when the short
+ * image does not begin like the magic), magic (AMQ_EFORMAT), version
+ * (AMQ_EVERSION if newer, AMQ_ECORRUPT if 0), every header field, lengths
+ * against the image size, reserved and padding bytes are zero, and the
+ * checksum (AMQ_ECORRUPT). Every failure says in diag which field or
+ * offset and why. Untrusted input: reads only buf[0, len); allocates
+ * nothing. */
+int amq__format_parse(amq__container *out, const uint8_t *buf, size_t len, amq_diag *diag);
+
+/* A file's bytes, read into memory or mapped. */
+typedef struct amq__file_image {
+    uint8_t *data; /* NULL for an empty file */
+    size_t len;
+    bool mapped; /* munmap rather than free */
+} amq__file_image;
+
+/* Read (use_mmap false) or map read-only (true) a whole file. An empty file
+ * gives an empty image (data NULL, len 0). Pipes and devices are read to
+ * their end even when mapping was asked for.
+ * Returns AMQ_OK, AMQ_EIO (open/read/mmap failed; errno kept), AMQ_ECORRUPT
+ * (the file changed size while being read), AMQ_ENOMEM. */
+int amq__file_image_open(amq__file_image *img, const char *path, bool use_mmap, amq_diag *diag);
+
+/* Release an image (free or munmap). Accepts an empty image. */
+void amq__file_image_close(amq__file_image *img);
+
+/* Open a container file: check flags (0 or AMQ_LOAD_MMAP; else AMQ_EINVAL),
+ * read or map it into *img, and parse it into *c (pointing into *img). On
+ * failure the image is closed; on success the caller owns it. Returns as
+ * amq__file_image_open and amq__format_parse. */
+int amq__format_open(amq__file_image *img, amq__container *c, const char *path, unsigned flags,
+                     amq_diag *diag);
+
+/* ---- parameter blocks ---------------------------------------------------- */
+
+/* A family's parameters, written field by field, little-endian. */
+typedef struct amq__params_writer {
+    uint8_t bytes[AMQ__FORMAT_PARAMS_MAX];
+    uint32_t len;
+    bool overflow; /* a put did not fit */
+} amq__params_writer;
+
+void amq__params_init(amq__params_writer *w);
+void amq__params_put_u8(amq__params_writer *w, uint8_t v);
+void amq__params_put_u32(amq__params_writer *w, uint32_t v);
+void amq__params_put_u64(amq__params_writer *w, uint64_t v);
+void amq__params_put_f64(amq__params_writer *w, double v); /* IEEE-754 bits, LE */
+
+typedef struct amq__params_reader {
+    const uint8_t *bytes;
+    uint32_t len;
+    uint32_t position;
+} amq__params_reader;
+
+void amq__params_reader_init(amq__params_reader *r, const uint8_t *bytes, uint32_t len);
+/* Each returns AMQ_OK or AMQ_ECORRUPT when the block is too short. */
+int amq__params_get_u8(amq__params_reader *r, uint8_t *v);
+int amq__params_get_u32(amq__params_reader *r, uint32_t *v);
+int amq__params_get_u64(amq__params_reader *r, uint64_t *v);
+int amq__params_get_f64(amq__params_reader *r, double *v);
+/* AMQ_OK when every byte was read, else AMQ_ECORRUPT (trailing garbage). */
+int amq__params_end(const amq__params_reader *r);
+
+#endif /* AMQ_FORMAT_H */

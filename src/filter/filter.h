@@ -1,0 +1,37 @@
+/*
+ * filter.h - what the generic handle (filter.c) offers the applications
+ * built on it (bundle, frontier) and the tests: a filter's saved
+ * description, a filter from a validated container, and the family table.
+ * Families never include this header: they stand below the handle and
+ * reach it only through family.h.
+ */
+#ifndef AMQ_FILTER_H
+#define AMQ_FILTER_H
+
+#include "core/family.h"
+#include "core/format.h"
+
+/* What saving f writes: fills *c (family id, hasher, parameter block, which
+ * point into the returned description) and returns the description, whose
+ * pieces are the payload; free it with amq__saved_free. NULL on failure,
+ * with *status AMQ_ENOMEM or AMQ_EINVAL (parameters too long; diag says). */
+amq__saved *amq__filter_describe(const amq_filter *f, amq__container *c, amq_diag *diag,
+                                 int *status);
+void amq__saved_free(amq__saved *saved);
+/* The payload's length: the sum of the pieces'. */
+uint64_t amq__saved_payload_len(const amq__saved *saved);
+
+/* The filter a validated container describes (c's family decides which
+ * load runs; `where` names the source in messages). *image is the memory
+ * c points into: the filter keeps it when the family borrows from it, else
+ * it is closed - either way the caller no longer owns it. The filter's
+ * file checksum is 0. Returns AMQ_OK, AMQ_EUNSUPPORTED (a family this
+ * build does not have, or a bundle), or the family's load error. */
+int amq__filter_from_container(amq_filter **out, const amq__container *c, amq__file_image *image,
+                               const char *where, amq_diag *diag);
+
+/* Every family this build has, NULL-terminated (for the spec parser's
+ * tests and fuzz targets). */
+const amq__family *const *amq__family_table(void);
+
+#endif /* AMQ_FILTER_H */

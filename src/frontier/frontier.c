@@ -1,0 +1,966 @@
+/*
+ * frontier.c - the crawl frontier: a FIFO queue of URLs that takes each URL
+ * at most once, in bounded memory, saved by checkpoints (amq/frontier.h is
+ * the interface; docs/FRONTIER.md the user's guide).
+ *
+ * Deduplication. Every push asks a scalable Bloom filter (scalable_bloom.c)
+ * whether the URL may have been pushed before; only if not is it added to
+ * the filter and enqueued. The filter has no false negatives, so an
+ * enqueued URL is never enqueued again; it has false positives, so a new
+ * URL is skipped with probability at most its compound bound p, whatever
+ * the count (each new stage is tighter: p (1 - r) r^i for stage i). The URL
+ * is hashed once, to 128 bits; the same hash serves the query and the add.
+ *
+ * The queue is three parts, oldest first:
+ *
+ *         pop                                                    push
+ *          ^                                                       |
+ *          |                                                       v
+ *   +-------------+   +-----------+-----------+-----+   +---------------------+
+ *   | head        | < | segment 1 | segment 2 | ... | < | tail                |
+ *   | read-ahead  |   +-----------+-----------+-----+   | newest URLs, not    |
+ *   | of segment 1|   the spill: segment files,         | yet spilled         |
+ *   +-------------+   append-only (frontier_segments.c) +---------------------+
+ *     <= min(M/2, 4 MiB)                                   <= M - head's share
+ *
+ * Push appends a record (u32 length | URL | u32 check: the segment files'
+ * encoding) to the tail. When the tail has no room under its share of the
+ * memory cap M (bytes, and optionally URLs), all of it is appended to the
+ * spill in one write, and the tail starts empty. Pop takes from the head;
+ * an empty head is refilled with the next chunk of whole records of the
+ * oldest segment; and when the spill has nothing unread, pop takes straight
+ * from the front of the tail, so a queue that fits in memory never touches
+ * the disk. Invariants, checked by amq__frontier_check():
+ *
+ *   I1  the queue, in order, is head ++ the spill's unread records ++ tail;
+ *       the head's records are the bytes of segment 1 just before its read
+ *       offset, so the head is empty whenever the spill has no segment;
+ *   I2  queued = enqueued - popped = head + unread spill + tail records;
+ *   I3  the head holds at most min(M/2, 4 MiB) bytes and half the URL cap,
+ *       the tail the rest of each: together at most the caps;
+ *   I4  every byte in a buffer between start and end is a whole record;
+ *   I5  the filter holds exactly the enqueued URLs: its count is enqueued.
+ *
+ * The tail is a flat buffer whose consumed front is reclaimed by moving
+ * the live records down, but only when the consumed part is at least as
+ * large as the live one: each move then costs at most the bytes popped
+ * since the last, so moving is amortized O(1) per byte. Otherwise a tail
+ * without room is spilled, which writes at least half its share at once.
+ * The head gets at most 4 MiB: reading back is sequential, and a larger
+ * read-ahead saves nothing but system calls already rare; the tail gets the
+ * rest, so that short queues stay in memory.
+ *
+ * Persistence. The directory holds
+ *
+ *   frontier.amq               the manifest: the current checkpoint
+ *   filter-<generation>.amq    the filter as of that checkpoint
+ *   segment-<id>.seg           spill files, the ones it lists and newer ones
+ *
+ * and the manifest is the commit point. amq_frontier_save (1) spills the
+ * tail, (2) retires segments read to the end, (3) fsyncs the segments
+ * written since they were last synced (and the directory, for new ones),
+ * (4) writes the filter to filter-<g+1>.amq (temporary file, fsync,
+ * rename, directory fsync: amq__format_save), (5) writes the manifest the
+ * same way, naming generation g+1, the filter file's checksum, the
+ * counters, the live segments with their lengths, and the read position
+ * of the next URL to pop (inside the head's segment when the head holds
+ * URLs). Only then (6) are filter-<g>.amq and the segments retired since
+ * checkpoint g removed. A crash before (5) completes leaves checkpoint g
+ * whole: its filter file was not touched, its segments were only appended
+ * to or left for removal. A crash after it leaves g+1 whole, and the files
+ * (6) did not remove are found by the next open, which removes every file
+ * of the frontier's name patterns that the checkpoint does not list (and
+ * nothing else), and cuts each listed segment back to its listed length.
+ *
+ * So the state after a reopen is exactly the last checkpoint: URLs pushed
+ * after it are gone together with their filter bits (nothing is "seen"
+ * that is not queued or popped), and URLs popped after it are queued
+ * again. Why checkpoints rather than a write-ahead log making every push
+ * durable: a log costs a system call per push (about as costly as the
+ * push itself) or, buffered, loses its last buffer anyway; replaying it means a
+ * second code path through the filter; and a crawler has a natural moment
+ * to save, after it has handled what it popped, which gives it
+ * at-least-once visits with no per-URL cost. docs/FRONTIER.md compares the
+ * two.
+ *
+ * The manifest is an amq container (docs/FORMAT.md) of family 11, whose
+ * hasher is the filter's. Its parameter block, little-endian:
+ *
+ *   u32 version (1) | u64 generation
+ *   u64 initial capacity | f64 fpr | f64 growth | f64 tightening
+ *   u64 pushed | u64 enqueued | u64 popped
+ *   u64 filter file checksum (its trailer; 0 at generation 0)
+ *   u64 next segment id | u64 read offset | u64 read records | u64 segments
+ *                                                             (108 bytes)
+ *
+ * and its payload the segment table, 24 bytes a segment (u64 id, u64
+ * length, u64 records). Generation 0 is the empty frontier written when the
+ * directory is created: it has no filter file (the filter is made anew from
+ * the parameters), so creating takes a single atomic write, and a directory
+ * with frontier files but no manifest is damage, never a half-made
+ * frontier. Reopening checks the container, every field, the counters
+ * against each other and against the segment table (I2 with an empty head
+ * and tail), the filter file's checksum against the manifest's and its
+ * count against enqueued (I5), and each segment file's header and length.
+ * Counters never wrap, since a wrapped one would be refused at reopening:
+ * a frontier at generation 2^64 - 1 is refused a save, and one that has
+ * counted 2^64 - 1 pushes another push, with AMQ_ERANGE (only a damaged
+ * manifest can say either).
+ *
+ * Allocation: open (the frontier, the filter, the segment table); push (the
+ * tail grows by doubling up to its share; filter stages); pop (the
+ * read-ahead buffer, once); save (the filter's description, the table
+ * copy). Errors: AMQ_EINVAL (options, URL length, directory), AMQ_EIO
+ * (system calls, the lock), AMQ_ECORRUPT and AMQ_EVERSION (the directory's
+ * files), AMQ_ERANGE (filter bounds, a small pop buffer, a counter or the
+ * segment ids at their limit), AMQ_ENOMEM.
+ */
+#define _DEFAULT_SOURCE /* flock, which the POSIX level alone hides */
+
+#include "amq/frontier.h"
+#include "amq/bloom.h"
+#include "core/family.h"
+#include "core/format.h"
+#include "core/hash.h"
+#include "core/util.h"
+#include "frontier/frontier_internal.h"
+
+#include <assert.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define MANIFEST_NAME    "frontier.amq"
+#define MANIFEST_VERSION 1
+#define MANIFEST_PARAMS  108
+#define FILTER_PREFIX    "filter-"
+#define FILTER_SUFFIX    ".amq"
+#define FILTER_NAME_SIZE sizeof("filter-0123456789abcdef.amq")
+
+#define DEFAULT_FPR              0.01
+#define DEFAULT_INITIAL_CAPACITY ((uint64_t)1 << 20)
+#define DEFAULT_GROWTH           2.0
+#define DEFAULT_TIGHTENING       0.9
+#define DEFAULT_MEMORY           ((uint64_t)64 << 20)
+#define DEFAULT_SEGMENT          ((uint64_t)64 << 20)
+#define HEAD_MAX                 ((size_t)4 << 20)
+#define TAIL_FIRST_CAPACITY      ((size_t)64 << 10)
+
+/* Records in memory, between start and end of bytes[0, capacity). */
+typedef struct record_buffer {
+    uint8_t *bytes;
+    size_t capacity;
+    size_t start;     /* the first record not yet popped */
+    size_t end;       /* the end of the last record */
+    uint64_t records; /* records in [start, end) */
+} record_buffer;
+
+struct amq_frontier {
+    char *dir;  /* absolute path */
+    int dir_fd; /* held with an exclusive flock while open */
+    amq_scalable_bloom *filter;
+    amq_scalable_bloom_params filter_params; /* as made; stored in the manifest */
+    amq_hasher hasher;
+    amq_frontier_canonicalize_fn canonicalize;
+    void *canonicalize_user;
+    record_buffer head; /* read-ahead of the spill's oldest segment */
+    record_buffer tail; /* the newest URLs, not spilled */
+    size_t head_bytes_max, tail_bytes_max;
+    uint64_t head_urls_max, tail_urls_max;
+    amq__spill spill;
+    uint64_t pushed, enqueued, popped;
+    uint64_t generation; /* of the last checkpoint */
+    char canonical[AMQ_FRONTIER_MAX_URL + 1];
+};
+
+void amq_frontier_options_init(amq_frontier_options *opt)
+{
+    memset(opt, 0, sizeof *opt);
+    opt->fpr = DEFAULT_FPR;
+    opt->initial_capacity = DEFAULT_INITIAL_CAPACITY;
+    opt->growth = DEFAULT_GROWTH;
+    opt->tightening = DEFAULT_TIGHTENING;
+    opt->memory_bytes = DEFAULT_MEMORY;
+    opt->memory_urls = UINT64_MAX;
+    opt->segment_bytes = DEFAULT_SEGMENT;
+}
+
+/* ---- the directory ---------------------------------------------------------- */
+
+static void filter_name(char out[FILTER_NAME_SIZE], uint64_t generation)
+{
+    amq__frontier_numbered_name(out, FILTER_NAME_SIZE, FILTER_PREFIX, generation, FILTER_SUFFIX);
+}
+
+/* "<dir>/<name>" in a new string, or NULL. */
+static char *path_in(const amq_frontier *f, const char *name)
+{
+    size_t len = strlen(f->dir) + 1 + strlen(name) + 1;
+    char *path = malloc(len);
+    if (path)
+        snprintf(path, len, "%s/%s", f->dir, name);
+    return path;
+}
+
+/* What a directory entry is to the frontier. */
+typedef enum entry_kind {
+    ENTRY_OTHER,     /* not the frontier's: never touched */
+    ENTRY_MANIFEST,  /* frontier.amq */
+    ENTRY_FILTER,    /* filter-<generation>.amq; number = the generation */
+    ENTRY_SEGMENT,   /* segment-<id>.seg; number = the id */
+    ENTRY_TEMPORARY, /* a save's temporary file, ".<manifest or filter>.tmp.XXXXXX" */
+} entry_kind;
+
+static entry_kind classify(const char *name, uint64_t *number)
+{
+    if (strcmp(name, MANIFEST_NAME) == 0)
+        return ENTRY_MANIFEST;
+    if (amq__frontier_numbered_name_parse(name, FILTER_PREFIX, FILTER_SUFFIX, number))
+        return ENTRY_FILTER;
+    if (amq__segment_name_parse(name, number))
+        return ENTRY_SEGMENT;
+    /* amq__format_save's temporary name for a file of ours (format.h). */
+    const char *infix = strstr(name, ".tmp.");
+    if (name[0] != '.' || !infix || strlen(infix + 5) != 6)
+        return ENTRY_OTHER;
+    char base[FILTER_NAME_SIZE];
+    size_t base_len = (size_t)(infix - name) - 1;
+    if (base_len >= sizeof base)
+        return ENTRY_OTHER;
+    memcpy(base, name + 1, base_len);
+    base[base_len] = '\0';
+    uint64_t ignored;
+    if (strcmp(base, MANIFEST_NAME) == 0 ||
+        amq__frontier_numbered_name_parse(base, FILTER_PREFIX, FILTER_SUFFIX, &ignored))
+        return ENTRY_TEMPORARY;
+    return ENTRY_OTHER;
+}
+
+/* Walk the directory. fresh (there is no manifest): temporary files are
+ * removed, any other file of the frontier's is damage, and any other file
+ * at all means this is not a frontier's directory. Otherwise the files of
+ * the frontier's that the checkpoint does not list are removed. */
+static int sweep_directory(amq_frontier *f, bool fresh, amq_diag *diag)
+{
+    int fd = openat(f->dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    DIR *dir = fd >= 0 ? fdopendir(fd) : NULL;
+    if (!dir) {
+        int status = amq__io_fail(diag, errno, "cannot list directory '%s'", f->dir);
+        if (fd >= 0)
+            close(fd);
+        return status;
+    }
+    int status = AMQ_OK;
+    struct dirent *entry;
+    while (status == AMQ_OK && (entry = readdir(dir)) != NULL) {
+        const char *name = entry->d_name;
+        if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
+            continue;
+        uint64_t number = 0;
+        entry_kind kind = classify(name, &number);
+        bool unused = kind == ENTRY_TEMPORARY ||
+                      (kind == ENTRY_FILTER && number != f->generation) ||
+                      (kind == ENTRY_SEGMENT && !amq__spill_holds(&f->spill, number));
+        if (fresh && kind == ENTRY_OTHER)
+            status =
+                amq__fail(diag, AMQ_EINVAL, "'%s' is not empty and holds no frontier (it has '%s')",
+                          f->dir, name);
+        else if (fresh && kind != ENTRY_TEMPORARY)
+            status = amq__fail(diag, AMQ_ECORRUPT,
+                               "'%s' holds the frontier file '%s' but no %s: the manifest is "
+                               "missing",
+                               f->dir, name, MANIFEST_NAME);
+        else if (unused && unlinkat(f->dir_fd, name, 0) != 0 && errno != ENOENT)
+            status = amq__io_fail(diag, errno, "cannot remove '%s/%s'", f->dir, name);
+    }
+    closedir(dir);
+    return status;
+}
+
+/* Create dir if needed, open it, lock it, and resolve its path. */
+static int open_directory(amq_frontier *f, const char *dir, amq_diag *diag)
+{
+    if (*dir == '\0')
+        return amq__fail(diag, AMQ_EINVAL, "the frontier's directory path is empty");
+    if (mkdir(dir, 0777) != 0 && errno != EEXIST)
+        return amq__io_fail(diag, errno, "cannot create directory '%s'", dir);
+    f->dir_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (f->dir_fd < 0) {
+        if (errno == ENOTDIR)
+            return amq__fail(diag, AMQ_EINVAL, "'%s' is not a directory", dir);
+        return amq__io_fail(diag, errno, "cannot open directory '%s'", dir);
+    }
+    if (flock(f->dir_fd, LOCK_EX | LOCK_NB) != 0)
+        return amq__io_fail(diag, errno, "'%s' is locked: another amq_frontier has it open", dir);
+    f->dir = realpath(dir, NULL);
+    if (!f->dir)
+        return amq__io_fail(diag, errno, "cannot resolve the path '%s'", dir);
+    return AMQ_OK;
+}
+
+/* ---- the filter's file ------------------------------------------------------ */
+
+/* Write the filter as filter-<generation>.amq (atomically) and read back
+ * its checksum. */
+static int save_filter(amq_frontier *f, uint64_t generation, uint64_t *checksum, amq_diag *diag)
+{
+    char name[FILTER_NAME_SIZE];
+    filter_name(name, generation);
+    char *path = path_in(f, name);
+    amq__saved *saved = calloc(1, sizeof *saved);
+    if (!path || !saved) {
+        free(path);
+        free(saved);
+        return amq__fail(diag, AMQ_ENOMEM, "out of memory saving the filter");
+    }
+    amq__params_init(&saved->params);
+    int status = amq__scalable_bloom_family.save(f->filter, saved);
+    if (status != AMQ_OK) {
+        amq__fail(diag, status, "saving the filter: %s", amq_strerror(status));
+    } else {
+        assert(!saved->params.overflow);
+        amq__container c = {
+            .family = amq__scalable_bloom_family.id,
+            .hasher = saved->hasher,
+            .params = saved->params.bytes,
+            .params_len = saved->params.len,
+        };
+        status = amq__format_save(path, &c, saved->pieces, saved->piece_count, diag);
+    }
+    free(saved->scratch);
+    free(saved);
+    if (status == AMQ_OK) {
+        uint8_t trailer[AMQ__FORMAT_TRAILER_SIZE];
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        struct stat st;
+        if (fd < 0 || fstat(fd, &st) != 0 || st.st_size < (off_t)sizeof trailer ||
+            pread(fd, trailer, sizeof trailer, st.st_size - (off_t)sizeof trailer) !=
+                (ssize_t)sizeof trailer)
+            status = amq__io_fail(diag, errno, "reading back '%s'", path);
+        else
+            *checksum = amq__load_u64le(trailer);
+        if (fd >= 0)
+            close(fd);
+    }
+    free(path);
+    return status;
+}
+
+/* Load filter-<generation>.amq, which must be the file whose checksum the
+ * manifest holds. */
+static int load_filter(amq_frontier *f, uint64_t checksum, amq_diag *diag)
+{
+    char name[FILTER_NAME_SIZE];
+    filter_name(name, f->generation);
+    char *path = path_in(f, name);
+    if (!path)
+        return amq__fail(diag, AMQ_ENOMEM, "out of memory opening the filter");
+    amq__file_image image;
+    amq__container c;
+    amq_diag inner = { .message = "" };
+    int status = amq__format_open(&image, &c, path, 0, &inner);
+    if (status == AMQ_EIO && errno == ENOENT) {
+        status =
+            amq__fail(diag, AMQ_ECORRUPT, "the checkpoint's filter file '%s' is missing", path);
+        free(path);
+        return status;
+    }
+    if (status == AMQ_OK) {
+        uint64_t stored = amq__load_u64le(image.data + image.len - AMQ__FORMAT_TRAILER_SIZE);
+        if (c.family != amq__scalable_bloom_family.id)
+            status = amq__fail(&inner, AMQ_ECORRUPT, "it holds family %" PRIu32 ", not a %s filter",
+                               c.family, amq__scalable_bloom_family.name);
+        else if (stored != checksum)
+            status = amq__fail(&inner, AMQ_ECORRUPT,
+                               "its checksum %016" PRIx64 " is not the %016" PRIx64
+                               " the manifest recorded: it belongs to another checkpoint",
+                               stored, checksum);
+        if (status == AMQ_OK) {
+            void *state = NULL;
+            bool borrows = false;
+            status = amq__scalable_bloom_family.load(&state, &c, &borrows, &inner);
+            assert(!borrows);
+            f->filter = state;
+        }
+        amq__file_image_close(&image);
+    }
+    if (status != AMQ_OK)
+        amq__fail(diag, status, "filter file '%s': %s", path, inner.message);
+    free(path);
+    return status;
+}
+
+/* ---- the manifest ------------------------------------------------------------ */
+
+/* What a manifest says besides the segment table. */
+typedef struct manifest {
+    uint64_t generation;
+    amq_scalable_bloom_params filter;
+    uint64_t pushed, enqueued, popped;
+    uint64_t filter_checksum;
+    uint64_t next_segment;
+    uint64_t read_offset, read_records;
+    uint64_t segments;
+} manifest;
+
+static int write_manifest(amq_frontier *f, const manifest *m, amq_diag *diag)
+{
+    amq__params_writer *w = malloc(sizeof *w);
+    size_t table_len = f->spill.count * AMQ__SPILL_ENTRY_SIZE;
+    uint8_t *table = table_len ? malloc(table_len) : NULL;
+    char *path = path_in(f, MANIFEST_NAME);
+    int status = AMQ_OK;
+    if (!w || (table_len && !table) || !path) {
+        status = amq__fail(diag, AMQ_ENOMEM, "out of memory writing the manifest");
+    } else {
+        amq__params_init(w);
+        amq__params_put_u32(w, MANIFEST_VERSION);
+        amq__params_put_u64(w, m->generation);
+        amq__params_put_u64(w, m->filter.capacity);
+        amq__params_put_f64(w, m->filter.fpr);
+        amq__params_put_f64(w, m->filter.growth);
+        amq__params_put_f64(w, m->filter.tightening);
+        amq__params_put_u64(w, m->pushed);
+        amq__params_put_u64(w, m->enqueued);
+        amq__params_put_u64(w, m->popped);
+        amq__params_put_u64(w, m->filter_checksum);
+        amq__params_put_u64(w, m->next_segment);
+        amq__params_put_u64(w, m->read_offset);
+        amq__params_put_u64(w, m->read_records);
+        amq__params_put_u64(w, m->segments);
+        assert(w->len == MANIFEST_PARAMS);
+        amq__spill_table_store(&f->spill, table);
+        amq__container c = {
+            .family = AMQ__FAMILY_FRONTIER,
+            .hasher = m->filter.hasher,
+            .params = w->bytes,
+            .params_len = w->len,
+        };
+        amq__piece piece = { table, table_len };
+        status = amq__format_save(path, &c, &piece, 1, diag);
+    }
+    free(w);
+    free(table);
+    free(path);
+    return status;
+}
+
+/* Read the manifest's fields and check them against each other; the
+ * segment table is checked by the spill. */
+static int parse_manifest(manifest *m, const amq__container *c, amq_diag *diag)
+{
+    if (c->family != AMQ__FAMILY_FRONTIER)
+        return amq__fail(diag, AMQ_ECORRUPT,
+                         "it is an amq file of family %" PRIu32 ", not a frontier manifest",
+                         c->family);
+    amq__params_reader r;
+    amq__params_reader_init(&r, c->params, c->params_len);
+    uint32_t version = 0;
+    if (amq__params_get_u32(&r, &version) != AMQ_OK)
+        return amq__fail(diag, AMQ_ECORRUPT, "its parameter block is empty");
+    if (version > MANIFEST_VERSION)
+        return amq__fail(diag, AMQ_EVERSION,
+                         "manifest version %" PRIu32 " is newer than the %d this library reads",
+                         version, MANIFEST_VERSION);
+    memset(m, 0, sizeof *m);
+    m->filter.hasher = c->hasher;
+    if (version != MANIFEST_VERSION || amq__params_get_u64(&r, &m->generation) ||
+        amq__params_get_u64(&r, &m->filter.capacity) || amq__params_get_f64(&r, &m->filter.fpr) ||
+        amq__params_get_f64(&r, &m->filter.growth) ||
+        amq__params_get_f64(&r, &m->filter.tightening) || amq__params_get_u64(&r, &m->pushed) ||
+        amq__params_get_u64(&r, &m->enqueued) || amq__params_get_u64(&r, &m->popped) ||
+        amq__params_get_u64(&r, &m->filter_checksum) || amq__params_get_u64(&r, &m->next_segment) ||
+        amq__params_get_u64(&r, &m->read_offset) || amq__params_get_u64(&r, &m->read_records) ||
+        amq__params_get_u64(&r, &m->segments) || amq__params_end(&r) != AMQ_OK)
+        return amq__fail(diag, AMQ_ECORRUPT,
+                         "its parameter block is %" PRIu32 " bytes of version %" PRIu32
+                         "; version %d has %d",
+                         c->params_len, version, MANIFEST_VERSION, MANIFEST_PARAMS);
+    if (m->enqueued > m->pushed || m->popped > m->enqueued)
+        return amq__fail(diag, AMQ_ECORRUPT,
+                         "its counters are inconsistent: %" PRIu64 " pushed, %" PRIu64
+                         " enqueued, %" PRIu64 " popped",
+                         m->pushed, m->enqueued, m->popped);
+    if (m->next_segment < 1)
+        return amq__fail(diag, AMQ_ECORRUPT, "its next segment id is 0");
+    if (m->filter.capacity < 1 || !(m->filter.fpr > 0 && m->filter.fpr < 1))
+        return amq__fail(diag, AMQ_ECORRUPT,
+                         "its filter's first-stage capacity %" PRIu64 " or fpr %g is out of range",
+                         m->filter.capacity, m->filter.fpr);
+    if (m->generation == 0 && (m->pushed || m->segments || m->filter_checksum))
+        return amq__fail(diag, AMQ_ECORRUPT, "generation 0 is not the empty frontier");
+    if (c->payload_len / AMQ__SPILL_ENTRY_SIZE != m->segments ||
+        c->payload_len % AMQ__SPILL_ENTRY_SIZE != 0)
+        return amq__fail(diag, AMQ_ECORRUPT,
+                         "its segment table is %" PRIu64 " bytes, not %d for each of %" PRIu64
+                         " segments",
+                         c->payload_len, AMQ__SPILL_ENTRY_SIZE, m->segments);
+    return AMQ_OK;
+}
+
+/* The filter a manifest describes, made empty (generation 0). */
+static int make_filter(amq_frontier *f, amq_diag *diag)
+{
+    int status = amq_scalable_bloom_new(&f->filter, &f->filter_params);
+    if (status == AMQ_EINVAL)
+        return amq__fail(diag, status,
+                         "the filter options are out of range: growth %g must be in [1.25, 16], "
+                         "tightening %g in [0.5, 0.95]",
+                         f->filter_params.growth, f->filter_params.tightening);
+    if (status == AMQ_ERANGE)
+        return amq__fail(diag, status,
+                         "a filter stage of %" PRIu64 " URLs at fpr %g would be too large",
+                         f->filter_params.capacity, f->filter_params.fpr);
+    if (status != AMQ_OK)
+        return amq__fail(diag, status, "making the filter: %s", amq_strerror(status));
+    return AMQ_OK;
+}
+
+static int reopen(amq_frontier *f, amq_diag *diag)
+{
+    char *path = path_in(f, MANIFEST_NAME);
+    if (!path)
+        return amq__fail(diag, AMQ_ENOMEM, "out of memory opening the manifest");
+    amq__file_image image;
+    amq_diag inner = { .message = "" };
+    amq__container c;
+    manifest m;
+    int status = amq__format_open(&image, &c, path, 0, &inner);
+    if (status == AMQ_OK) {
+        status = parse_manifest(&m, &c, &inner);
+        if (status == AMQ_OK) {
+            f->generation = m.generation;
+            f->filter_params = m.filter;
+            f->pushed = m.pushed;
+            f->enqueued = m.enqueued;
+            f->popped = m.popped;
+            status = amq__spill_table_load(&f->spill, c.payload, m.segments, m.next_segment,
+                                           m.read_offset, m.read_records, &inner);
+        }
+        amq__file_image_close(&image);
+    }
+    if (status != AMQ_OK) {
+        amq__fail(diag, status, "manifest '%s': %s", path, inner.message);
+        free(path);
+        return status;
+    }
+    free(path);
+    if (f->spill.unread_records != m.enqueued - m.popped)
+        return amq__fail(diag, AMQ_ECORRUPT,
+                         "manifest: its segments hold %" PRIu64 " unread URLs, but %" PRIu64
+                         " were enqueued and %" PRIu64 " popped",
+                         f->spill.unread_records, m.enqueued, m.popped);
+    if (m.generation > 0) {
+        status = load_filter(f, m.filter_checksum, diag);
+    } else if ((status = make_filter(f, &inner)) != AMQ_OK) {
+        if (status == AMQ_EINVAL || status == AMQ_ERANGE)
+            status = AMQ_ECORRUPT;
+        amq__fail(diag, status, "manifest: its filter parameters are refused: %s", inner.message);
+    }
+    if (status != AMQ_OK)
+        return status;
+    if (amq_scalable_bloom_count(f->filter) != f->enqueued)
+        return amq__fail(diag, AMQ_ECORRUPT,
+                         "the filter holds %" PRIu64 " URLs; the manifest says %" PRIu64
+                         " were enqueued",
+                         amq_scalable_bloom_count(f->filter), f->enqueued);
+    return sweep_directory(f, false, diag);
+}
+
+static int create(amq_frontier *f, const amq_frontier_options *opt, amq_diag *diag)
+{
+    int status = sweep_directory(f, true, diag);
+    if (status != AMQ_OK)
+        return status;
+    f->filter_params = (amq_scalable_bloom_params){
+        .capacity = opt->initial_capacity,
+        .fpr = opt->fpr,
+        .growth = opt->growth,
+        .tightening = opt->tightening,
+    };
+    amq_hasher_xxh3(&f->filter_params.hasher, opt->seed);
+    status = make_filter(f, diag);
+    if (status != AMQ_OK)
+        return status;
+    manifest m = {
+        .filter = f->filter_params,
+        .next_segment = f->spill.next_id,
+        .read_offset = f->spill.read_offset,
+    };
+    return write_manifest(f, &m, diag);
+}
+
+/* ---- open and close -------------------------------------------------------------- */
+
+static int check_options(const amq_frontier_options *opt, amq_diag *diag)
+{
+    if (!(opt->fpr > 0 && opt->fpr < 1))
+        return amq__fail(diag, AMQ_EINVAL, "option fpr: %g is not in (0, 1)", opt->fpr);
+    if (opt->initial_capacity < 1)
+        return amq__fail(diag, AMQ_EINVAL, "option initial_capacity: 0 URLs");
+    if (opt->memory_bytes < AMQ_FRONTIER_MIN_MEMORY)
+        return amq__fail(diag, AMQ_EINVAL,
+                         "option memory_bytes: %" PRIu64 " is less than the %" PRIu64
+                         " needed for two URLs of the largest size",
+                         opt->memory_bytes, AMQ_FRONTIER_MIN_MEMORY);
+    if (opt->memory_urls < 2)
+        return amq__fail(diag, AMQ_EINVAL,
+                         "option memory_urls: %" PRIu64 " is less than 2 (one being read "
+                         "back, one being pushed)",
+                         opt->memory_urls);
+    if (opt->segment_bytes < AMQ_FRONTIER_MIN_SEGMENT)
+        return amq__fail(diag, AMQ_EINVAL,
+                         "option segment_bytes: %" PRIu64 " is less than %" PRIu64,
+                         opt->segment_bytes, AMQ_FRONTIER_MIN_SEGMENT);
+    return AMQ_OK;
+}
+
+/* Split the memory caps between the head and the tail (I3). */
+static void share_memory(amq_frontier *f, const amq_frontier_options *opt)
+{
+    uint64_t bytes = opt->memory_bytes < SIZE_MAX ? opt->memory_bytes : SIZE_MAX;
+    f->head_bytes_max = bytes / 2 < HEAD_MAX ? (size_t)(bytes / 2) : HEAD_MAX;
+    f->tail_bytes_max = (size_t)bytes - f->head_bytes_max;
+    f->head_urls_max = opt->memory_urls / 2;
+    f->tail_urls_max = opt->memory_urls - f->head_urls_max;
+}
+
+/* Free everything; no file is touched. */
+static void destroy(amq_frontier *f)
+{
+    amq__spill_free(&f->spill);
+    amq_scalable_bloom_free(f->filter);
+    free(f->head.bytes);
+    free(f->tail.bytes);
+    if (f->dir_fd >= 0)
+        close(f->dir_fd); /* releases the lock */
+    free(f->dir);
+    free(f);
+}
+
+int amq_frontier_open(amq_frontier **out, const char *dir, const amq_frontier_options *opt,
+                      amq_diag *diag)
+{
+    assert(out && dir);
+    *out = NULL;
+    amq_frontier_options defaults;
+    if (!opt) {
+        amq_frontier_options_init(&defaults);
+        opt = &defaults;
+    }
+    int status = check_options(opt, diag);
+    if (status != AMQ_OK)
+        return status;
+    amq_frontier *f = calloc(1, sizeof *f);
+    if (!f)
+        return amq__fail(diag, AMQ_ENOMEM, "out of memory for a frontier");
+    f->dir_fd = -1;
+    f->canonicalize = opt->canonicalize;
+    f->canonicalize_user = opt->canonicalize_user;
+    share_memory(f, opt);
+    status = open_directory(f, dir, diag);
+    if (status == AMQ_OK) {
+        amq__spill_init(&f->spill, f->dir_fd, f->dir, opt->segment_bytes);
+        struct stat st;
+        if (fstatat(f->dir_fd, MANIFEST_NAME, &st, 0) == 0)
+            status = reopen(f, diag);
+        else if (errno == ENOENT)
+            status = create(f, opt, diag);
+        else
+            status = amq__io_fail(diag, errno, "cannot stat '%s/%s'", f->dir, MANIFEST_NAME);
+    }
+    if (status != AMQ_OK) {
+        destroy(f);
+        return status;
+    }
+    f->hasher = *amq_scalable_bloom_hasher(f->filter);
+    *out = f;
+    return AMQ_OK;
+}
+
+void amq_frontier_close(amq_frontier *f)
+{
+    if (!f)
+        return;
+    amq__spill_discard_uncommitted(&f->spill);
+    destroy(f);
+}
+
+/* ---- push and pop ------------------------------------------------------------ */
+
+/* Spill the tail; on failure, what was written has left it (I1 holds). */
+static int spill_tail(amq_frontier *f, amq_diag *diag)
+{
+    record_buffer *t = &f->tail;
+    size_t done = 0;
+    uint64_t records = 0;
+    int status =
+        amq__spill_append(&f->spill, t->bytes + t->start, t->end - t->start, &done, &records, diag);
+    t->start += done;
+    t->records -= records;
+    if (t->records == 0)
+        t->start = t->end = 0;
+    return status;
+}
+
+/* Make room at the tail's end for need more bytes and one more record. */
+static int make_room(amq_frontier *f, size_t need, amq_diag *diag)
+{
+    record_buffer *t = &f->tail;
+    size_t live = t->end - t->start;
+    if (t->records >= f->tail_urls_max || live + need > f->tail_bytes_max) {
+        int status = spill_tail(f, diag);
+        if (status != AMQ_OK)
+            return status;
+    } else if (t->end + need > f->tail_bytes_max) {
+        if (t->start >= live) {
+            memmove(t->bytes, t->bytes + t->start, live);
+            t->start = 0;
+            t->end = live;
+        } else {
+            int status = spill_tail(f, diag);
+            if (status != AMQ_OK)
+                return status;
+        }
+    }
+    if (t->end + need <= t->capacity)
+        return AMQ_OK;
+    size_t capacity = t->capacity ? t->capacity : TAIL_FIRST_CAPACITY;
+    while (capacity < t->end + need)
+        capacity *= 2;
+    if (capacity > f->tail_bytes_max)
+        capacity = f->tail_bytes_max;
+    uint8_t *bytes = realloc(t->bytes, capacity);
+    if (!bytes)
+        return amq__fail(diag, AMQ_ENOMEM, "out of memory growing the queue to %zu bytes",
+                         capacity);
+    t->bytes = bytes;
+    t->capacity = capacity;
+    return AMQ_OK;
+}
+
+int amq_frontier_push(amq_frontier *f, const char *url, size_t len, amq_diag *diag)
+{
+    assert(f && (url || len == 0));
+    if (f->pushed == UINT64_MAX)
+        return amq__fail(diag, AMQ_ERANGE, "%" PRIu64 " pushes are counted, the most there can be",
+                         f->pushed);
+    if (f->canonicalize) {
+        size_t canonical_len = 0;
+        int status = f->canonicalize(f->canonical, sizeof f->canonical, &canonical_len, url, len,
+                                     f->canonicalize_user);
+        if (status != AMQ_OK)
+            return amq__fail(diag, status < 0 ? status : AMQ_EINVAL,
+                             "the canonicalize hook refused a URL of %zu bytes: %s", len,
+                             amq_strerror(status));
+        url = f->canonical;
+        len = canonical_len;
+    }
+    if (len > AMQ_FRONTIER_MAX_URL)
+        return amq__fail(diag, AMQ_EINVAL,
+                         "a URL of %zu bytes is longer than the %d a frontier takes", len,
+                         AMQ_FRONTIER_MAX_URL);
+    amq_u128 hash = amq__hash128(&f->hasher, url, len);
+    if (amq_scalable_bloom_contains_hash(f->filter, hash)) {
+        f->pushed++;
+        return 0;
+    }
+    size_t size = amq__record_size(len);
+    int status = make_room(f, size, diag);
+    if (status != AMQ_OK)
+        return status;
+    status = amq_scalable_bloom_add_hash(f->filter, hash);
+    if (status < 0)
+        return amq__fail(diag, status, "the filter cannot take another URL: %s",
+                         amq_strerror(status));
+    assert(status == 1); /* the filter said it was absent */
+    amq__record_store(f->tail.bytes + f->tail.end, url, len);
+    f->tail.end += size;
+    f->tail.records++;
+    f->pushed++;
+    f->enqueued++;
+    return 1;
+}
+
+static int refill_head(amq_frontier *f, amq_diag *diag)
+{
+    record_buffer *h = &f->head;
+    if (!h->bytes) {
+        h->bytes = malloc(f->head_bytes_max);
+        if (!h->bytes)
+            return amq__fail(diag, AMQ_ENOMEM, "out of memory for a %zu-byte read-ahead",
+                             f->head_bytes_max);
+        h->capacity = f->head_bytes_max;
+    }
+    size_t len = 0;
+    uint64_t records = 0;
+    int status =
+        amq__spill_read(&f->spill, h->bytes, h->capacity, f->head_urls_max, &len, &records, diag);
+    if (status == AMQ_OK) {
+        h->start = 0;
+        h->end = len;
+        h->records = records;
+    }
+    return status;
+}
+
+int amq_frontier_pop(amq_frontier *f, char *buffer, size_t capacity, size_t *len, amq_diag *diag)
+{
+    assert(f && len && (buffer || capacity == 0));
+    *len = 0;
+    if (f->head.records == 0 && f->spill.count > 0) {
+        /* Read on, or let go of the segments read to the end. */
+        int status = f->spill.unread_records > 0 ? refill_head(f, diag)
+                                                 : amq__spill_retire_read(&f->spill, diag);
+        if (status != AMQ_OK)
+            return status;
+    }
+    record_buffer *from = f->head.records ? &f->head : f->tail.records ? &f->tail : NULL;
+    if (!from)
+        return 0;
+    const uint8_t *record = from->bytes + from->start;
+    size_t url_len = amq__record_url_len(record);
+    if (capacity <= url_len) {
+        *len = url_len;
+        return amq__fail(diag, AMQ_ERANGE,
+                         "the next URL is %zu bytes; the buffer of %zu has no room for it and "
+                         "its NUL",
+                         url_len, capacity);
+    }
+    memcpy(buffer, record + 4, url_len);
+    buffer[url_len] = '\0';
+    from->start += amq__record_size(url_len);
+    from->records--;
+    if (from->records == 0)
+        from->start = from->end = 0;
+    f->popped++;
+    *len = url_len;
+    return 1;
+}
+
+/* ---- checkpoints ------------------------------------------------------------- */
+
+int amq_frontier_save(amq_frontier *f, amq_diag *diag)
+{
+    assert(f);
+    if (f->generation == UINT64_MAX)
+        return amq__fail(diag, AMQ_ERANGE, "checkpoint %" PRIu64 " is the last there can be",
+                         f->generation);
+    int status = f->tail.records ? spill_tail(f, diag) : AMQ_OK;
+    if (status == AMQ_OK && f->head.records == 0)
+        status = amq__spill_retire_read(&f->spill, diag);
+    if (status == AMQ_OK)
+        status = amq__spill_sync(&f->spill, diag);
+    manifest m = {
+        .generation = f->generation + 1,
+        .filter = f->filter_params,
+        .pushed = f->pushed,
+        .enqueued = f->enqueued,
+        .popped = f->popped,
+        .next_segment = f->spill.next_id,
+        /* the next URL to pop: the head's first, else the spill's */
+        .read_offset = f->spill.read_offset - (f->head.end - f->head.start),
+        .read_records = f->spill.read_records - f->head.records,
+        .segments = f->spill.count,
+    };
+    if (status == AMQ_OK)
+        status = save_filter(f, m.generation, &m.filter_checksum, diag);
+    if (status == AMQ_OK) {
+        status = write_manifest(f, &m, diag);
+        if (status != AMQ_OK) {
+            char name[FILTER_NAME_SIZE];
+            filter_name(name, m.generation);
+            unlinkat(f->dir_fd, name, 0);
+        }
+    }
+    if (status != AMQ_OK)
+        return status;
+    if (f->generation > 0) {
+        char name[FILTER_NAME_SIZE];
+        filter_name(name, f->generation);
+        unlinkat(f->dir_fd, name, 0);
+    }
+    amq__spill_commit(&f->spill);
+    f->generation = m.generation;
+    return AMQ_OK;
+}
+
+/* ---- figures and invariants ------------------------------------------------------- */
+
+void amq_frontier_stats_get(const amq_frontier *f, amq_frontier_stats *out)
+{
+    assert(f && out);
+    memset(out, 0, sizeof *out);
+    out->pushed = f->pushed;
+    out->enqueued = f->enqueued;
+    out->skipped = f->pushed - f->enqueued;
+    out->popped = f->popped;
+    out->queued = f->enqueued - f->popped;
+    out->queued_in_memory = f->head.records + f->tail.records;
+    out->queued_on_disk = f->spill.unread_records;
+    out->memory_bytes = f->head.capacity + f->tail.capacity;
+    out->disk_bytes = f->spill.bytes;
+    out->segments = f->spill.count;
+    out->filter_bytes = amq_scalable_bloom_size_bytes(f->filter);
+    out->expected_fpr = amq_scalable_bloom_expected_fpr(f->filter);
+    out->fpr = amq_scalable_bloom_fpr(f->filter);
+    out->generation = f->generation;
+}
+
+/* I4 for one buffer: whole records from start to end, as many as it says. */
+static int check_buffer(const record_buffer *b, const char *which, amq_diag *diag)
+{
+    if (b->start > b->end || b->end > b->capacity)
+        return amq__fail(diag, AMQ_ECORRUPT, "%s: start %zu, end %zu, capacity %zu (I4)", which,
+                         b->start, b->end, b->capacity);
+    uint64_t records = 0;
+    size_t at = b->start;
+    while (at < b->end) {
+        if (b->end - at < AMQ__RECORD_OVERHEAD ||
+            b->end - at < amq__record_size(amq__record_url_len(b->bytes + at)))
+            return amq__fail(diag, AMQ_ECORRUPT, "%s: a record at %zu runs past the end (I4)",
+                             which, at);
+        at += amq__record_size(amq__record_url_len(b->bytes + at));
+        records++;
+    }
+    if (records != b->records)
+        return amq__fail(diag, AMQ_ECORRUPT, "%s holds %" PRIu64 " records, not %" PRIu64 " (I4)",
+                         which, records, b->records);
+    return AMQ_OK;
+}
+
+int amq__frontier_check(const amq_frontier *f, amq_diag *diag)
+{
+    int status = check_buffer(&f->head, "head", diag);
+    if (status == AMQ_OK)
+        status = check_buffer(&f->tail, "tail", diag);
+    if (status != AMQ_OK)
+        return status;
+    const amq__spill *s = &f->spill;
+    if (f->head.records > 0 &&
+        (s->count == 0 || s->read_offset < AMQ__SEGMENT_HEADER + (f->head.end - f->head.start) ||
+         s->read_records < f->head.records))
+        return amq__fail(diag, AMQ_ECORRUPT, "the head is not read from the first segment (I1)");
+    if (f->enqueued - f->popped != f->head.records + s->unread_records + f->tail.records)
+        return amq__fail(diag, AMQ_ECORRUPT,
+                         "%" PRIu64 " queued, but %" PRIu64 " + %" PRIu64 " + %" PRIu64
+                         " in head, spill and tail (I2)",
+                         f->enqueued - f->popped, f->head.records, s->unread_records,
+                         f->tail.records);
+    if (f->head.capacity > f->head_bytes_max || f->tail.capacity > f->tail_bytes_max ||
+        f->head.records > f->head_urls_max || f->tail.records > f->tail_urls_max)
+        return amq__fail(diag, AMQ_ECORRUPT, "the buffers exceed their caps (I3)");
+    if (amq_scalable_bloom_count(f->filter) != f->enqueued)
+        return amq__fail(diag, AMQ_ECORRUPT,
+                         "the filter holds %" PRIu64 " URLs, %" PRIu64 " were enqueued (I5)",
+                         amq_scalable_bloom_count(f->filter), f->enqueued);
+    return AMQ_OK;
+}

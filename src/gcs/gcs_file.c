@@ -1,0 +1,491 @@
+/*
+ * gcs_file.c - the Golomb-coded set seen from outside: the generic handle's
+ * view (spec options, build, merge, save, load, info, export) and BIP158's
+ * serialization. The set itself is described at the top of gcs.c.
+ *
+ * Saved parameter block, little-endian, in order:
+ *
+ *     u64 M                u64 D (the divisor)       u64 stream bits
+ *     u64 S (index entries)                           u64 index position base
+ *     u32 index position bits                         u32 index lag bits
+ *     u32 segments k (0..64), then k times u64 N_j
+ *
+ * and the payload is the filter's memory block as gcs.c draws it: the
+ * stream (ceil(bits/8) bytes), 8 zero bytes, and with S > 0 the packed
+ * index entries (ceil(S·(position bits + lag bits)/8) bytes) and 8 zero
+ * bytes. A loaded filter borrows that block from the file image (a mapped
+ * file is queried in place) after checking everything: the block's fields
+ * against each other and the payload's length before anything is read,
+ * then every code and every index entry against the stream (I1-I6 of
+ * gcs.c); a file that fails is AMQ_ECORRUPT, never a query that reads out
+ * of bounds or misses a key.
+ *
+ * BIP158 serializes a filter as N in Bitcoin's CompactSize (one byte below
+ * 0xfd; else 0xfd, 0xfe or 0xff followed by N in 2, 4 or 8 little-endian
+ * bytes, always the shortest form) and then the stream.
+ */
+#include "core/family.h"
+#include "core/util.h"
+#include "gcs/gcs_internal.h"
+
+#include <assert.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- BIP158 serialization -------------------------------------------------------- */
+
+/* Write N as a CompactSize into out (9 bytes); returns its length. */
+static size_t compact_size_put(uint8_t out[9], uint64_t n)
+{
+    if (n < 0xfd) {
+        out[0] = (uint8_t)n;
+        return 1;
+    }
+    if (n <= 0xffff) {
+        out[0] = 0xfd;
+        amq__store_u16le(out + 1, (uint16_t)n);
+        return 3;
+    }
+    if (n <= 0xffffffffu) {
+        out[0] = 0xfe;
+        amq__store_u32le(out + 1, (uint32_t)n);
+        return 5;
+    }
+    out[0] = 0xff;
+    amq__store_u64le(out + 1, n);
+    return 9;
+}
+
+/* Read a canonical CompactSize from bytes; returns its length, or 0 when it
+ * is cut off or not in its shortest form. */
+static size_t compact_size_get(const uint8_t *bytes, size_t len, uint64_t *n)
+{
+    if (len < 1)
+        return 0;
+    if (bytes[0] < 0xfd) {
+        *n = bytes[0];
+        return 1;
+    }
+    size_t width = bytes[0] == 0xfd ? 2 : bytes[0] == 0xfe ? 4 : 8;
+    if (len < 1 + width)
+        return 0;
+    uint64_t value = width == 2   ? amq__load_u16le(bytes + 1)
+                     : width == 4 ? amq__load_u32le(bytes + 1)
+                                  : amq__load_u64le(bytes + 1);
+    uint64_t least = width == 2 ? 0xfd : width == 4 ? 0x10000 : (uint64_t)1 << 32;
+    if (value < least)
+        return 0;
+    *n = value;
+    return 1 + width;
+}
+
+int amq_gcs_bip158_serialize(const amq_gcs *filter, uint8_t **out, size_t *len)
+{
+    assert(filter && out && len);
+    *out = NULL;
+    *len = 0;
+    if (filter->segment_count > 1)
+        return AMQ_EUNSUPPORTED;
+    uint8_t prefix[9];
+    size_t prefix_len = compact_size_put(prefix, filter->count);
+    if (filter->stream_bytes > SIZE_MAX - prefix_len)
+        return AMQ_ENOMEM;
+    size_t total = prefix_len + (size_t)filter->stream_bytes;
+    uint8_t *bytes = malloc(total);
+    if (!bytes)
+        return AMQ_ENOMEM;
+    memcpy(bytes, prefix, prefix_len);
+    memcpy(bytes + prefix_len, filter->stream, (size_t)filter->stream_bytes);
+    *out = bytes;
+    *len = total;
+    return AMQ_OK;
+}
+
+int amq_gcs_from_bip158(amq_gcs **out, const uint8_t key[16], const uint8_t *bytes, size_t len,
+                        amq_diag *diag)
+{
+    assert(out && key && (len == 0 || bytes));
+    *out = NULL;
+    uint64_t count = 0;
+    size_t prefix_len = compact_size_get(bytes, len, &count);
+    if (prefix_len == 0)
+        return amq__fail(diag, AMQ_ECORRUPT,
+                         "a BIP158 filter begins with N as a CompactSize: missing, cut off or "
+                         "not in its shortest form");
+    amq_gcs_params params;
+    amq_gcs_params_bip158(&params, key);
+    return amq_gcs_from_stream(out, &params, count, bytes + prefix_len, len - prefix_len, diag);
+}
+
+/* ---- spec options ------------------------------------------------------------ */
+
+static const amq__option option_range = {
+    .name = "range",
+    .type = AMQ__OPTION_COUNT,
+    .count_min = 2,
+    .count_max = UINT64_MAX,
+};
+static const amq__option option_rice_bits = {
+    .name = "rice-bits",
+    .type = AMQ__OPTION_COUNT,
+    .count_min = 0,
+    .count_max = 63,
+    .count_word = "best",
+};
+static const amq__option option_divisor = {
+    .name = "divisor",
+    .type = AMQ__OPTION_COUNT,
+    .count_min = 1,
+    .count_max = UINT64_MAX,
+    .count_word = "best",
+};
+static const amq__option option_index = {
+    .name = "index",
+    .type = AMQ__OPTION_COUNT,
+    .count_min = 0,
+    .count_max = (uint64_t)1 << 56,
+};
+static const amq__option option_bip158_key = {
+    .name = "bip158-key",
+    .type = AMQ__OPTION_HEX,
+    .hex_bytes = 16,
+};
+
+static const amq__option *const gcs_options[] = {
+    &amq__option_capacity,
+    &amq__option_fpr,
+    &option_range,
+    &option_rice_bits,
+    &option_divisor,
+    &option_index,
+    &option_bip158_key,
+    &amq__option_seed,
+    &amq__option_hash,
+    &amq__option_key,
+    NULL,
+};
+
+/* A number option's text for a message: the number, or its word. */
+static const char *count_text(const amq__option *option, const amq__option_value *v, char *buf,
+                              size_t size)
+{
+    if (v->word)
+        return option->count_word;
+    snprintf(buf, size, "%llu", (unsigned long long)v->count);
+    return buf;
+}
+
+/* bip158-key fixes the hash, its key, M and P: other options may repeat
+ * them, not contradict them. */
+static int check_bip158_options(const amq__spec *spec, const uint8_t key[16], amq_diag *diag)
+{
+    char buf[32];
+    const amq__option_value *v;
+    if ((v = amq__spec_get(spec, &amq__option_hash)) &&
+        strcmp(amq__option_hash.choices[v->choice], "siphash") != 0)
+        return amq__fail(diag, AMQ_EINVAL,
+                         "option 'hash': %s contradicts bip158-key, which hashes with siphash",
+                         amq__option_hash.choices[v->choice]);
+    if ((v = amq__spec_get(spec, &amq__option_key)) && memcmp(v->hex, key, 16) != 0)
+        return amq__fail(diag, AMQ_EINVAL, "option 'key' contradicts bip158-key: give one key");
+    if (amq__spec_get(spec, &amq__option_seed))
+        return amq__fail(diag, AMQ_EINVAL,
+                         "option 'seed' does not apply with bip158-key (siphash is keyed)");
+    if (amq__spec_get(spec, &amq__option_fpr))
+        return amq__fail(diag, AMQ_EINVAL,
+                         "option 'fpr' does not apply with bip158-key, which sets M = %d",
+                         AMQ_GCS_BIP158_RANGE);
+    if ((v = amq__spec_get(spec, &option_range)) && v->count != AMQ_GCS_BIP158_RANGE)
+        return amq__fail(diag, AMQ_EINVAL,
+                         "option 'range': %llu contradicts bip158-key, which sets M = %d",
+                         (unsigned long long)v->count, AMQ_GCS_BIP158_RANGE);
+    if ((v = amq__spec_get(spec, &option_rice_bits)) &&
+        (v->word || v->count != AMQ_GCS_BIP158_RICE_BITS))
+        return amq__fail(
+            diag, AMQ_EINVAL, "option 'rice-bits': %s contradicts bip158-key, which sets P = %d",
+            count_text(&option_rice_bits, v, buf, sizeof buf), AMQ_GCS_BIP158_RICE_BITS);
+    if ((v = amq__spec_get(spec, &option_divisor)) &&
+        (v->word || v->count != (uint64_t)1 << AMQ_GCS_BIP158_RICE_BITS))
+        return amq__fail(diag, AMQ_EINVAL,
+                         "option 'divisor': %s contradicts bip158-key, which sets D = 2^%d",
+                         count_text(&option_divisor, v, buf, sizeof buf), AMQ_GCS_BIP158_RICE_BITS);
+    return AMQ_OK;
+}
+
+static int params_from_spec(amq_gcs_params *params, const amq__spec *spec, amq_diag *diag)
+{
+    amq_gcs_params_init(params);
+    const amq__option_value *rice = amq__spec_get(spec, &option_rice_bits);
+    const amq__option_value *divisor = amq__spec_get(spec, &option_divisor);
+    const amq__option_value *bip158 = amq__spec_get(spec, &option_bip158_key);
+    const amq__option_value *index = amq__spec_get(spec, &option_index);
+    if (rice && divisor)
+        return amq__fail(diag, AMQ_EINVAL,
+                         "options 'rice-bits' and 'divisor' exclude each other: give one");
+    int status;
+    if (bip158) {
+        status = check_bip158_options(spec, bip158->hex, diag);
+        if (status != AMQ_OK)
+            return status;
+        amq_gcs_params_bip158(params, bip158->hex);
+    } else {
+        status = amq__spec_hasher(spec, &params->hasher, 0, diag);
+        if (status != AMQ_OK)
+            return status;
+        params->fpr = amq__spec_real(spec, &amq__option_fpr, 0);
+        params->range = amq__spec_count(spec, &option_range, 0);
+        if (rice) {
+            params->code = rice->word ? AMQ_GCS_CODE_BEST_RICE : AMQ_GCS_CODE_RICE;
+            params->rice_bits = (uint32_t)rice->count;
+        }
+        if (divisor) {
+            params->code = divisor->word ? AMQ_GCS_CODE_BEST_GOLOMB : AMQ_GCS_CODE_GOLOMB;
+            params->divisor = divisor->count;
+        }
+    }
+    if (index)
+        params->index_entries = index->count == 0 ? AMQ_GCS_NO_INDEX : index->count;
+    return AMQ_OK;
+}
+
+/* ---- the generic handle's view ------------------------------------------------ */
+
+static int family_build(void **state, const amq__spec *spec, const void *const *keys,
+                        const size_t *lens, size_t count, amq_diag *diag)
+{
+    amq_gcs_params params;
+    int status = params_from_spec(&params, spec, diag);
+    if (status != AMQ_OK)
+        return status;
+    amq_gcs *f = NULL;
+    status = amq_gcs_build(&f, &params, keys, lens, count, diag);
+    *state = f;
+    return status;
+}
+
+static int family_contains(const void *state, const void *key, size_t len)
+{
+    return amq_gcs_contains(state, key, len);
+}
+
+/* One merge of the sorted keys with the stream (amq_gcs_match). */
+static int family_contains_many(const void *state, const void *const *keys, const size_t *lens,
+                                size_t count, uint8_t *results)
+{
+    bool *matched = malloc(count * sizeof *matched);
+    if (!matched)
+        return AMQ_ENOMEM;
+    int status = amq_gcs_match(state, keys, lens, count, matched);
+    for (size_t i = 0; status == AMQ_OK && i < count; i++)
+        results[i] = matched[i];
+    free(matched);
+    return status;
+}
+
+/* The union replaces into's contents; into's old stream, when it was
+ * borrowed from a file image, stays valid until the handle is freed. */
+static int family_merge(void *state, const void *other, amq_diag *diag)
+{
+    amq_gcs *into = state;
+    amq_gcs *merged = NULL;
+    int status = amq_gcs_union(&merged, into, other, diag);
+    if (status != AMQ_OK)
+        return status;
+    free(into->owned);
+    *into = *merged;
+    free(merged);
+    return AMQ_OK;
+}
+
+static int family_save(const void *state, amq__saved *out)
+{
+    const amq_gcs *f = state;
+    out->hasher = f->hasher;
+    amq__params_put_u64(&out->params, f->range);
+    amq__params_put_u64(&out->params, f->divisor);
+    amq__params_put_u64(&out->params, f->stream_bits);
+    amq__params_put_u64(&out->params, f->index.entries);
+    amq__params_put_u64(&out->params, f->index.position_base);
+    amq__params_put_u32(&out->params, f->index.position_bits);
+    amq__params_put_u32(&out->params, f->index.lag_bits);
+    amq__params_put_u32(&out->params, (uint32_t)f->segment_count);
+    for (size_t s = 0; s < f->segment_count; s++)
+        amq__params_put_u64(&out->params, f->segments[s].count);
+    out->pieces[0].data = f->stream;
+    out->pieces[0].len = amq__gcs_payload_bytes(f);
+    out->piece_count = 1;
+    return AMQ_OK;
+}
+
+/* The fields of a saved parameter block. */
+typedef struct saved_fields {
+    uint64_t range, divisor, stream_bits, index_entries, position_base;
+    uint32_t position_bits, lag_bits, segments;
+    uint64_t counts[AMQ_GCS_MAX_SEGMENTS];
+} saved_fields;
+
+static int read_fields(saved_fields *s, const amq__container *c, amq_diag *diag)
+{
+    amq__params_reader r;
+    amq__params_reader_init(&r, c->params, c->params_len);
+    if (amq__params_get_u64(&r, &s->range) || amq__params_get_u64(&r, &s->divisor) ||
+        amq__params_get_u64(&r, &s->stream_bits) || amq__params_get_u64(&r, &s->index_entries) ||
+        amq__params_get_u64(&r, &s->position_base) || amq__params_get_u32(&r, &s->position_bits) ||
+        amq__params_get_u32(&r, &s->lag_bits) || amq__params_get_u32(&r, &s->segments))
+        return amq__fail(diag, AMQ_ECORRUPT, "gcs parameters are %u bytes, too short",
+                         c->params_len);
+    if (s->segments > AMQ_GCS_MAX_SEGMENTS)
+        return amq__fail(diag, AMQ_ECORRUPT, "gcs filter has %u segments, more than %d",
+                         s->segments, AMQ_GCS_MAX_SEGMENTS);
+    for (uint32_t i = 0; i < s->segments; i++)
+        if (amq__params_get_u64(&r, &s->counts[i]))
+            return amq__fail(diag, AMQ_ECORRUPT, "gcs parameters end inside segment %u", i);
+    if (amq__params_end(&r))
+        return amq__fail(diag, AMQ_ECORRUPT, "gcs parameters have trailing bytes");
+    return AMQ_OK;
+}
+
+/* Check the saved fields against each other and the payload's length,
+ * and set f's shape from them (I1, and the sizes of the block). */
+static int adopt_fields(amq_gcs *f, const saved_fields *s, const amq__container *c, amq_diag *diag)
+{
+    for (uint32_t i = 0; i < s->segments; i++) {
+        if (s->counts[i] == 0)
+            return amq__fail(diag, AMQ_ECORRUPT, "gcs segment %u holds no values", i);
+        if (amq__gcs_add_segment(f, s->counts[i], diag) != AMQ_OK)
+            return amq__fail(diag, AMQ_ECORRUPT, "gcs segments' universes pass 2^64");
+    }
+    /* Every code takes at least one bit; this also bounds the decoding. */
+    if (f->count > s->stream_bits)
+        return amq__fail(diag, AMQ_ECORRUPT, "gcs stream of %llu bits cannot hold %llu codes",
+                         (unsigned long long)s->stream_bits, (unsigned long long)f->count);
+    if (s->stream_bits / 8 > c->payload_len)
+        return amq__fail(diag, AMQ_ECORRUPT, "gcs stream of %llu bits is longer than the payload",
+                         (unsigned long long)s->stream_bits);
+    if (s->index_entries > f->count)
+        return amq__fail(diag, AMQ_ECORRUPT, "gcs index has %llu entries for %llu values",
+                         (unsigned long long)s->index_entries, (unsigned long long)f->count);
+    if (s->position_bits > 64 || s->lag_bits > 64 ||
+        (s->index_entries == 0 && (s->position_base || s->position_bits || s->lag_bits)))
+        return amq__fail(diag, AMQ_ECORRUPT, "gcs index field widths %u and %u are invalid",
+                         s->position_bits, s->lag_bits);
+    f->stream_bits = s->stream_bits;
+    f->stream_bytes = s->stream_bits / 8 + (s->stream_bits % 8 != 0);
+    amq__gcs_index_frame(&f->index, f, s->index_entries);
+    f->index.position_base = s->position_base;
+    f->index.position_bits = s->position_bits;
+    f->index.lag_bits = s->lag_bits;
+    uint64_t index_bits;
+    if (!amq__mul_u64(s->index_entries, s->position_bits + s->lag_bits, &index_bits))
+        return amq__fail(diag, AMQ_ECORRUPT, "gcs index of %llu entries does not fit 64 bits",
+                         (unsigned long long)s->index_entries);
+    f->index.bytes = index_bits / 8 + (index_bits % 8 != 0);
+    uint64_t expected = amq__gcs_payload_bytes(f);
+    if (expected != c->payload_len)
+        return amq__fail(diag, AMQ_ECORRUPT,
+                         "gcs payload is %llu bytes; its parameters describe %llu",
+                         (unsigned long long)c->payload_len, (unsigned long long)expected);
+    f->stream = c->payload;
+    f->index.fields = c->payload + f->stream_bytes + AMQ__GCS_STREAM_SLACK;
+    return AMQ_OK;
+}
+
+static int family_load(void **state, const amq__container *c, bool *borrows_image, amq_diag *diag)
+{
+    *borrows_image = false;
+    saved_fields s;
+    int status = read_fields(&s, c, diag);
+    if (status != AMQ_OK)
+        return status;
+    if (s.range < 2 || s.divisor < 1)
+        return amq__fail(diag, AMQ_ECORRUPT, "gcs range M = %llu or divisor %llu is invalid",
+                         (unsigned long long)s.range, (unsigned long long)s.divisor);
+    amq_gcs *f = amq__gcs_new(&c->hasher, s.range, s.divisor);
+    if (!f)
+        return amq__fail(diag, AMQ_ENOMEM, "out of memory");
+    uint64_t distinct[AMQ_GCS_MAX_SEGMENTS];
+    status = adopt_fields(f, &s, c, diag);
+    if (status == AMQ_OK)
+        status = amq__gcs_verify(f, distinct, diag);
+    if (status != AMQ_OK) {
+        amq_gcs_free(f);
+        return status;
+    }
+    for (size_t i = 0; i < f->segment_count; i++) {
+        f->segments[i].distinct = distinct[i];
+        f->distinct += distinct[i];
+    }
+    *borrows_image = true;
+    *state = f;
+    return AMQ_OK;
+}
+
+static void family_info(const void *state, amq_info *out)
+{
+    const amq_gcs *f = state;
+    out->capacity = f->count;
+    out->count = f->count;
+    out->estimated_count = (double)f->count;
+    out->size_bytes = amq_gcs_size_bytes(f);
+    out->bits_per_key = f->count ? (double)out->size_bytes * 8 / (double)f->count : 0;
+    out->target_fpr = 1.0 / (double)f->range;
+    out->expected_fpr = amq_gcs_expected_fpr(f);
+    out->hasher = f->hasher;
+    int rice_bits = amq_gcs_rice_bits(f);
+    amq__info_number(out, "range", (double)f->range);
+    amq__info_number(out, "universe", (double)f->universe);
+    amq__info_text(out, "code", rice_bits >= 0 ? "rice" : "golomb");
+    if (rice_bits >= 0)
+        amq__info_number(out, "rice_bits", rice_bits);
+    amq__info_number(out, "divisor", (double)f->divisor);
+    amq__info_number(out, "distinct_values", (double)f->distinct);
+    amq__info_number(out, "stream_bits", (double)f->stream_bits);
+    amq__info_number(out, "index_entries", (double)f->index.entries);
+    amq__info_number(out, "index_bytes", (double)f->index.bytes);
+    amq__info_number(out, "segments", (double)f->segment_count);
+}
+
+static int family_export(const void *state, const char *format, uint8_t **out, size_t *len,
+                         amq_diag *diag)
+{
+    const amq_gcs *f = state;
+    if (strcmp(format, "bip158") == 0) {
+        int status = amq_gcs_bip158_serialize(f, out, len);
+        if (status == AMQ_EUNSUPPORTED)
+            return amq__fail(diag, status,
+                             "a gcs union of %zu segments has no BIP158 form (one N, one stream)",
+                             f->segment_count);
+        return status == AMQ_OK ? status : amq__fail(diag, status, "out of memory");
+    }
+    if (strcmp(format, "raw") == 0) {
+        uint8_t *bytes = malloc(f->stream_bytes ? (size_t)f->stream_bytes : 1);
+        if (!bytes)
+            return amq__fail(diag, AMQ_ENOMEM, "out of memory");
+        memcpy(bytes, f->stream, (size_t)f->stream_bytes);
+        *out = bytes;
+        *len = (size_t)f->stream_bytes;
+        return AMQ_OK;
+    }
+    return amq__fail(diag, AMQ_EUNSUPPORTED, "gcs exports 'raw' and 'bip158', not '%s'", format);
+}
+
+static void family_destroy(void *state)
+{
+    amq_gcs_free(state);
+}
+
+const amq__family amq__gcs_family = {
+    .name = "gcs",
+    .id = AMQ__FAMILY_GCS,
+    .options = gcs_options,
+    .build = family_build,
+    .contains = family_contains,
+    .contains_many = family_contains_many,
+    .merge = family_merge,
+    .save = family_save,
+    .load = family_load,
+    .info = family_info,
+    .export_as = family_export,
+    .destroy = family_destroy,
+};

@@ -1,0 +1,215 @@
+/*
+ * gcs_query.c - asking a Golomb-coded set (the set and its stream are
+ * described at the top of gcs.c).
+ *
+ * A single query computes the key's value in each segment, starts at the
+ * index entry of the value's sub-range (or at the stream's start), and
+ * decodes gaps, adding them up, until the sum reaches the value: equal
+ * means "maybe present", past it "absent". The stream's end also means
+ * absent.
+ *
+ * Batch matching (BIP158's "match any", and "which of these keys") sorts
+ * the queries' values, all segments' together, with the query each came
+ * from, and merges them with the stream in one pass: the cursor decodes
+ * forward while its value is below the next query's; equal answers that
+ * query. Before decoding towards a query the cursor jumps to the query's
+ * index entry when that is ahead of it, so stretches of the stream with no
+ * query near them are skipped. Each code is decoded at most once: O(N + Q)
+ * decoding after an O(Q) radix sort.
+ */
+#include "core/bits.h"
+#include "core/hash.h"
+#include "core/sort.h"
+#include "core/util.h"
+#include "gcs/gcs_internal.h"
+
+#include <assert.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A position in the stream: the next code to decode and the value of the
+ * code before it. started is false until a code has been decoded since
+ * the cursor was placed (so that value 0 before the first code is not
+ * taken for a stored 0). */
+typedef struct cursor {
+    amq__golomb_cursor stream;
+    uint64_t value;
+    bool started;
+} cursor;
+
+static void cursor_place(cursor *c, const amq_gcs *f, amq__gcs_entry at)
+{
+    amq__golomb_cursor_init(&c->stream, f->stream, f->stream_bits, at.position);
+    c->value = at.previous;
+    c->started = false;
+}
+
+/* Decode codes until the value reaches target or the stream ends; true
+ * when a code's value equals target. The stream was checked when the
+ * filter was made (I2), so every decode succeeds. The loop works on local
+ * copies, which the compiler keeps in registers; it is inlined into each
+ * of cursor_reach's two calls, where rice is a constant (see
+ * amq__golomb_cursor_next). */
+static AMQ__ALWAYS_INLINE bool reach(cursor *c, const amq_gcs *f, uint64_t target, bool rice)
+{
+    amq__golomb_cursor stream = c->stream;
+    uint64_t value = c->value, end = f->stream_bits;
+    bool started = c->started;
+    while (!started || value < target) {
+        if (stream.position >= end)
+            break;
+        uint64_t gap = 0;
+        amq__golomb_cursor_next(&stream, &f->code, rice, &gap);
+        value += gap;
+        started = true;
+    }
+    c->stream = stream;
+    c->value = value;
+    c->started = started;
+    return started && value == target;
+}
+
+static bool cursor_reach(cursor *c, const amq_gcs *f, uint64_t target)
+{
+    if (f->code.short_limit == 0)
+        return reach(c, f, target, true);
+    return reach(c, f, target, false);
+}
+
+static amq__gcs_entry start_for(const amq_gcs *f, uint64_t value)
+{
+    if (f->index.entries == 0)
+        return (amq__gcs_entry){ 0, 0 };
+    return amq__gcs_entry_at(&f->index, amq__gcs_entry_for(&f->index, value));
+}
+
+bool amq_gcs_contains_hash(const amq_gcs *filter, uint64_t hash)
+{
+    for (size_t s = 0; s < filter->segment_count; s++) {
+        uint64_t value = amq__gcs_value(filter, &filter->segments[s], hash);
+        cursor c;
+        cursor_place(&c, filter, start_for(filter, value));
+        if (cursor_reach(&c, filter, value))
+            return true;
+    }
+    return false;
+}
+
+bool amq_gcs_contains(const amq_gcs *filter, const void *key, size_t len)
+{
+    return amq_gcs_contains_hash(filter, amq__hash64(&filter->hasher, key, len));
+}
+
+/* ---- batch matching ------------------------------------------------------------ */
+
+/* Answer count hashes; with stop_at_first, return 1 at the first hit (the
+ * results are then incomplete), else fill results. Returns 1/0 (a hit or
+ * none) or AMQ_ENOMEM.
+ *
+ * The queries' values are sorted with the query each came from. When a
+ * value and a query number fit one 64-bit word together (value bits +
+ * number bits <= 64: a universe below 2^44 for a million queries), they
+ * are sorted as one word, value above number, which halves the sort's
+ * memory traffic; else the numbers ride along as the sort's values. */
+static int match(const amq_gcs *f, const uint64_t *hashes, size_t count, bool *results,
+                 bool stop_at_first)
+{
+    if (results)
+        memset(results, 0, count * sizeof *results);
+    size_t segments = f->segment_count;
+    if (count == 0 || segments == 0)
+        return 0;
+    if (count > (SIZE_MAX / sizeof(uint64_t) - AMQ__SORT_COUNTS) / 4 / segments)
+        return AMQ_ENOMEM;
+    size_t targets = count * segments;
+    uint64_t *work = malloc((4 * targets + AMQ__SORT_COUNTS) * sizeof *work);
+    if (!work)
+        return AMQ_ENOMEM;
+    unsigned number_bits = amq__bit_width(count - 1);
+    bool packed = amq__bit_width(f->universe - 1) + number_bits <= 64;
+    uint64_t *values = work, *queries = work + targets, *scratch = work + 2 * targets;
+    for (size_t s = 0, t = 0; s < segments; s++) {
+        for (size_t i = 0; i < count; i++, t++) {
+            values[t] = amq__gcs_value(f, &f->segments[s], hashes[i]);
+            if (packed)
+                values[t] = number_bits ? values[t] << number_bits | i : values[t];
+            else
+                queries[t] = i;
+        }
+    }
+    amq__sort_u64(values, packed ? NULL : queries, targets, packed ? queries : scratch);
+
+    int any = 0;
+    uint64_t number_mask = number_bits ? UINT64_MAX >> (64 - number_bits) : 0;
+    cursor c;
+    cursor_place(&c, f, (amq__gcs_entry){ 0, 0 });
+    for (size_t t = 0; t < targets; t++) {
+        uint64_t value = packed && number_bits ? values[t] >> number_bits : values[t];
+        size_t query = packed ? (size_t)(values[t] & number_mask) : (size_t)queries[t];
+        /* A target a sub-range or more ahead: jump if its entry is ahead. */
+        if (f->index.entries &&
+            (!c.started || (c.value < value && value - c.value >= f->index.width))) {
+            amq__gcs_entry at = start_for(f, value);
+            if (at.position > c.stream.position)
+                cursor_place(&c, f, at);
+        }
+        if (cursor_reach(&c, f, value)) {
+            any = 1;
+            if (stop_at_first)
+                break;
+            results[query] = true;
+        }
+    }
+    free(work);
+    return any;
+}
+
+int amq_gcs_match_hashes(const amq_gcs *filter, const uint64_t *hashes, size_t count, bool *results)
+{
+    assert(filter && (count == 0 || (hashes && results)));
+    int status = match(filter, hashes, count, results, false);
+    return status < 0 ? status : AMQ_OK;
+}
+
+int amq_gcs_match_any_hashes(const amq_gcs *filter, const uint64_t *hashes, size_t count)
+{
+    assert(filter && (count == 0 || hashes));
+    return match(filter, hashes, count, NULL, true);
+}
+
+/* The keys' hashes in a new array (NULL when out of memory). */
+static uint64_t *hash_keys(const amq_gcs *f, const void *const *keys, const size_t *lens,
+                           size_t count)
+{
+    if (count > SIZE_MAX / sizeof(uint64_t))
+        return NULL;
+    uint64_t *hashes = malloc(count ? count * sizeof *hashes : 1);
+    if (hashes)
+        for (size_t i = 0; i < count; i++)
+            hashes[i] = amq__hash64(&f->hasher, keys[i], lens[i]);
+    return hashes;
+}
+
+int amq_gcs_match(const amq_gcs *filter, const void *const *keys, const size_t *lens, size_t count,
+                  bool *results)
+{
+    assert(filter && (count == 0 || (keys && lens && results)));
+    uint64_t *hashes = hash_keys(filter, keys, lens, count);
+    if (!hashes)
+        return AMQ_ENOMEM;
+    int status = amq_gcs_match_hashes(filter, hashes, count, results);
+    free(hashes);
+    return status;
+}
+
+int amq_gcs_match_any(const amq_gcs *filter, const void *const *keys, const size_t *lens,
+                      size_t count)
+{
+    assert(filter && (count == 0 || (keys && lens)));
+    uint64_t *hashes = hash_keys(filter, keys, lens, count);
+    if (!hashes)
+        return AMQ_ENOMEM;
+    int status = amq_gcs_match_any_hashes(filter, hashes, count);
+    free(hashes);
+    return status;
+}
