@@ -22,7 +22,7 @@ static int blocked_create(void **filter, size_t keys, uint64_t seed, const void 
                                         .fpr = BENCH_FILTER_FPR,
                                         .layout = *(const amq_blocked_layout *)options };
     amq_hasher_xxh3(&params.hasher, seed);
-    return amq_blocked_bloom_new((amq_blocked_bloom **)filter, &params);
+    return amq_blocked_bloom_new((amq_blocked_bloom **)filter, &params, NULL);
 }
 
 static void blocked_clear(void *filter)
@@ -43,7 +43,7 @@ static bool blocked_contains(const void *filter, const void *key, size_t len)
 static void blocked_contains_many(const void *filter, const void *const *keys, const size_t *lens,
                                   size_t count, uint8_t *results)
 {
-    amq_blocked_bloom_contains_many(filter, keys, lens, count, results);
+    amq_blocked_bloom_contains_many(results, filter, keys, lens, count);
 }
 
 static amq_u128 blocked_hash(const void *filter, const void *key, size_t len)
@@ -73,7 +73,7 @@ static void blocked_destroy(void *filter)
 static void blocked_contains_many_hash(const void *filter, const uint64_t *hashes, size_t count,
                                        uint8_t *results)
 {
-    amq_blocked_bloom_contains_many_hash(filter, hashes, count, results);
+    amq_blocked_bloom_contains_many_hash(results, filter, hashes, count);
 }
 
 static const bench_filter_ops blocked_ops = {

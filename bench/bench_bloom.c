@@ -19,7 +19,7 @@ static int classic_create(void **filter, size_t keys, uint64_t seed, const void 
     (void)diag;
     amq_bloom_params params = { .capacity = keys, .fpr = BENCH_FILTER_FPR };
     amq_hasher_xxh3(&params.hasher, seed);
-    return amq_bloom_new((amq_bloom **)filter, &params);
+    return amq_bloom_new((amq_bloom **)filter, &params, NULL);
 }
 
 static void classic_clear(void *filter)
@@ -40,7 +40,7 @@ static bool classic_contains(const void *filter, const void *key, size_t len)
 static void classic_contains_many(const void *filter, const void *const *keys, const size_t *lens,
                                   size_t count, uint8_t *results)
 {
-    amq_bloom_contains_many(filter, keys, lens, count, results);
+    amq_bloom_contains_many(results, filter, keys, lens, count);
 }
 
 static amq_u128 classic_hash(const void *filter, const void *key, size_t len)

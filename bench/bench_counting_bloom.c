@@ -50,7 +50,7 @@ static int counting_create(void **filter, size_t keys, uint64_t seed, const void
         return AMQ_ENOMEM;
     amq_counting_bloom_params params = { .capacity = keys, .fpr = BENCH_FILTER_FPR };
     amq_hasher_xxh3(&params.hasher, seed);
-    int status = amq_counting_bloom_new(&c->filter, &params);
+    int status = amq_counting_bloom_new(&c->filter, &params, NULL);
     if (status != AMQ_OK) {
         free(c);
         return amq__fail(diag, status, "a counting filter for %zu keys: %s", keys,
@@ -83,7 +83,7 @@ static void counting_contains_many(const void *filter, const void *const *keys, 
                                    size_t count, uint8_t *results)
 {
     const counting_filter *c = filter;
-    amq_counting_bloom_contains_many(c->filter, keys, lens, count, results);
+    amq_counting_bloom_contains_many(results, c->filter, keys, lens, count);
 }
 
 /* Remove the absent keys that are false positives; report how many present

@@ -72,7 +72,7 @@ static int cuckoo_create(void **filter, size_t keys, uint64_t seed, const void *
                                  .bucket_size = CUCKOO_BUCKET_SIZE,
                                  .semi_sort = shape->semi_sort };
     amq_hasher_xxh3(&params.hasher, seed);
-    int status = amq_cuckoo_new((amq_cuckoo **)filter, &params);
+    int status = amq_cuckoo_new((amq_cuckoo **)filter, &params, NULL);
     if (status != AMQ_OK)
         return amq__fail(diag, status, "a cuckoo filter for %zu keys, f = %u: %s", keys,
                          shape->fingerprint_bits, amq_strerror(status));
@@ -99,7 +99,7 @@ static bool cuckoo_contains(const void *filter, const void *key, size_t len)
 static void cuckoo_contains_many(const void *filter, const void *const *keys, const size_t *lens,
                                  size_t count, uint8_t *results)
 {
-    amq_cuckoo_contains_many(filter, keys, lens, count, results);
+    amq_cuckoo_contains_many(results, filter, keys, lens, count);
 }
 
 static bool cuckoo_remove(void *filter, const void *key, size_t len)
@@ -109,14 +109,14 @@ static bool cuckoo_remove(void *filter, const void *key, size_t len)
 
 static void cuckoo_report(const void *filter, size_t keys, bench_figures *out)
 {
-    double bytes = (double)amq_cuckoo_table_bytes(filter);
+    double bytes = (double)amq_cuckoo_memory_bytes(filter);
     bench_figures_add(out, "bytes", bytes);
     bench_figures_add(out, "bits_per_key", bytes * 8 / (double)keys);
     bench_figures_add(out, "load", amq_cuckoo_load(filter));
     bench_figures_add(out, "fingerprint_bits", amq_cuckoo_fingerprint_bits(filter));
     bench_figures_add(out, "bucket_size", amq_cuckoo_bucket_size(filter));
     bench_figures_add(out, "expected_fpr", amq_cuckoo_expected_fpr(filter));
-    bench_figures_add(out, "insert_failures", (double)(keys - amq_cuckoo_size(filter)));
+    bench_figures_add(out, "insert_failures", (double)(keys - amq_cuckoo_keys(filter)));
 }
 
 static void cuckoo_destroy(void *filter)
@@ -147,7 +147,7 @@ static bool cuckoo_contains_hash(const void *filter, amq_u128 hash)
 static void cuckoo_contains_many_hash(const void *filter, const uint64_t *hashes, size_t count,
                                       uint8_t *results)
 {
-    amq_cuckoo_contains_many_hash(filter, hashes, count, results);
+    amq_cuckoo_contains_many_hash(results, filter, hashes, count);
 }
 
 static const bench_filter_ops cuckoo_ops = {

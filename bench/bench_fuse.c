@@ -49,7 +49,7 @@ static bool fuse_contains(const void *filter, const void *key, size_t len)
 static void fuse_contains_many(const void *filter, const void *const *keys, const size_t *lens,
                                size_t count, uint8_t *results)
 {
-    amq_fuse_contains_many(filter, keys, lens, count, results);
+    amq_fuse_contains_many(results, filter, keys, lens, count);
 }
 
 static uint64_t fuse_hash(const void *filter, const void *key, size_t len)
@@ -65,12 +65,12 @@ static bool fuse_contains_hash(const void *filter, uint64_t hash)
 static void fuse_contains_many_hash(const void *filter, const uint64_t *hashes, size_t count,
                                     uint8_t *results)
 {
-    amq_fuse_contains_many_hash(filter, hashes, count, results);
+    amq_fuse_contains_many_hash(results, filter, hashes, count);
 }
 
 static void fuse_report(const void *filter, size_t keys, bench_figures *out)
 {
-    double bytes = (double)amq_fuse_size_bytes(filter);
+    double bytes = (double)amq_fuse_memory_bytes(filter);
     bench_figures_add(out, "bytes", bytes);
     bench_figures_add(out, "bits_per_key", bytes * 8 / (double)keys);
     bench_figures_add(out, "fingerprint_bits", amq_fuse_fingerprint_bits(filter));

@@ -20,9 +20,9 @@
  *   query-present  amq_gcs_contains, one by one (limited as above; ns per
  *                  key asked)
  *   query-absent   the same for absent keys; with the queries limited the
- *                  fpr figure is taken from an untimed amq_gcs_match of all
+ *                  fpr figure is taken from an untimed amq_gcs_contains_many of all
  *                  n absent keys
- *   query-batch    amq_gcs_match of all n present keys in one call: sorted
+ *   query-batch    amq_gcs_contains_many of all n present keys in one call: sorted
  *                  and merged with the stream in one pass; ns per key
  *   query-hashed   amq_gcs_contains_hash of the absent keys' hashes (limited
  *                  as the other one-by-one phases)
@@ -69,15 +69,12 @@ static bool gcs_contains(const void *filter, const void *key, size_t len)
     return amq_gcs_contains(filter, key, len);
 }
 
-/* amq_gcs_match answers in bools; the shared workload reads bytes. */
-static_assert(sizeof(bool) == 1, "bool results read as bytes");
-
 static void gcs_match(const void *filter, const void *const *keys, const size_t *lens, size_t count,
                       uint8_t *results)
 {
     /* A match that cannot allocate answers nothing: every present key then
      * counts as a false negative. */
-    if (amq_gcs_match(filter, keys, lens, count, (bool *)results) != AMQ_OK)
+    if (amq_gcs_contains_many(results, filter, keys, lens, count) != AMQ_OK)
         memset(results, 0, count);
 }
 
@@ -94,7 +91,7 @@ static bool gcs_contains_hash(const void *filter, uint64_t hash)
 static void gcs_report(const void *filter, size_t keys, bench_figures *out)
 {
     double n = (double)keys;
-    double bytes = (double)amq_gcs_size_bytes(filter);
+    double bytes = (double)amq_gcs_memory_bytes(filter);
     bench_figures_add(out, "bytes", bytes);
     bench_figures_add(out, "bits_per_key", bytes * 8 / n);
     bench_figures_add(out, "stream_bits_per_key", (double)amq_gcs_stream_bits(filter) / n);
@@ -149,7 +146,7 @@ const bench_workload
                           "gcs",
                           "bloom/split-block",
                           "Golomb-coded set, M = 256, no index; one-by-one queries of the first "
-                          "200 keys; batch = one amq_gcs_match of all keys",
+                          "200 keys; batch = one amq_gcs_contains_many of all keys",
                           &m256_s0_variant,
                           bench_static_setup,
                           bench_static_phases_hashed,
@@ -160,7 +157,7 @@ const bench_workload
                            "gcs",
                            "bloom/split-block",
                            "Golomb-coded set, M = 256, 32 index entries; one-by-one queries of "
-                           "the first 2000 keys; batch = one amq_gcs_match of all keys",
+                           "the first 2000 keys; batch = one amq_gcs_contains_many of all keys",
                            &m256_s32_variant,
                            bench_static_setup,
                            bench_static_phases_hashed,
@@ -171,7 +168,7 @@ const bench_workload
                            "gcs",
                            "bloom/split-block",
                            "Golomb-coded set, M = 256, n/64 index entries; batch = one "
-                           "amq_gcs_match of all keys",
+                           "amq_gcs_contains_many of all keys",
                            &m256_n64_variant,
                            bench_static_setup,
                            bench_static_phases_hashed,
@@ -182,7 +179,7 @@ const bench_workload
                            "gcs",
                            "bloom/split-block",
                            "Golomb-coded set, M = 256, n/16 index entries; batch = one "
-                           "amq_gcs_match of all keys",
+                           "amq_gcs_contains_many of all keys",
                            &m256_n16_variant,
                            bench_static_setup,
                            bench_static_phases_hashed,
@@ -193,7 +190,7 @@ const bench_workload
                        "gcs",
                        "bloom/split-block",
                        "Golomb-coded set, M = 256, the default index (n/128 entries); batch = "
-                       "one amq_gcs_match of all keys",
+                       "one amq_gcs_contains_many of all keys",
                        &m256_default_variant,
                        bench_static_setup,
                        bench_static_phases_hashed,
@@ -204,7 +201,7 @@ const bench_workload
                             "gcs",
                             "bloom/split-block",
                             "Golomb-coded set, M = 65536, no index; one-by-one queries of the "
-                            "first 200 keys; batch = one amq_gcs_match of all keys",
+                            "first 200 keys; batch = one amq_gcs_contains_many of all keys",
                             &m65536_s0_variant,
                             bench_static_setup,
                             bench_static_phases_hashed,
@@ -215,7 +212,8 @@ const bench_workload
                              "gcs",
                              "bloom/split-block",
                              "Golomb-coded set, M = 65536, 32 index entries; one-by-one queries "
-                             "of the first 2000 keys; batch = one amq_gcs_match of all keys",
+                             "of the first 2000 keys; batch = one amq_gcs_contains_many of all "
+                             "keys",
                              &m65536_s32_variant,
                              bench_static_setup,
                              bench_static_phases_hashed,
@@ -226,7 +224,7 @@ const bench_workload
                              "gcs",
                              "bloom/split-block",
                              "Golomb-coded set, M = 65536, n/64 index entries; batch = one "
-                             "amq_gcs_match of all keys",
+                             "amq_gcs_contains_many of all keys",
                              &m65536_n64_variant,
                              bench_static_setup,
                              bench_static_phases_hashed,
@@ -237,7 +235,7 @@ const bench_workload
                              "gcs",
                              "bloom/split-block",
                              "Golomb-coded set, M = 65536, n/16 index entries; batch = one "
-                             "amq_gcs_match of all keys",
+                             "amq_gcs_contains_many of all keys",
                              &m65536_n16_variant,
                              bench_static_setup,
                              bench_static_phases_hashed,
@@ -248,7 +246,7 @@ const bench_workload
                          "gcs",
                          "bloom/split-block",
                          "Golomb-coded set, M = 65536, the default index (n/128 entries); batch = "
-                         "one amq_gcs_match of all keys",
+                         "one amq_gcs_contains_many of all keys",
                          &m65536_default_variant,
                          bench_static_setup,
                          bench_static_phases_hashed,

@@ -10,17 +10,17 @@
  * are random 16-byte strings: exactly what hfb takes as IDs, unhashed, while
  * the split-block filter hashes each one. They lie back to back in one
  * buffer, so the pointer to the first of a run of them is the run of IDs
- * that amq_hfb_build and amq_hfb_contains_many take. The phases are the
+ * that amq_hfb_build_hash and amq_hfb_contains_many_hash take. The phases are the
  * static workload's and one of hfb's own:
  *
- *   build          amq_hfb_build from the n present IDs (the previous
+ *   build          amq_hfb_build_hash from the n present IDs (the previous
  *                  filter freed, untimed): copy, sort, measure every slice,
  *                  fill and code the kept banks. ns per ID.
- *   query-present  amq_hfb_contains of the n present IDs: every kept bank
+ *   query-present  amq_hfb_contains_hash of the n present IDs: every kept bank
  *   query-absent   the n absent IDs: most stop at the first bank; the hits
  *                  give fpr
- *   query-batch    amq_hfb_contains_many of the present IDs, 1024 per call
- *   filter-absent  amq_hfb_filter_ids of the absent IDs, 1024 per call: the
+ *   query-batch    amq_hfb_contains_many_hash of the present IDs, 1024 per call
+ *   filter-absent  amq_hfb_select_hash of the absent IDs, 1024 per call: the
  *                  candidate filter of a search engine, where most
  *                  candidates are rejected (this file's phase)
  *
@@ -61,27 +61,27 @@ static int hfb_build(void **filter, const void *const *keys, const size_t *lens,
     (void)seed;
     const hfb_shape *shape = options;
     amq_hfb_params params = { .fpr = shape->fpr, .bank_bits = shape->bank_bits };
-    return amq_hfb_build((amq_hfb **)filter, &params, keys[0], count, diag);
+    return amq_hfb_build_hash((amq_hfb **)filter, &params, keys[0], count, diag);
 }
 
 static bool hfb_contains(const void *filter, const void *key, size_t len)
 {
     (void)len;
-    return amq_hfb_contains(filter, key);
+    return amq_hfb_contains_hash(filter, key);
 }
 
 static void hfb_contains_many(const void *filter, const void *const *keys, const size_t *lens,
                               size_t count, uint8_t *results)
 {
     (void)lens;
-    amq_hfb_contains_many(filter, keys[0], count, results);
+    amq_hfb_contains_many_hash(results, filter, keys[0], count);
 }
 
 static void hfb_family_report(const void *filter, size_t keys, bench_figures *out)
 {
     double n = (double)keys;
-    bench_figures_add(out, "bytes", (double)amq_hfb_table_bytes(filter));
-    bench_figures_add(out, "bits_per_key", (double)amq_hfb_table_bytes(filter) * 8 / n);
+    bench_figures_add(out, "bytes", (double)amq_hfb_memory_bytes(filter));
+    bench_figures_add(out, "bits_per_key", (double)amq_hfb_memory_bytes(filter) * 8 / n);
     bench_figures_add(out, "stored_bits_per_key", (double)amq_hfb_stored_bytes(filter) * 8 / n);
     bench_figures_add(out, "bank_bits", amq_hfb_bank_bits(filter));
     bench_figures_add(out, "banks", (double)amq_hfb_bank_count(filter));
@@ -101,7 +101,7 @@ static uint64_t hfb_filter_absent(void *state)
     size_t n = absent->count;
     for (size_t start = 0; start < n; start += BENCH_FILTER_BATCH) {
         size_t count = n - start < BENCH_FILTER_BATCH ? n - start : BENCH_FILTER_BATCH;
-        amq_hfb_filter_ids(filter, bench_key(absent, start), count, kept);
+        amq_hfb_select_hash(kept, filter, bench_key(absent, start), count);
     }
     return n;
 }

@@ -32,7 +32,7 @@ static int scalable_create(void **filter, size_t keys, uint64_t seed, const void
         .fpr = BENCH_FILTER_FPR,
     };
     amq_hasher_xxh3(&params.hasher, seed);
-    int status = amq_scalable_bloom_new((amq_scalable_bloom **)filter, &params);
+    int status = amq_scalable_bloom_new((amq_scalable_bloom **)filter, &params, NULL);
     if (status != AMQ_OK)
         return amq__fail(diag, status, "a scalable filter starting at %llu keys: %s",
                          (unsigned long long)params.capacity, amq_strerror(status));
@@ -61,12 +61,12 @@ static bool scalable_contains(const void *filter, const void *key, size_t len)
 static void scalable_contains_many(const void *filter, const void *const *keys, const size_t *lens,
                                    size_t count, uint8_t *results)
 {
-    amq_scalable_bloom_contains_many(filter, keys, lens, count, results);
+    amq_scalable_bloom_contains_many(results, filter, keys, lens, count);
 }
 
 static void scalable_report(const void *filter, size_t keys, bench_figures *out)
 {
-    double bytes = (double)amq_scalable_bloom_size_bytes(filter);
+    double bytes = (double)amq_scalable_bloom_memory_bytes(filter);
     bench_figures_add(out, "bytes", bytes);
     bench_figures_add(out, "bits_per_key", bytes * 8 / (double)keys);
     bench_figures_add(out, "stages", (double)amq_scalable_bloom_stages(filter));

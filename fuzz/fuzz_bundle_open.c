@@ -71,17 +71,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             violation("refused without an error status, or with a bundle", 0);
         return 0;
     }
-    for (uint64_t i = 0; i < amq_bundle_count(bundle); i++) {
+    for (uint64_t i = 0; i < amq_bundle_members(bundle); i++) {
         amq_bundle_member member, found;
-        if (amq_bundle_member_at(bundle, i, &member) != AMQ_OK || member.index != i)
+        if (amq_bundle_member_at(&member, bundle, i) != AMQ_OK || member.index != i)
             violation("not listed at its position", i);
-        if (amq_bundle_find(bundle, member.name, member.name_len, &found) != 1 ||
+        if (amq_bundle_find(&found, bundle, member.name, member.name_len) != 1 ||
             found.index != i || found.data != member.data)
             violation("not found again by its name", i);
         if (strcmp(member.family, "bytes") == 0)
             continue;
         amq_filter *filter = NULL;
-        if (amq_bundle_open_filter(bundle, member.name, member.name_len, &filter, NULL) == AMQ_OK) {
+        if (amq_bundle_open_filter(&filter, bundle, member.name, member.name_len, NULL) == AMQ_OK) {
             (void)amq_contains(filter, "key", 3);
             amq_free(filter);
         } else if (filter) {

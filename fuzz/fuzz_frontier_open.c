@@ -382,7 +382,7 @@ static void check_frontier(const amq_frontier *f, const char *after)
         abort();
     }
     amq_frontier_stats stats;
-    amq_frontier_stats_get(f, &stats);
+    amq_frontier_stats_get(&stats, f);
     if (stats.queued != stats.enqueued - stats.popped || stats.popped > stats.enqueued ||
         stats.enqueued > stats.pushed || stats.skipped != stats.pushed - stats.enqueued ||
         stats.queued != stats.queued_in_memory + stats.queued_on_disk)
@@ -395,12 +395,12 @@ static char url[AMQ_FRONTIER_MAX_URL + 1];
 static void pop_all(amq_frontier *f)
 {
     amq_frontier_stats at_open;
-    amq_frontier_stats_get(f, &at_open);
+    amq_frontier_stats_get(&at_open, f);
     size_t len = 0;
-    int status = amq_frontier_pop(f, url, 1, &len, NULL);
+    int status = amq_frontier_pop(url, 1, &len, f, NULL);
     if (status == AMQ_ERANGE) {
         size_t needed = len;
-        if (needed == 0 || amq_frontier_pop(f, url, sizeof url, &len, NULL) != 1 || len != needed)
+        if (needed == 0 || amq_frontier_pop(url, sizeof url, &len, f, NULL) != 1 || len != needed)
             violation("a URL refused for a 1-byte buffer did not come next at its length");
         status = 1;
     }
@@ -412,11 +412,11 @@ static void pop_all(amq_frontier *f)
             violation("popped more URLs than the queue held at open");
         if (popped >= POPS_MAX)
             return;
-        status = amq_frontier_pop(f, url, sizeof url, &len, NULL);
+        status = amq_frontier_pop(url, sizeof url, &len, f, NULL);
     }
     if (status == 0 && popped != at_open.queued)
         violation("the queue said empty before every URL it held was popped");
-    if (status < 0 && amq_frontier_pop(f, url, sizeof url, &len, NULL) != status)
+    if (status < 0 && amq_frontier_pop(url, sizeof url, &len, f, NULL) != status)
         violation("a failed pop was not answered the same by the next");
     check_frontier(f, "popping");
 }
@@ -426,9 +426,9 @@ static void push_some(amq_frontier *f)
     for (int i = 0; i < 3; i++) {
         int len = snprintf(url, sizeof url, "https://fuzz.example/pushed/%d", i);
         amq_frontier_stats before, after;
-        amq_frontier_stats_get(f, &before);
+        amq_frontier_stats_get(&before, f);
         int status = amq_frontier_push(f, url, (size_t)len, NULL);
-        amq_frontier_stats_get(f, &after);
+        amq_frontier_stats_get(&after, f);
         if (status > 1 || (status >= 0 && after.enqueued != before.enqueued + (uint64_t)status))
             violation("a push's answer and the enqueued count disagree");
     }
@@ -440,13 +440,13 @@ static void push_some(amq_frontier *f)
 static void save_and_reopen(amq_frontier *f, const amq_frontier_options *opt)
 {
     amq_frontier_stats before;
-    amq_frontier_stats_get(f, &before);
+    amq_frontier_stats_get(&before, f);
     amq_diag diag = { .message = "" };
     int status = amq_frontier_save(f, &diag);
     if (status != AMQ_OK && (status >= 0 || diag.message[0] == '\0'))
         violation("a failed save without an error and a message");
     amq_frontier_stats saved;
-    amq_frontier_stats_get(f, &saved);
+    amq_frontier_stats_get(&saved, f);
     amq_frontier_close(f);
     if (status != AMQ_OK)
         return;
@@ -460,7 +460,7 @@ static void save_and_reopen(amq_frontier *f, const amq_frontier_options *opt)
     }
     check_frontier(again, "reopening");
     amq_frontier_stats reopened;
-    amq_frontier_stats_get(again, &reopened);
+    amq_frontier_stats_get(&reopened, again);
     if (reopened.pushed != saved.pushed || reopened.enqueued != saved.enqueued ||
         reopened.popped != saved.popped || reopened.generation != saved.generation)
         violation("the reopened frontier's counters are not the saved ones");

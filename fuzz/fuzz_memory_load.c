@@ -81,16 +81,16 @@ static void expect_round_trip(const amq_filter *f, const uint8_t *image, size_t 
     amq_diag diag = { .message = "" };
     int status = amq_save_to_memory(&saved, &saved_len, f, &diag);
     if (status != AMQ_OK)
-        fail("%s %s filter does not save to memory: %s", how, amq_family(f), diag.message);
+        fail("%s %s filter does not save to memory: %s", how, amq_filter_family(f), diag.message);
     if (saved_len != len || memcmp(saved, image, len) != 0)
-        fail("%s %s filter saves %zu other bytes than the %zu of its image", how, amq_family(f),
-             saved_len, len);
+        fail("%s %s filter saves %zu other bytes than the %zu of its image", how,
+             amq_filter_family(f), saved_len, len);
     free(saved);
     comparer c = { image, len, 0 };
     status = amq_save_to_writer(f, compare, &c, &diag);
     if (status != AMQ_OK || c.taken != len)
-        fail("%s %s filter's writer save: status %d, %zu of %zu bytes (%s)", how, amq_family(f),
-             status, c.taken, len, diag.message);
+        fail("%s %s filter's writer save: status %d, %zu of %zu bytes (%s)", how,
+             amq_filter_family(f), status, c.taken, len, diag.message);
 }
 
 static int load(amq_filter **f, const uint8_t *image, size_t len, unsigned flags)
@@ -139,7 +139,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             int a = amq_contains(copied, probe_keys[i], key_len);
             int b = amq_contains(borrowed, probe_keys[i], key_len);
             if (a != b)
-                fail("%s: key '%s' answers %d copied, %d borrowed", amq_family(copied),
+                fail("%s: key '%s' answers %d copied, %d borrowed", amq_filter_family(copied),
                      probe_keys[i], a, b);
         }
         amq_free(copied);

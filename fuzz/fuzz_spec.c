@@ -1,5 +1,5 @@
 /*
- * fuzz_spec.c - the spec parser on arbitrary text: through amq_new_ex (the
+ * fuzz_spec.c - the spec parser on arbitrary text: through amq_new (the
  * families this build has; a filter that gets created is exercised and
  * freed; specs asking for more than AMQ_FUZZ_MAX_BITS bits are parsed but
  * not created, since a fuzzer must not allocate gigabytes - the unit tests
@@ -81,7 +81,7 @@ static int small_enough(const char *text)
 {
     amq__spec spec;
     if (amq__spec_parse(&spec, text, amq__family_table(), NULL) != AMQ_OK)
-        return 1; /* amq_new_ex will refuse it without allocating */
+        return 1; /* amq_new will refuse it without allocating */
     double fpr = amq__spec_real(&spec, &amq__option_fpr, 0.01);
     double bits_per_key = 4 * (1 - log(fpr) / 0.48);
     double capacity = (double)amq__spec_count(&spec, &amq__option_capacity, 1000);
@@ -114,7 +114,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
 
     amq_filter *f = NULL;
-    if (small_enough(text) && amq_new_ex(&f, text, &diag) == AMQ_OK) {
+    if (small_enough(text) && amq_new(&f, text, &diag) == AMQ_OK) {
         (void)amq_add(f, data, size);
         if (amq_contains(f, data, size) == 0)
             abort(); /* no false negatives */

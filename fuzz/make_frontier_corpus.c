@@ -79,7 +79,7 @@ static void pop_urls(amq_frontier *f, uint64_t count)
     size_t len;
     amq_diag diag;
     for (uint64_t i = 0; i < count; i++)
-        if (amq_frontier_pop(f, url, sizeof url, &len, &diag) != 1)
+        if (amq_frontier_pop(url, sizeof url, &len, f, &diag) != 1)
             fail("pop", diag.message);
 }
 
@@ -253,7 +253,7 @@ int main(int argc, char **argv)
 
     f = open_frontier(dir);
     amq_frontier_stats stats;
-    amq_frontier_stats_get(f, &stats);
+    amq_frontier_stats_get(&stats, f);
     push_urls(f, 1000, 10);
     amq_frontier_close(f);
     size_t len;

@@ -88,7 +88,7 @@ static void model_init(model *m, const amq_frontier_options *opt)
                                          .growth = opt->growth,
                                          .tightening = opt->tightening };
     amq_hasher_xxh3(&params.hasher, opt->seed);
-    assert_int_equal(amq_scalable_bloom_new(&m->replica, &params), AMQ_OK);
+    assert_int_equal(amq_scalable_bloom_new(&m->replica, &params, NULL), AMQ_OK);
 }
 
 static void model_free(model *m)
@@ -175,7 +175,7 @@ static void pop_both(amq_frontier *f, model *m)
     char buffer[AMQ_FRONTIER_MAX_URL + 1];
     size_t len = 99;
     amq_diag diag = { .message = "" };
-    int got = amq_frontier_pop(f, buffer, sizeof buffer, &len, &diag);
+    int got = amq_frontier_pop(buffer, sizeof buffer, &len, f, &diag);
     uint64_t id = 0;
     bool expected = model_pop(m, &id);
     if (got != (int)expected)
@@ -195,7 +195,7 @@ static void pop_both(amq_frontier *f, model *m)
 static void check_stats(const amq_frontier *f, const model *m, uint64_t memory_cap)
 {
     amq_frontier_stats st;
-    amq_frontier_stats_get(f, &st);
+    amq_frontier_stats_get(&st, f);
     assert_int_equal(st.pushed, m->pushed);
     assert_int_equal(st.enqueued, m->enqueued);
     assert_int_equal(st.skipped, m->pushed - m->enqueued);
@@ -335,7 +335,7 @@ static void fifo_against_model(void **state, uint64_t memory, uint64_t memory_ur
     /* grow (spilling), drain (reading back, then from the tail), mix */
     run_ops(f, &m, &rng, 60000 * scale, 75, 40000 * scale, memory);
     amq_frontier_stats st;
-    amq_frontier_stats_get(f, &st);
+    amq_frontier_stats_get(&st, f);
     assert_true(st.queued_on_disk > 0);
     assert_true(st.segments > 1);
     run_ops(f, &m, &rng, 60000 * scale, 30, 40000 * scale, memory);
@@ -344,7 +344,7 @@ static void fifo_against_model(void **state, uint64_t memory, uint64_t memory_ur
     assert_true(m.pushed - m.enqueued > m.pushed / 4);
     drain_and_check_seen(f, &m);
     check_invariants(f);
-    amq_frontier_stats_get(f, &st);
+    amq_frontier_stats_get(&st, f);
     assert_int_equal(st.queued, 0);
     /* Read to the end, the spill files are gone (none was ever saved). */
     assert_int_equal(st.disk_bytes, 0);
@@ -389,7 +389,7 @@ static void test_false_positive_skips(void **state)
     double mean = (double)n * opt.fpr;
     double bound = mean + 4 * sqrt(mean * (1 - opt.fpr));
     amq_frontier_stats st;
-    amq_frontier_stats_get(f, &st);
+    amq_frontier_stats_get(&st, f);
     fprintf(stderr,
             "false-positive skips: %" PRIu64 " of %" PRIu64 " new URLs (bound %.0f), "
             "filter %.1f bits/URL\n",
@@ -422,11 +422,11 @@ static void test_save_reopen(void **state)
     for (int i = 0; i < 10; i++)
         pop_both(f, &m);
     amq_frontier_stats st;
-    amq_frontier_stats_get(f, &st);
+    amq_frontier_stats_get(&st, f);
     assert_true(st.queued_on_disk > 0);
     assert_int_equal(st.generation, 0);
     assert_int_equal(amq_frontier_save(f, NULL), AMQ_OK);
-    amq_frontier_stats_get(f, &st);
+    amq_frontier_stats_get(&st, f);
     assert_int_equal(st.generation, 1);
     assert_int_equal(count_files(dir, "filter-"), 1);
 
@@ -439,7 +439,7 @@ static void test_save_reopen(void **state)
     char buffer[URL_SIZE];
     size_t popped_len;
     for (int i = 0; i < 500; i++)
-        assert_int_equal(amq_frontier_pop(f, buffer, sizeof buffer, &popped_len, NULL), 1);
+        assert_int_equal(amq_frontier_pop(buffer, sizeof buffer, &popped_len, f, NULL), 1);
     amq_frontier_close(f);
 
     /* Reopened with other queue options: the state of the save. */
@@ -448,7 +448,7 @@ static void test_save_reopen(void **state)
     open_ok(&f, dir, &opt);
     check_invariants(f);
     check_stats(f, &m, opt.memory_bytes);
-    amq_frontier_stats_get(f, &st);
+    amq_frontier_stats_get(&st, f);
     assert_int_equal(st.generation, 1);
     assert_true(st.fpr == 0.01);
     /* Pop half, push more, save again: the old filter file and the
@@ -459,7 +459,7 @@ static void test_save_reopen(void **state)
         push_both(f, &m, amq_test_below(&rng, 40000));
     size_t segments_before = count_files(dir, "segment-");
     assert_int_equal(amq_frontier_save(f, NULL), AMQ_OK);
-    amq_frontier_stats_get(f, &st);
+    amq_frontier_stats_get(&st, f);
     assert_int_equal(count_files(dir, "filter-"), 1);
     assert_int_equal(count_files(dir, "segment-"), st.segments);
     assert_true(st.segments < segments_before);
@@ -522,7 +522,7 @@ static bool child_apply(amq_frontier *f, model *m, uint64_t i)
     }
     char buffer[URL_SIZE];
     size_t len = 0;
-    int got = amq_frontier_pop(f, buffer, sizeof buffer, &len, NULL);
+    int got = amq_frontier_pop(buffer, sizeof buffer, &len, f, NULL);
     if (!model_pop(m, &id))
         return got == 0;
     return got == 1 && len == make_url(url, id) && memcmp(buffer, url, len) == 0;
@@ -546,7 +546,7 @@ static void child_run(const char *dir, const amq_frontier_options *opt, model *m
         _exit(1);
     }
     amq_frontier_stats st;
-    amq_frontier_stats_get(f, &st);
+    amq_frontier_stats_get(&st, f);
     uint64_t generation = st.generation;
     for (uint64_t i = ops; i < ops + 3000000; i++) {
         if (!child_apply(f, m, i)) {
@@ -622,7 +622,7 @@ static void test_kill_minus_nine(void **state)
         open_ok(&f, dir, &opt);
         check_invariants(f);
         amq_frontier_stats st;
-        amq_frontier_stats_get(f, &st);
+        amq_frontier_stats_get(&st, f);
         const report *at = st.generation == saved.generation                     ? &saved
                            : pending.kind && st.generation == pending.generation ? &pending
                                                                                  : NULL;
@@ -713,7 +713,7 @@ static void test_damaged_segments(void **state)
     amq_diag diag = { .message = "" };
     uint64_t delivered = 0;
     int status;
-    while ((status = amq_frontier_pop(f, buffer, sizeof buffer, &len, &diag)) == 1) {
+    while ((status = amq_frontier_pop(buffer, sizeof buffer, &len, f, &diag)) == 1) {
         uint64_t id = 0;
         assert_true(model_pop(&m, &id));
         char url[URL_SIZE];
@@ -725,7 +725,7 @@ static void test_damaged_segments(void **state)
     assert_non_null(strstr(diag.message, "is damaged"));
     assert_non_null(strstr(diag.message, strrchr(segment, '/') + 1));
     assert_true(delivered > 0);
-    assert_int_equal(amq_frontier_pop(f, buffer, sizeof buffer, &len, NULL), AMQ_ECORRUPT);
+    assert_int_equal(amq_frontier_pop(buffer, sizeof buffer, &len, f, NULL), AMQ_ECORRUPT);
     check_invariants(f);
     amq_frontier_close(f);
     flip_byte(segment, at);
@@ -769,7 +769,7 @@ static void test_damaged_manifest_and_filter(void **state)
      * is and how to open it. */
     amq_filter *not_a_filter = NULL;
     amq_diag load_diag = { .message = "" };
-    assert_int_equal(amq_load_ex(&not_a_filter, manifest, 0, &load_diag), AMQ_EUNSUPPORTED);
+    assert_int_equal(amq_load(&not_a_filter, manifest, 0, &load_diag), AMQ_EUNSUPPORTED);
     assert_null(not_a_filter);
     assert_non_null(strstr(load_diag.message, "crawl frontier's manifest"));
     assert_non_null(strstr(load_diag.message, "amq_frontier_open"));
@@ -1025,7 +1025,7 @@ static void test_last_generation(void **state)
     amq_frontier *f;
     open_ok(&f, dir, &opt);
     amq_frontier_stats st;
-    amq_frontier_stats_get(f, &st);
+    amq_frontier_stats_get(&st, f);
     assert_true(st.generation == UINT64_MAX);
     char url[URL_SIZE];
     assert_int_equal(amq_frontier_push(f, url, make_url(url, 1000000), NULL), 1);
@@ -1057,7 +1057,7 @@ static void test_push_count_at_its_limit(void **state)
     assert_non_null(strstr(diag.message, "pushes"));
     assert_int_equal(amq_frontier_push(f, url, make_url(url, 0), NULL), AMQ_ERANGE);
     amq_frontier_stats st;
-    amq_frontier_stats_get(f, &st);
+    amq_frontier_stats_get(&st, f);
     assert_true(st.pushed == UINT64_MAX);
     assert_int_equal(st.enqueued, m.enqueued);
     check_invariants(f);
@@ -1065,7 +1065,7 @@ static void test_push_count_at_its_limit(void **state)
     amq_frontier_close(f);
 
     open_ok(&f, dir, &opt);
-    amq_frontier_stats_get(f, &st);
+    amq_frontier_stats_get(&st, f);
     assert_true(st.pushed == UINT64_MAX);
     while (model_queued(&m) > 0)
         pop_both(f, &m);
@@ -1186,7 +1186,7 @@ static void test_url_limits(void **state)
     assert_int_equal(amq_frontier_push(f, big, AMQ_FRONTIER_MAX_URL + 1, &diag), AMQ_EINVAL);
     assert_non_null(strstr(diag.message, "longer than"));
     amq_frontier_stats st;
-    amq_frontier_stats_get(f, &st);
+    amq_frontier_stats_get(&st, f);
     assert_int_equal(st.pushed, 0);
     /* The largest URLs, many, so that they spill and are read back; an
      * empty URL among them. */
@@ -1196,26 +1196,26 @@ static void test_url_limits(void **state)
     }
     assert_int_equal(amq_frontier_push(f, "", 0, NULL), 1);
     assert_int_equal(amq_frontier_push(f, NULL, 0, NULL), 0);
-    amq_frontier_stats_get(f, &st);
+    amq_frontier_stats_get(&st, f);
     assert_true(st.queued_on_disk > 0);
     char *out = malloc(AMQ_FRONTIER_MAX_URL + 1);
     assert_non_null(out);
     size_t len = 0;
     /* too small a buffer: the needed length, and the URL stays */
-    assert_int_equal(amq_frontier_pop(f, out, 100, &len, NULL), AMQ_ERANGE);
+    assert_int_equal(amq_frontier_pop(out, 100, &len, f, NULL), AMQ_ERANGE);
     assert_int_equal(len, AMQ_FRONTIER_MAX_URL);
-    assert_int_equal(amq_frontier_pop(f, out, AMQ_FRONTIER_MAX_URL, &len, NULL), AMQ_ERANGE);
+    assert_int_equal(amq_frontier_pop(out, AMQ_FRONTIER_MAX_URL, &len, f, NULL), AMQ_ERANGE);
     for (int i = 0; i < 12; i++) {
-        assert_int_equal(amq_frontier_pop(f, out, AMQ_FRONTIER_MAX_URL + 1, &len, NULL), 1);
+        assert_int_equal(amq_frontier_pop(out, AMQ_FRONTIER_MAX_URL + 1, &len, f, NULL), 1);
         assert_int_equal(len, AMQ_FRONTIER_MAX_URL);
         big[0] = (char)('A' + i);
         assert_memory_equal(out, big, len);
         check_invariants(f);
     }
-    assert_int_equal(amq_frontier_pop(f, out, 1, &len, NULL), 1);
+    assert_int_equal(amq_frontier_pop(out, 1, &len, f, NULL), 1);
     assert_int_equal(len, 0);
     assert_int_equal(out[0], '\0');
-    assert_int_equal(amq_frontier_pop(f, NULL, 0, &len, NULL), 0);
+    assert_int_equal(amq_frontier_pop(NULL, 0, &len, f, NULL), 0);
     free(out);
     free(big);
     amq_frontier_close(f);
@@ -1301,10 +1301,10 @@ static void test_canonicalize_hook(void **state)
     assert_non_null(strstr(diag.message, "canonicalize"));
     char out[64];
     size_t len;
-    assert_int_equal(amq_frontier_pop(f, out, sizeof out, &len, NULL), 1);
+    assert_int_equal(amq_frontier_pop(out, sizeof out, &len, f, NULL), 1);
     assert_string_equal(out, "http://example.com/a");
     amq_frontier_stats st;
-    amq_frontier_stats_get(f, &st);
+    amq_frontier_stats_get(&st, f);
     assert_int_equal(st.pushed, 3);
     assert_int_equal(st.enqueued, 1);
     amq_frontier_close(f);

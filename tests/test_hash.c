@@ -466,12 +466,12 @@ static void test_hasher_check(void **state)
         assert_int_equal(hasher.kind, AMQ_HASH_XXH3);
         for (unsigned i = 0; i < 8; i++)
             assert_int_equal(hasher.key[i], (seeds[s] >> (8 * i)) & 0xff);
-        assert_int_equal(amq_hasher_check(&hasher), AMQ_OK);
+        assert_int_equal(amq_hasher_check(&hasher, NULL), AMQ_OK);
         for (size_t i = 8; i < 16; i++) {
             amq_hasher damaged = hasher;
             assert_int_equal(damaged.key[i], 0);
             damaged.key[i] = (uint8_t)(1u << (i % 8));
-            assert_int_equal(amq_hasher_check(&damaged), AMQ_EINVAL);
+            assert_int_equal(amq_hasher_check(&damaged, NULL), AMQ_EINVAL);
         }
     }
 
@@ -480,26 +480,26 @@ static void test_hasher_check(void **state)
     amq_hasher_siphash(&hasher, key);
     assert_int_equal(hasher.kind, AMQ_HASH_SIPHASH);
     assert_memory_equal(hasher.key, key, 16);
-    assert_int_equal(amq_hasher_check(&hasher), AMQ_OK);
+    assert_int_equal(amq_hasher_check(&hasher, NULL), AMQ_OK);
     fill_random(&rng, key, sizeof key);
     amq_hasher_siphash(&hasher, key);
     assert_memory_equal(hasher.key, key, 16);
-    assert_int_equal(amq_hasher_check(&hasher), AMQ_OK);
+    assert_int_equal(amq_hasher_check(&hasher, NULL), AMQ_OK);
 
     amq_hasher_md5(&hasher);
     assert_int_equal(hasher.kind, AMQ_HASH_MD5);
-    assert_int_equal(amq_hasher_check(&hasher), AMQ_OK);
+    assert_int_equal(amq_hasher_check(&hasher, NULL), AMQ_OK);
     for (size_t i = 0; i < 16; i++) {
         amq_hasher damaged = hasher;
         damaged.key[i] = 0x80;
-        assert_int_equal(amq_hasher_check(&damaged), AMQ_EINVAL);
+        assert_int_equal(amq_hasher_check(&damaged, NULL), AMQ_EINVAL);
     }
 
     const int unknown_kinds[] = { 0, 4, 5, 255, -1, 0x7fffffff };
     for (size_t i = 0; i < sizeof unknown_kinds / sizeof unknown_kinds[0]; i++) {
         amq_hasher_xxh3(&hasher, 0);
         hasher.kind = (amq_hash_kind)unknown_kinds[i];
-        assert_int_equal(amq_hasher_check(&hasher), AMQ_EINVAL);
+        assert_int_equal(amq_hasher_check(&hasher, NULL), AMQ_EINVAL);
     }
 }
 

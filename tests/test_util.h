@@ -108,7 +108,7 @@ void amq_test_hex(char *out, const uint8_t *bytes, size_t len);
 
 /* ---- specs, through the generic handle ---------------------------------------- */
 
-/* A spec amq_new_ex must refuse, the status it must answer, and a fragment
+/* A spec amq_new must refuse, the status it must answer, and a fragment
  * of the message it must give ("" for any message). */
 typedef struct amq_test_spec_case {
     const char *spec;
@@ -116,12 +116,12 @@ typedef struct amq_test_spec_case {
     const char *message;
 } amq_test_spec_case;
 
-/* amq_new_ex refuses each case's spec with its status and a message holding
+/* amq_new refuses each case's spec with its status and a message holding
  * its fragment, leaving its output NULL; a failure names the spec, the
  * status and the message. */
 void amq_test_expect_spec_errors(const amq_test_spec_case *cases, size_t count);
 
-/* amq_new_ex accepts each spec, and the filter takes key "k" and finds it.
+/* amq_new accepts each spec, and the filter takes key "k" and finds it.
  * Deletable: it removes "k", then does not find it, and a second removal
  * answers AMQ_ENOTFOUND. Otherwise the removal answers AMQ_EUNSUPPORTED. */
 void amq_test_expect_specs_accepted(const char *const *specs, size_t count, bool deletable);
@@ -166,7 +166,7 @@ void amq_test_write_container(const char *path, uint32_t family, const amq_hashe
 void amq_test_expect_payload_resize_refused(const char *path, const amq__container *c,
                                             const char *short_refusal, const char *long_refusal);
 
-/* Load path with amq_load_ex. refusal NULL: it loads, and the filter
+/* Load path with amq_load. refusal NULL: it loads, and the filter
  * answers a query. Otherwise it is refused with AMQ_ECORRUPT and a message
  * holding refusal ("" for any), its output left NULL. A failure names the
  * file as what_format says (printf), the status and the message. */

@@ -37,8 +37,8 @@ static void print_help(FILE *out)
     for (size_t i = 0; i < command_count; i++)
         fprintf(out, "  %-8s %s\n", commands[i].name, commands[i].summary);
     fprintf(out, "\nFilter types in this build:\n  types:");
-    for (size_t i = 0; amq_family_name(i); i++)
-        fprintf(out, " %s", amq_family_name(i));
+    for (size_t i = 0; amq_family_at(i); i++)
+        fprintf(out, " %s", amq_family_at(i));
     fprintf(out, "\n\nOptions:\n"
                  "  -h, --help     show this help\n"
                  "  --version      show the version\n\n"

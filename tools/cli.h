@@ -189,17 +189,17 @@ void cli_spec_init(cli_spec *spec, const char *type);
  * printing an error naming --key) if the value holds whitespace or '='. */
 int cli_spec_add(cli_spec *spec, const char *command, const char *key, const char *value);
 
-/* Print an error of the spec parser (amq_new_ex, amq_build_ex) in the
+/* Print an error of the spec parser (amq_new, amq_build) in the
  * tool's words: the option it names ("option 'capacity'") as the user
  * gives it ("option '--capacity' (-n)"). */
 void cli_spec_error(const char *command, const char *message);
 
 /* Load a filter, printing "amq COMMAND: PATH: why" on failure. */
 int cli_load(amq_filter **out, const char *command, const char *path, unsigned flags);
-/* The error cli_load prints for a failed amq_load_ex. */
+/* The error cli_load prints for a failed amq_load. */
 void cli_load_error(const char *command, const char *path, int status, const amq_diag *diag);
 
-/* Save a filter with amq_save_ex, printing an error on failure: a regular
+/* Save a filter with amq_save, printing an error on failure: a regular
  * file is replaced atomically (through a symbolic link, keeping its mode
  * and owner; a read-only one refused), a character device or FIFO is
  * written into. */

@@ -32,14 +32,14 @@ bool cli_warn_past_capacity(const char *command, const char *what, const amq_fil
                             uint64_t keys, uint64_t read, const char *remedy)
 {
     amq_info info;
-    amq_info_get(filter, &info);
+    amq_info_get(&info, filter);
     int capabilities = amq_family_capabilities(info.family);
     if (capabilities >= 0 && (capabilities & AMQ_CAN_GROW))
         return false;
-    bool estimated = keys == 0 && info.count_estimated;
+    bool estimated = keys == 0 && info.keys_estimated;
     if (keys == 0)
-        keys = info.count;
-    if (estimated && !isfinite(info.estimated_count)) {
+        keys = info.keys;
+    if (estimated && !isfinite(info.estimated_keys)) {
         cli_error("%s: warning: %s is saturated (every bit is set): it answers \"maybe\" for "
                   "every key; it was made for %llu keys: build it with a larger -n",
                   command, what, (unsigned long long)info.capacity);
@@ -79,7 +79,7 @@ bool cli_warn_past_capacity(const char *command, const char *what, const amq_fil
 double cli_undelivered_rate(const amq_filter *filter)
 {
     amq_info info;
-    amq_info_get(filter, &info);
+    amq_info_get(&info, filter);
     double at_capacity = detail_value(&info, "fpr_at_capacity", 0);
     return at_capacity > 1.5 * info.target_fpr ? at_capacity : 0;
 }
@@ -88,11 +88,11 @@ void cli_full_error(const char *command, const char *where, const amq_filter *fi
                     bool counting_copies)
 {
     amq_info info;
-    amq_info_get(filter, &info);
+    amq_info_get(&info, filter);
     if (strcmp(info.family, "cuckoo") != 0) {
         cli_error("%s: %s: the %s filter is full (%llu keys, made for %llu); build it with a "
                   "larger -n",
-                  command, where, info.family, (unsigned long long)info.count,
+                  command, where, info.family, (unsigned long long)info.keys,
                   (unsigned long long)info.capacity);
         return;
     }
@@ -115,6 +115,6 @@ void cli_full_error(const char *command, const char *where, const amq_filter *fi
     cli_error("%s: %s: the cuckoo filter is full: %llu keys in room for %llu, and a walk of %.0f "
               "relocations found no free slot for this key; build it with --growth 2 (a full "
               "filter then chains a larger table), a larger -n%s%s",
-              command, where, (unsigned long long)info.count, (unsigned long long)info.capacity,
+              command, where, (unsigned long long)info.keys, (unsigned long long)info.capacity,
               max_kicks, short_fingerprint, copies);
 }

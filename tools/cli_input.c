@@ -462,6 +462,6 @@ bool cli_type_takes_ids(const char *type, const char *hash)
 bool cli_filter_takes_ids(const amq_filter *filter)
 {
     amq_info info;
-    amq_info_get(filter, &info);
+    amq_info_get(&info, filter);
     return strcmp(info.family, "hfb") == 0 && info.hasher.kind != AMQ_HASH_MD5;
 }

@@ -184,7 +184,7 @@ void cli_spec_error(const char *command, const char *message)
 int cli_load(amq_filter **out, const char *command, const char *path, unsigned flags)
 {
     amq_diag diag = { .message = "" };
-    int status = amq_load_ex(out, path, flags, &diag);
+    int status = amq_load(out, path, flags, &diag);
     if (status != AMQ_OK)
         cli_load_error(command, path, status, &diag);
     return status;
@@ -201,7 +201,7 @@ void cli_load_error(const char *command, const char *path, int status, const amq
 int cli_save(const amq_filter *f, const char *command, const char *path)
 {
     amq_diag diag = { .message = "" };
-    int status = amq_save_ex(f, path, &diag);
+    int status = amq_save(f, path, &diag);
     if (status != AMQ_OK)
         cli_error("%s: cannot save %s: %s", command, path,
                   diag.message[0] ? diag.message : amq_strerror(status));
@@ -335,10 +335,10 @@ void cli_list_families(char *out, size_t cap, bool (*keep)(const char *family), 
 {
     size_t count = 0, used = 0;
     out[0] = '\0';
-    for (size_t i = 0; amq_family_name(i); i++)
-        count += !keep || keep(amq_family_name(i));
-    for (size_t i = 0, listed = 0; amq_family_name(i) && used < cap; i++) {
-        const char *name = amq_family_name(i);
+    for (size_t i = 0; amq_family_at(i); i++)
+        count += !keep || keep(amq_family_at(i));
+    for (size_t i = 0, listed = 0; amq_family_at(i) && used < cap; i++) {
+        const char *name = amq_family_at(i);
         if (keep && !keep(name))
             continue;
         const char *separator = listed == 0 ? "" : listed + 1 == count ? last : ", ";

@@ -110,7 +110,7 @@ static const char *given_value(const char *const *given, const char *name)
 static void print_warning(const amq_filter *filter, const char *output)
 {
     amq_info info;
-    amq_info_get(filter, &info);
+    amq_info_get(&info, filter);
     const amq_info_detail *warning = cli_info_detail(&info, "warning");
     if (warning)
         cli_error("build: warning: %s (amq info %s shows why); the filter is saved", warning->text,
@@ -139,7 +139,7 @@ static int build_from_store(amq_filter **out, const char *spec, const cli_keys *
     if (keys && lens) {
         for (size_t i = 0; i < store->count; i++)
             keys[i] = cli_keys_at(store, i, &lens[i]);
-        status = amq_build_ex(out, spec, (const void *const *)keys, lens, store->count, &diag);
+        status = amq_build(out, spec, (const void *const *)keys, lens, store->count, &diag);
     }
     if (status == AMQ_EFULL && count_duplicates)
         cli_error("build: %s: with --count-duplicates every copy of a key takes a slot, and a "
@@ -296,7 +296,7 @@ int cli_build(int argc, char **argv)
     uint64_t added = 0, read = 0;
     if (!is_static && capacity_given) {
         /* Filled as the input streams past: memory is the filter's alone. */
-        status = amq_new_ex(&filter, spec.text, &diag);
+        status = amq_new(&filter, spec.text, &diag);
         if (status != AMQ_OK) {
             cli_spec_error("build", diag.message[0] ? diag.message : amq_strerror(status));
             cli_input_close(&in);
@@ -359,7 +359,7 @@ int cli_build(int argc, char **argv)
         double delivered = cli_undelivered_rate(filter);
         if (delivered > 0) {
             amq_info info;
-            amq_info_get(filter, &info);
+            amq_info_get(&info, filter);
             cli_error("build: note: p = %.3g is below what a %s filter of %llu keys can deliver: "
                       "it will have about %.3g at its capacity",
                       info.target_fpr, info.family, (unsigned long long)info.capacity, delivered);

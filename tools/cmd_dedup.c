@@ -64,7 +64,7 @@ static const char dedup_usage[] =
 static double expected_rate(const amq_filter *seen)
 {
     amq_info info;
-    amq_info_get(seen, &info);
+    amq_info_get(&info, seen);
     return isfinite(info.expected_fpr) ? info.expected_fpr : 1.0;
 }
 
@@ -72,9 +72,9 @@ static void print_stats(const amq_filter *seen, uint64_t read, uint64_t printed,
                         double expected_wrongly_dropped)
 {
     amq_info info;
-    amq_info_get(seen, &info);
+    amq_info_get(&info, seen);
     char size[48];
-    cli_format_bytes(size, sizeof size, (double)info.size_bytes);
+    cli_format_bytes(size, sizeof size, (double)info.memory_bytes);
     cli_progress_clear();
     fprintf(stderr,
             "amq dedup: lines read        %llu\n"
@@ -86,7 +86,7 @@ static void print_stats(const amq_filter *seen, uint64_t read, uint64_t printed,
             "amq dedup: wrongly dropped   %.1f lines expected in all\n",
             (unsigned long long)read, (unsigned long long)printed,
             (unsigned long long)(read - printed), info.family, size,
-            (unsigned long long)info.size_bytes, (unsigned long long)info.capacity,
+            (unsigned long long)info.memory_bytes, (unsigned long long)info.capacity,
             info.expected_fpr, info.target_fpr, expected_wrongly_dropped);
 }
 
@@ -150,7 +150,7 @@ int cli_dedup(int argc, char **argv)
         return CLI_EXIT_ERROR;
     amq_filter *seen = NULL;
     amq_diag diag = { .message = "" };
-    int status = amq_new_ex(&seen, spec.text, &diag);
+    int status = amq_new(&seen, spec.text, &diag);
     if (status != AMQ_OK) {
         cli_spec_error("dedup", diag.message[0] ? diag.message : amq_strerror(status));
         return CLI_EXIT_ERROR;

@@ -81,7 +81,7 @@ int cli_export(int argc, char **argv)
     uint8_t *data = NULL;
     size_t len = 0;
     amq_diag diag = { .message = "" };
-    int status = amq_export(f, format, &data, &len, &diag);
+    int status = amq_export(&data, &len, f, format, &diag);
     amq_free(f);
     if (status != AMQ_OK) {
         cli_error("export: %s: %s%s", argv[optind],

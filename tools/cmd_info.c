@@ -126,10 +126,10 @@ static void print_json(const char *path, const amq_info *info, const char *hashe
     json_text("family", info->family);
     print_supports(info->family, true);
     json_count("capacity", info->capacity);
-    json_count("count", info->count);
-    printf(",\n  \"count_estimated\": %s", info->count_estimated ? "true" : "false");
-    json_number("estimated_count", info->estimated_count);
-    json_count("size_bytes", info->size_bytes);
+    json_count("count", info->keys);
+    printf(",\n  \"count_estimated\": %s", info->keys_estimated ? "true" : "false");
+    json_number("estimated_count", info->estimated_keys);
+    json_count("size_bytes", info->memory_bytes);
     json_number("bits_per_key", info->bits_per_key);
     json_number("target_fpr", info->target_fpr);
     json_number("expected_fpr", info->expected_fpr);
@@ -165,9 +165,9 @@ static void print_bundle(const char *path, const amq_bundle *bundle, bool json)
 {
     type_tally tallies[AMQ_INFO_MAX_DETAILS];
     size_t types = 0;
-    for (uint64_t i = 0; i < amq_bundle_count(bundle); i++) {
+    for (uint64_t i = 0; i < amq_bundle_members(bundle); i++) {
         amq_bundle_member member;
-        amq_bundle_member_at(bundle, i, &member);
+        amq_bundle_member_at(&member, bundle, i);
         size_t t = 0;
         while (t < types && strcmp(tallies[t].family, member.family) != 0)
             t++;
@@ -183,7 +183,7 @@ static void print_bundle(const char *path, const amq_bundle *bundle, bool json)
         printf("{\n  \"file\": ");
         json_string(path);
         json_text("family", "bundle");
-        json_count("members", amq_bundle_count(bundle));
+        json_count("members", amq_bundle_members(bundle));
         json_count("size_bytes", size);
         printf(",\n  \"types\": {");
         for (size_t t = 0; t < types; t++) {
@@ -200,7 +200,7 @@ static void print_bundle(const char *path, const amq_bundle *bundle, bool json)
     cli_format_bytes(human, sizeof human, (double)size);
     printf("file             %s\n", path);
     printf("type             bundle (many named filters)\n");
-    printf("members          %llu\n", (unsigned long long)amq_bundle_count(bundle));
+    printf("members          %llu\n", (unsigned long long)amq_bundle_members(bundle));
     printf("size             %llu bytes (%s)\n", (unsigned long long)size, human);
     for (size_t t = 0; t < types; t++)
         printf("  %-14s %llu members, %llu data bytes\n", tallies[t].family,
@@ -232,7 +232,7 @@ int cli_info(int argc, char **argv)
     const char *path = argv[optind];
     amq_filter *filter = NULL;
     amq_diag diag = { .message = "" };
-    int status = amq_load_ex(&filter, path, AMQ_LOAD_MMAP, &diag);
+    int status = amq_load(&filter, path, AMQ_LOAD_MMAP, &diag);
     /* Not a filter: it may be a bundle of them. */
     amq_bundle *bundle = NULL;
     if (status == AMQ_EUNSUPPORTED &&
@@ -246,10 +246,10 @@ int cli_info(int argc, char **argv)
         return CLI_EXIT_ERROR;
     }
     amq_info info;
-    amq_info_get(filter, &info);
+    amq_info_get(&info, filter);
     char hasher[80], size[48];
     cli_format_hasher(hasher, sizeof hasher, &info.hasher);
-    cli_format_bytes(size, sizeof size, (double)info.size_bytes);
+    cli_format_bytes(size, sizeof size, (double)info.memory_bytes);
 
     if (json) {
         print_json(path, &info, hasher);
@@ -258,17 +258,17 @@ int cli_info(int argc, char **argv)
         printf("type             %s\n", info.family);
         print_supports(info.family, false);
         printf("capacity         %llu\n", (unsigned long long)info.capacity);
-        if (!info.count_estimated)
-            printf("keys added       %llu\n", (unsigned long long)info.count);
-        if (!isfinite(info.estimated_count))
+        if (!info.keys_estimated)
+            printf("keys added       %llu\n", (unsigned long long)info.keys);
+        if (!isfinite(info.estimated_keys))
             printf("estimated keys   too many to tell (every bit is set)\n");
-        else if (info.count_estimated)
+        else if (info.keys_estimated)
             printf("estimated keys   %.0f (from the bits set: a %s filter does not count its "
                    "adds)\n",
-                   info.estimated_count, info.family);
-        else if (llround(info.estimated_count) != (long long)info.count)
-            printf("estimated keys   %.0f (from the contents)\n", info.estimated_count);
-        printf("size             %llu bytes (%s)\n", (unsigned long long)info.size_bytes, size);
+                   info.estimated_keys, info.family);
+        else if (llround(info.estimated_keys) != (long long)info.keys)
+            printf("estimated keys   %.0f (from the contents)\n", info.estimated_keys);
+        printf("size             %llu bytes (%s)\n", (unsigned long long)info.memory_bytes, size);
         printf("bits per key     %.2f\n", info.bits_per_key);
         printf("target FPR       %.6g\n", info.target_fpr);
         printf("expected FPR     %.6g\n", info.expected_fpr);

@@ -73,7 +73,7 @@ int cli_merge(int argc, char **argv)
         int status = amq_merge(result, other, &diag);
         amq_free(other);
         if (status == AMQ_EUNSUPPORTED) {
-            const char *family = amq_family(result);
+            const char *family = amq_filter_family(result);
             cli_error("merge: %s: %s; %s", argv[optind],
                       diag.message[0] ? diag.message : amq_strerror(status),
                       cli_family_is_dynamic(family)

@@ -53,7 +53,7 @@ static const char remove_usage[] =
  * what to do instead. */
 static bool refuse_change(const amq_filter *filter, const char *path, bool removing)
 {
-    const char *family = amq_family(filter);
+    const char *family = amq_filter_family(filter);
     if (!cli_family_is_dynamic(family)) {
         if (removing)
             cli_error("remove: %s: %s is static and cannot remove keys: build it again from the "
@@ -127,14 +127,15 @@ static int update(int argc, char **argv, bool removing)
     uint64_t absent = 0, changed = 0;
     /* Without --count-duplicates a key is added once: a cuckoo filter would
      * otherwise fill with copies of keys added again. */
-    if (count_duplicates && !cli_family_adds_once(amq_family(filter))) {
+    if (count_duplicates && !cli_family_adds_once(amq_filter_family(filter))) {
         cli_error("add: %s: --count-duplicates applies to cuckoo filters, not %s", path,
-                  amq_family(filter));
+                  amq_filter_family(filter));
         cli_input_close(&in);
         amq_free(filter);
         return CLI_EXIT_ERROR;
     }
-    bool add_once = !removing && !count_duplicates && cli_family_adds_once(amq_family(filter));
+    bool add_once =
+        !removing && !count_duplicates && cli_family_adds_once(amq_filter_family(filter));
     while ((got = cli_input_next(&in, &key, &len)) > 0) {
         int status = removing   ? amq_remove(filter, key, len)
                      : add_once ? amq_add_unique(filter, key, len)

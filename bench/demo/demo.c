@@ -137,7 +137,7 @@ static int measure_run(demo_result *result, demo_timings *times, unsigned run,
     amq_filter *filter = NULL;
     amq_diag diag = { 0 };
     double start = now_ns();
-    int status = amq_build_ex(&filter, spec, words->pointers, words->lens, words->count, &diag);
+    int status = amq_build(&filter, spec, words->pointers, words->lens, words->count, &diag);
     times->build[run] = (now_ns() - start) / (double)words->count;
     if (status != AMQ_OK) {
         fprintf(stderr, "amq_demo: cannot build \"%s\": %s\n", spec,
@@ -147,11 +147,11 @@ static int measure_run(demo_result *result, demo_timings *times, unsigned run,
     if (run == 0) {
         amq_info info;
         uint64_t saved_bytes = 0;
-        amq_info_get(filter, &info);
-        status = amq_saved_size(filter, &saved_bytes);
+        amq_info_get(&info, filter);
+        status = amq_saved_bytes(&saved_bytes, filter, NULL);
         result->bits_file = 8.0 * (double)saved_bytes / (double)words->count;
-        result->bits_memory = 8.0 * (double)info.size_bytes / (double)words->count;
-        result->capabilities = amq_family_capabilities(amq_family(filter));
+        result->bits_memory = 8.0 * (double)info.memory_bytes / (double)words->count;
+        result->capabilities = amq_family_capabilities(amq_filter_family(filter));
         result->queries = non_words->count;
     }
     uint64_t found = 0, false_positives = 0;
@@ -173,8 +173,8 @@ static int measure_run(demo_result *result, demo_timings *times, unsigned run,
     }
     if (status == AMQ_OK) {
         start = now_ns();
-        status = amq_contains_many(filter, non_words->pointers, non_words->lens, non_words->count,
-                                   answers);
+        status = amq_contains_many(answers, filter, non_words->pointers, non_words->lens,
+                                   non_words->count);
         times->batch[run] = (now_ns() - start) / (double)non_words->count;
         uint64_t batch_hits = 0;
         for (size_t i = 0; i < non_words->count; i++)
@@ -209,9 +209,9 @@ static size_t list_variants(demo_variant *out, size_t capacity)
     for (size_t i = 0; i < sizeof variants / sizeof variants[0] && count < capacity; i++)
         if (amq_family_capabilities(variants[i].family) >= 0)
             out[count++] = variants[i];
-    for (size_t i = 0; amq_family_name(i) && count < capacity; i++)
-        if (!family_in_table(amq_family_name(i)))
-            out[count++] = (demo_variant){ amq_family_name(i), "", "", BOTH_TIERS };
+    for (size_t i = 0; amq_family_at(i) && count < capacity; i++)
+        if (!family_in_table(amq_family_at(i)))
+            out[count++] = (demo_variant){ amq_family_at(i), "", "", BOTH_TIERS };
     return count;
 }
 

@@ -13,7 +13,7 @@ typedef struct demo_result {
     char label[64];           /* the type, and its variant in parentheses */
     char spec[160];           /* the amq_build spec it was built from */
     double target_fpr;        /* the rate the spec asked for */
-    double bits_file;         /* amq_saved_size x 8 / words */
+    double bits_file;         /* amq_saved_bytes x 8 / words */
     double bits_memory;       /* the filter's data in memory x 8 / words */
     uint64_t false_positives; /* non-words answered "maybe" */
     uint64_t queries;         /* non-words asked */

@@ -196,13 +196,13 @@ int main(int argc, char **argv)
         else
             false_positives += (uint64_t)(status == 0);
         if ((i & 0xfffff) == 0) {
-            amq_frontier_stats_get(f, &st);
+            amq_frontier_stats_get(&st, f);
             peak_memory = st.memory_bytes > peak_memory ? st.memory_bytes : peak_memory;
             peak_disk = st.disk_bytes > peak_disk ? st.disk_bytes : peak_disk;
         }
     }
     double push_seconds = now() - start;
-    amq_frontier_stats_get(f, &st);
+    amq_frontier_stats_get(&st, f);
     peak_memory = st.memory_bytes > peak_memory ? st.memory_bytes : peak_memory;
     peak_disk = st.disk_bytes > peak_disk ? st.disk_bytes : peak_disk;
     amq_frontier_stats pushed = st;
@@ -210,7 +210,7 @@ int main(int argc, char **argv)
     start = now();
     check(amq_frontier_save(f, &diag), "save", &diag);
     double save_seconds = now() - start;
-    amq_frontier_stats_get(f, &st);
+    amq_frontier_stats_get(&st, f);
     peak_disk = st.disk_bytes > peak_disk ? st.disk_bytes : peak_disk;
 
     char popped[AMQ_FRONTIER_MAX_URL + 1];
@@ -218,7 +218,7 @@ int main(int argc, char **argv)
     uint64_t pops = 0, last = 0, out_of_order = 0;
     int status;
     start = now();
-    while ((status = amq_frontier_pop(f, popped, sizeof popped, &len, &diag)) == 1) {
+    while ((status = amq_frontier_pop(popped, sizeof popped, &len, f, &diag)) == 1) {
         uint64_t id = id_of(popped, len);
         out_of_order += pops > 0 && id <= last;
         last = id;
@@ -226,7 +226,7 @@ int main(int argc, char **argv)
     }
     check(status, "pop", &diag);
     double pop_seconds = now() - start;
-    amq_frontier_stats_get(f, &st);
+    amq_frontier_stats_get(&st, f);
     peak_memory = st.memory_bytes > peak_memory ? st.memory_bytes : peak_memory;
     amq_frontier_close(f);
     if (dir == temporary)

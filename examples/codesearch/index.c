@@ -267,7 +267,7 @@ static int best_filter(const posting_list *list, const uint8_t *ids, double fpr,
         snprintf(spec, sizeof spec, "%s p=%.17g", families[f], fpr);
         amq_filter *filter = NULL;
         amq_diag diag = { 0 };
-        int status = amq_build_ex(&filter, spec, keys, lens, list->count, &diag);
+        int status = amq_build(&filter, spec, keys, lens, list->count, &diag);
         if (status != AMQ_OK) {
             if (f == 0 && status == AMQ_ERANGE && last == 1)
                 continue; /* no hfb reaches the rate: gcs always does */
@@ -277,7 +277,7 @@ static int best_filter(const posting_list *list, const uint8_t *ids, double fpr,
             return status;
         }
         uint64_t size = 0;
-        status = amq_saved_size(filter, &size);
+        status = amq_saved_bytes(&size, filter, NULL);
         if (status != AMQ_OK) {
             amq_free(filter);
             amq_free(*out);
@@ -305,7 +305,7 @@ static int write_index(index_builder *b, const char *path, double fpr, filter_ch
     const void **keys = malloc(((size_t)longest + 1) * sizeof *keys);
     size_t *lens = malloc(((size_t)longest + 1) * sizeof *lens);
     amq_bundle_writer *writer = NULL;
-    if (!ids || !keys || !lens || amq_bundle_writer_new(&writer) != AMQ_OK) {
+    if (!ids || !keys || !lens || amq_bundle_writer_new(&writer, NULL) != AMQ_OK) {
         codesearch_error("out of memory");
         free(ids);
         free(keys);

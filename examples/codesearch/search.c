@@ -130,7 +130,7 @@ static long open_filters(const amq_bundle *index, const char *query, size_t len,
             continue;
         amq_diag diag = { 0 };
         amq_filter *f = NULL;
-        int status = amq_bundle_open_filter(index, name, 3, &f, &diag);
+        int status = amq_bundle_open_filter(&f, index, name, 3, &diag);
         if (status == AMQ_ENOTFOUND) {
             *absent = true;
             break;
@@ -141,9 +141,9 @@ static long open_filters(const amq_bundle *index, const char *query, size_t len,
             break;
         }
         amq_info info;
-        amq_info_get(f, &info);
+        amq_info_get(&info, f);
         memcpy(names + 3 * count, name, 3);
-        filters[count++] = (query_filter){ f, info.count };
+        filters[count++] = (query_filter){ f, info.keys };
     }
     free(names);
     if (count <= 0 || *absent) {
@@ -180,7 +180,7 @@ typedef struct documents {
 static bool read_documents(const amq_bundle *index, const char *index_path, documents *out)
 {
     amq_bundle_member table;
-    if (amq_bundle_find(index, CODESEARCH_DOCUMENTS, strlen(CODESEARCH_DOCUMENTS), &table) != 1 ||
+    if (amq_bundle_find(&table, index, CODESEARCH_DOCUMENTS, strlen(CODESEARCH_DOCUMENTS)) != 1 ||
         strcmp(table.family, "bytes") != 0 ||
         (table.data_len > 0 && table.data[table.data_len - 1] != 0)) {
         codesearch_error("%s is not a codesearch index: no document table", index_path);
@@ -231,7 +231,7 @@ static bool filter_candidates(const documents *docs, const query_filter *filters
             keys[i] = docs->ids + (size_t)candidates[i] * CODESEARCH_ID_BYTES;
             lens[i] = CODESEARCH_ID_BYTES;
         }
-        if (amq_contains_many(filters[f].filter, keys, lens, n, passed) != AMQ_OK) {
+        if (amq_contains_many(passed, filters[f].filter, keys, lens, n) != AMQ_OK) {
             codesearch_error("a trigram filter refused the candidate IDs");
             ok = false;
             break;

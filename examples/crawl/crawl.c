@@ -193,7 +193,7 @@ static void crawl_frontier(const web *w, const char *dir, const amq_frontier_opt
     size_t len = page_url(url, 0);
     amq_frontier_push(f, url, len, NULL);
     set_bit(enqueued, 0);
-    while ((status = amq_frontier_pop(f, popped, sizeof popped, &len, &diag)) == 1) {
+    while ((status = amq_frontier_pop(popped, sizeof popped, &len, f, &diag)) == 1) {
         uint64_t page = page_of(popped);
         if (bit(out->visited_pages, page)) {
             fprintf(stderr, "%s: %s was visited twice\n", program, popped);
@@ -226,7 +226,7 @@ static void crawl_frontier(const web *w, const char *dir, const amq_frontier_opt
         }
         if (out->visited % 4096 == 0) {
             amq_frontier_stats st;
-            amq_frontier_stats_get(f, &st);
+            amq_frontier_stats_get(&st, f);
             out->memory = st.memory_bytes > out->memory ? st.memory_bytes : out->memory;
             out->disk = st.disk_bytes > out->disk ? st.disk_bytes : out->disk;
         }
@@ -235,7 +235,7 @@ static void crawl_frontier(const web *w, const char *dir, const amq_frontier_opt
         fail("popping", status, &diag);
     out->seconds = now() - start;
     amq_frontier_stats st;
-    amq_frontier_stats_get(f, &st);
+    amq_frontier_stats_get(&st, f);
     out->filter = st.filter_bytes;
     amq_frontier_close(f);
     free(enqueued);

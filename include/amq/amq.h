@@ -31,7 +31,7 @@
  *   - Sizes are 64-bit: filters past 2^32 bits or keys work.
  *   - Nothing aborts on bad input: untrusted files and strings give codes.
  *   - The generic calls of this header check their pointers: a NULL where a
- *     pointer is needed gives AMQ_EINVAL (amq_family gives NULL; every
+ *     pointer is needed gives AMQ_EINVAL (amq_filter_family gives NULL; every
  *     _free accepts NULL). The typed calls of the family headers take
  *     their pointers as a precondition ("not NULL" in their docs): they are
  *     the hot paths, and a NULL there is undefined.
@@ -177,9 +177,10 @@ AMQ_API void amq_hasher_md5(amq_hasher *out);
 
 /**
  * Check that a hasher is well formed (a known kind, unused key bytes zero).
+ * @param diag on failure, what was wrong; may be NULL.
  * @return AMQ_OK, or AMQ_EINVAL.
  */
-AMQ_API int amq_hasher_check(const amq_hasher *hasher);
+AMQ_API int amq_hasher_check(const amq_hasher *hasher, amq_diag *diag);
 
 /**
  * Hash a key to 64 bits.
@@ -297,14 +298,13 @@ typedef struct amq_filter amq_filter;
  *
  * @param out receives the filter on success; not NULL.
  * @param spec NUL-terminated spec; not NULL.
+ * @param diag on failure, what was wrong (which option, which value); may
+ *   be NULL.
  * @return AMQ_OK; AMQ_EINVAL for an unknown family, unknown option, malformed
  *   or out-of-range value, or a static family (use amq_build); AMQ_ENOMEM.
  * Allocates: the filter. Thread safety: safe.
  */
-AMQ_API int amq_new(amq_filter **out, const char *spec);
-
-/** As amq_new, and on failure says what was wrong in *diag (may be NULL). */
-AMQ_API int amq_new_ex(amq_filter **out, const char *spec, amq_diag *diag);
+AMQ_API int amq_new(amq_filter **out, const char *spec, amq_diag *diag);
 
 /**
  * Build a filter of any family from all its keys at once.
@@ -315,14 +315,12 @@ AMQ_API int amq_new_ex(amq_filter **out, const char *spec, amq_diag *diag);
  *
  * @param keys array of count key pointers (each may be NULL if its length is 0).
  * @param lens array of count key lengths.
+ * @param count the number of keys.
+ * @param diag on failure, what was wrong; may be NULL.
  * @return as amq_new, plus AMQ_EFULL when the keys do not fit a fixed-size filter.
  */
 AMQ_API int amq_build(amq_filter **out, const char *spec, const void *const *keys,
-                      const size_t *lens, size_t count);
-
-/** As amq_build, with diagnostics (diag may be NULL). */
-AMQ_API int amq_build_ex(amq_filter **out, const char *spec, const void *const *keys,
-                         const size_t *lens, size_t count, amq_diag *diag);
+                      const size_t *lens, size_t count, amq_diag *diag);
 
 /**
  * Add a key to a dynamic filter.
@@ -370,17 +368,17 @@ AMQ_API int amq_contains(const amq_filter *f, const void *key, size_t len);
  * ahead prefetched; a gcs filter sorts the keys and decodes its stream once
  * for all of them).
  *
+ * @param results count bytes, written.
  * @param keys array of count key pointers (each may be NULL if its length is 0).
  * @param lens array of count key lengths.
- * @param results count bytes, written.
  * @return AMQ_OK; the error amq_contains would give for a key (e.g.
  *   AMQ_EINVAL: a key of a raw-ID hfb filter that is not 16 bytes), with
  *   results unspecified; AMQ_ENOMEM (gcs: it needs count x 32 bytes).
  * Allocates: only for a gcs filter, freed before returning.
  * Thread safety: safe with other readers.
  */
-AMQ_API int amq_contains_many(const amq_filter *f, const void *const *keys, const size_t *lens,
-                              size_t count, uint8_t *results);
+AMQ_API int amq_contains_many(uint8_t *results, const amq_filter *f, const void *const *keys,
+                              const size_t *lens, size_t count);
 
 /**
  * Save a filter to a file atomically: a temporary file in the file's
@@ -403,32 +401,23 @@ AMQ_API int amq_contains_many(const amq_filter *f, const void *const *keys, cons
  *   reader; an open regular file is appended to;
  * - a directory, socket or block device is refused (AMQ_EINVAL).
  * A new file gets mode 0644 less the umask.
+ * @param diag on failure, the path and the reason; may be NULL.
  * @return AMQ_OK; AMQ_EIO (errno tells why); AMQ_EINVAL; AMQ_ENOMEM.
  */
-AMQ_API int amq_save(const amq_filter *f, const char *path);
-
-/** As amq_save, with diagnostics (diag may be NULL). */
-AMQ_API int amq_save_ex(const amq_filter *f, const char *path, amq_diag *diag);
+AMQ_API int amq_save(const amq_filter *f, const char *path, amq_diag *diag);
 
 /**
  * The size of the file amq_save would write for f, without writing it (to
  * compare the stored size of two filters of the same keys).
  * @param bytes receives the size; not NULL.
- * @return AMQ_OK; AMQ_ENOMEM; AMQ_ERANGE (too large for a file).
+ * @param f the filter; not NULL.
+ * @param diag on failure, what was wrong; may be NULL.
+ * @return AMQ_OK; AMQ_EINVAL (a NULL argument); AMQ_ENOMEM; AMQ_ERANGE (too
+ *   large for a file).
  * Allocates: what saving allocates (e.g. an hfb filter codes its banks),
  * freed before returning. Thread safety: safe with other readers.
  */
-AMQ_API int amq_saved_size(const amq_filter *f, uint64_t *bytes);
-
-/**
- * Load a filter saved by amq_save, checking the whole file first.
- * Untrusted input: every field, length and the checksum are validated
- * before anything is allocated from them.
- * @return AMQ_OK; AMQ_EFORMAT (not an amq file); AMQ_EVERSION (newer
- *   format); AMQ_ECORRUPT (damaged or truncated); AMQ_EUNSUPPORTED (a family
- *   this build does not have); AMQ_EIO; AMQ_ENOMEM.
- */
-AMQ_API int amq_load(amq_filter **out, const char *path);
+AMQ_API int amq_saved_bytes(uint64_t *bytes, const amq_filter *f, amq_diag *diag);
 
 /** Load options. */
 enum amq_load_flags {
@@ -438,10 +427,21 @@ enum amq_load_flags {
 };
 
 /**
- * As amq_load, with flags (AMQ_LOAD_*) and diagnostics (diag may be NULL).
- * flags is 0 or AMQ_LOAD_MMAP; anything else is AMQ_EINVAL.
+ * Load a filter saved by amq_save, checking the whole file first.
+ * Untrusted input: every field, length and the checksum are validated
+ * before anything is allocated from them.
+ * @param out receives the filter; NULL on failure; not NULL.
+ * @param path the file; not NULL.
+ * @param flags 0, or AMQ_LOAD_MMAP to map the file instead of reading it
+ *   (a static family then queries the mapping where it lies); anything
+ *   else is AMQ_EINVAL.
+ * @param diag on failure, the path, which check failed and at what offset;
+ *   may be NULL.
+ * @return AMQ_OK; AMQ_EFORMAT (not an amq file); AMQ_EVERSION (newer
+ *   format); AMQ_ECORRUPT (damaged or truncated); AMQ_EUNSUPPORTED (a family
+ *   this build does not have); AMQ_EIO; AMQ_ENOMEM.
  */
-AMQ_API int amq_load_ex(amq_filter **out, const char *path, unsigned flags, amq_diag *diag);
+AMQ_API int amq_load(amq_filter **out, const char *path, unsigned flags, amq_diag *diag);
 
 /* ---- Filters in memory ---------------------------------------------------
  * The exact bytes of the file format (docs/FORMAT.md), without a file: what
@@ -459,7 +459,7 @@ AMQ_API int amq_load_ex(amq_filter **out, const char *path, unsigned flags, amq_
  * @param diag on failure, what was wrong; may be NULL.
  * @return AMQ_OK; AMQ_EINVAL (out, out_len or f is NULL); AMQ_ENOMEM;
  *   AMQ_ERANGE (larger than this address space).
- * Allocates: the buffer, the size amq_saved_size gives, and what saving
+ * Allocates: the buffer, the size amq_saved_bytes gives, and what saving
  * allocates (e.g. an hfb filter codes its banks), freed before returning.
  * Thread safety: safe with other readers of f.
  */
@@ -539,30 +539,30 @@ AMQ_API int amq_merge(amq_filter *into, const amq_filter *other, amq_diag *diag)
  * Export a filter's bare data in a named format, for other programs: gcs
  * has "raw" (its Golomb-coded stream, padded to a byte) and "bip158"
  * (Bitcoin's serialization: N as a CompactSize, then the stream).
- * @param f the filter; not NULL.
- * @param format the format's name; not NULL.
  * @param out receives a malloc'd buffer the caller frees; NULL on failure;
  *   not NULL.
  * @param len receives the buffer's length (0 on failure); not NULL.
+ * @param f the filter; not NULL.
+ * @param format the format's name; not NULL.
  * @param diag on failure, what was wrong; may be NULL.
  * @return AMQ_OK; AMQ_EUNSUPPORTED (the family exports nothing, or not in
  *   this format: the message names the family or its formats); AMQ_ENOMEM.
  * Allocates: the buffer. Thread safety: safe with other readers.
  */
-AMQ_API int amq_export(const amq_filter *f, const char *format, uint8_t **out, size_t *len,
+AMQ_API int amq_export(uint8_t **out, size_t *len, const amq_filter *f, const char *format,
                        amq_diag *diag);
 
 /**
  * The name of a filter's family ("bloom", "cuckoo", ...).
  * @return a static string; NULL only when f is NULL.
  */
-AMQ_API const char *amq_family(const amq_filter *f);
+AMQ_API const char *amq_filter_family(const amq_filter *f);
 
 /**
  * The name of the index-th filter type this build has (0, 1, ... in order).
  * @return a static string, or NULL when index is past the last type.
  */
-AMQ_API const char *amq_family_name(size_t index);
+AMQ_API const char *amq_family_at(size_t index);
 
 /**
  * Tell whether a filter type is static (built once from all its keys: gcs,
@@ -623,10 +623,10 @@ typedef struct amq_info {
     const char *family;     /**< family name, e.g. "bloom" (static string) */
     uint64_t capacity;      /**< keys the filter was sized for (scalable, cuckoo: all its
                                  stages or tables now) */
-    uint64_t count;         /**< keys added, where tracked (else the estimate) */
-    double estimated_count; /**< distinct keys estimated from the contents */
-    uint64_t size_bytes;    /**< memory the filter's data takes */
-    double bits_per_key;    /**< size_bytes*8 / capacity (scalable: / count, the keys
+    uint64_t keys;          /**< keys added, where tracked (else the estimate) */
+    double estimated_keys;  /**< distinct keys estimated from the contents */
+    uint64_t memory_bytes;  /**< memory the filter's data takes */
+    double bits_per_key;    /**< memory_bytes*8 / capacity (scalable: / keys, the keys
                                  it holds, as its capacity grows with them) */
     double target_fpr;      /**< the false-positive rate asked for */
     double expected_fpr;    /**< the rate to expect at the current fill */
@@ -636,16 +636,20 @@ typedef struct amq_info {
      *  counters...), in the order the family gives them. */
     amq_info_detail details[AMQ_INFO_MAX_DETAILS];
     size_t detail_count; /**< entries used in details */
-    int count_estimated; /**< 1: the family does not count its adds (bloom,
-                              blocked-bloom, counting-bloom), and count is
-                              estimated_count rounded; 0: count is exact */
+    int keys_estimated;  /**< 1: the family does not count its adds (bloom,
+                              blocked-bloom, counting-bloom), and keys is
+                              estimated_keys rounded; 0: keys is exact */
 } amq_info;
 
 /**
  * Describe a filter.
- * @return AMQ_OK.
+ * @param out receives the description; not NULL.
+ * @param f the filter; not NULL.
+ * @return AMQ_OK; AMQ_EINVAL (a NULL argument). It needs no amq_diag: a
+ *   NULL argument is its only failure.
+ * Allocates: never. Thread safety: safe with other readers of f.
  */
-AMQ_API int amq_info_get(const amq_filter *f, amq_info *out);
+AMQ_API int amq_info_get(amq_info *out, const amq_filter *f);
 
 #ifdef __cplusplus
 }

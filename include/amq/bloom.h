@@ -54,6 +54,15 @@ typedef struct amq_bloom_params {
 } amq_bloom_params;
 
 /**
+ * Fill params with every default: all fields 0 (each field's comment says
+ * what 0 means), the hasher XXH3 with seed 0. A zeroed struct means the same; this call
+ * keeps meaning it when fields are added.
+ * @param params the struct to fill; not NULL.
+ * Allocates: never. Thread safety: safe.
+ */
+AMQ_API void amq_bloom_params_init(amq_bloom_params *params);
+
+/**
  * Create an empty classic Bloom filter.
  *
  * With capacity and fpr: m = ceil(-n ln p / (ln 2)^2), k = round(m/n ln 2)
@@ -62,15 +71,42 @@ typedef struct amq_bloom_params {
  *
  * @param out receives the filter; not NULL.
  * @param params the sizing; not NULL.
+ * @param diag on failure, what was wrong; may be NULL.
  * @return AMQ_OK; AMQ_EINVAL (neither capacity nor bits; fpr outside (0, 1);
  *   an invalid hasher); AMQ_ERANGE (m outside [AMQ_BLOOM_MIN_BITS,
  *   AMQ_BLOOM_MAX_BITS] or k above AMQ_BLOOM_MAX_HASHES); AMQ_ENOMEM.
  * Allocates: ceil(m/64) 64-bit words, zeroed.
  */
-AMQ_API int amq_bloom_new(amq_bloom **out, const amq_bloom_params *params);
+AMQ_API int amq_bloom_new(amq_bloom **out, const amq_bloom_params *params, amq_diag *diag);
 
 /** Free a filter. Accepts NULL. */
 AMQ_API void amq_bloom_free(amq_bloom *filter);
+
+/**
+ * Wrap a filter in a generic handle, to save it (amq_save,
+ * amq_save_to_memory), merge it or pass it wherever an amq_filter is
+ * taken. The handle takes the filter over: amq_free frees both, and the
+ * filter must not be freed on its own; the typed calls still work on it
+ * while the handle lives. Nothing is copied.
+ * @param out receives the handle; NULL on failure; not NULL.
+ * @param filter the filter; not NULL.
+ * @param diag on failure, what was wrong; may be NULL.
+ * @return AMQ_OK; AMQ_EINVAL (a NULL argument); AMQ_ENOMEM (the filter
+ *   is then still the caller's).
+ * Allocates: the handle. Thread safety: needs exclusive access to filter.
+ */
+AMQ_API int amq_bloom_wrap(amq_filter **out, amq_bloom *filter, amq_diag *diag);
+
+/**
+ * The typed filter inside a generic handle (one made by amq_new,
+ * amq_build, amq_load, amq_load_from_memory or amq_bloom_wrap), for the
+ * typed calls' speed on a filter that was loaded. Nothing is copied.
+ * @param f a handle; may be NULL.
+ * @return the filter, owned by f and valid until amq_free(f); NULL when f
+ *   is NULL or not of this family. A filter of a mapped file or a
+ *   borrowed buffer (AMQ_LOAD_MMAP, AMQ_LOAD_BORROW) reads that memory.
+ */
+AMQ_API amq_bloom *amq_bloom_unwrap(amq_filter *f);
 
 /**
  * Empty a filter: every bit cleared, as when it was created.
@@ -109,8 +145,8 @@ AMQ_API bool amq_bloom_contains_hash(const amq_bloom *filter, amq_u128 hash);
  * @param results receives count bytes: 1 maybe present, 0 certainly absent.
  * Allocates: never; uses 8 KiB of stack for the bit positions of a group.
  */
-AMQ_API void amq_bloom_contains_many(const amq_bloom *filter, const void *const *keys,
-                                     const size_t *lens, size_t count, uint8_t *results);
+AMQ_API void amq_bloom_contains_many(uint8_t *results, const amq_bloom *filter,
+                                     const void *const *keys, const size_t *lens, size_t count);
 
 /**
  * Estimate the number of distinct keys added from the number of set bits X:
@@ -118,7 +154,7 @@ AMQ_API void amq_bloom_contains_many(const amq_bloom *filter, const void *const 
  * keys are added.
  * @return the estimate; infinity when every bit is set.
  */
-AMQ_API double amq_bloom_estimated_count(const amq_bloom *filter);
+AMQ_API double amq_bloom_estimated_keys(const amq_bloom *filter);
 
 /**
  * The false-positive rate to expect now, from the fill: (X/m)^k.
@@ -129,17 +165,19 @@ AMQ_API double amq_bloom_expected_fpr(const amq_bloom *filter);
  * Make into the union of into and other (bitwise OR): it then answers
  * "maybe" for every key either filter answered "maybe" for, and equals the
  * filter built from both key sets.
+ * @param diag on failure, what was wrong; may be NULL.
  * @return AMQ_OK; AMQ_EINCOMPATIBLE if m, k or the hasher differ.
  */
-AMQ_API int amq_bloom_union(amq_bloom *into, const amq_bloom *other);
+AMQ_API int amq_bloom_merge(amq_bloom *into, const amq_bloom *other, amq_diag *diag);
 
 /**
  * Make into the intersection of into and other (bitwise AND). Every key in
  * both sets stays "maybe"; the result's FPR is at most either input's, and
  * its estimated count overstates the true intersection.
+ * @param diag on failure, what was wrong; may be NULL.
  * @return AMQ_OK; AMQ_EINCOMPATIBLE if m, k or the hasher differ.
  */
-AMQ_API int amq_bloom_intersect(amq_bloom *into, const amq_bloom *other);
+AMQ_API int amq_bloom_intersect(amq_bloom *into, const amq_bloom *other, amq_diag *diag);
 
 /** m, the number of bits. */
 AMQ_API uint64_t amq_bloom_bits(const amq_bloom *filter);
@@ -209,6 +247,15 @@ typedef struct amq_blocked_bloom_params {
 } amq_blocked_bloom_params;
 
 /**
+ * Fill params with every default: all fields 0 (each field's comment says
+ * what 0 means), the hasher XXH3 with seed 0. A zeroed struct means the same; this call
+ * keeps meaning it when fields are added.
+ * @param params the struct to fill; not NULL.
+ * Allocates: never. Thread safety: safe.
+ */
+AMQ_API void amq_blocked_bloom_params_init(amq_blocked_bloom_params *params);
+
+/**
  * The FPR of a blocked filter of the given layout, bits (whole blocks) and
  * k after n distinct keys, by the Poisson-mix formula above. This is what
  * amq_blocked_bloom_new sizes by.
@@ -224,16 +271,44 @@ AMQ_API double amq_blocked_bloom_formula_fpr(amq_blocked_layout layout, uint64_t
  * for which amq_blocked_bloom_formula_fpr is at most p. With bits: that
  * many bits rounded up to whole blocks; the capacity, when not given, is the
  * most keys they hold at p.
+ * @param diag on failure, what was wrong; may be NULL.
  * @return AMQ_OK; AMQ_EINVAL (neither capacity nor bits; fpr outside (0, 1);
  *   an unknown layout; k other than 8 for split; an invalid hasher);
  *   AMQ_ERANGE (more than AMQ_BLOCKED_BLOOM_MAX_BLOCKS blocks; k above
  *   AMQ_BLOCKED_BLOOM_MAX_HASHES); AMQ_ENOMEM.
  * Allocates: the blocks, 64-byte aligned, zeroed.
  */
-AMQ_API int amq_blocked_bloom_new(amq_blocked_bloom **out, const amq_blocked_bloom_params *params);
+AMQ_API int amq_blocked_bloom_new(amq_blocked_bloom **out, const amq_blocked_bloom_params *params,
+                                  amq_diag *diag);
 
 /** Free a filter. Accepts NULL. */
 AMQ_API void amq_blocked_bloom_free(amq_blocked_bloom *filter);
+
+/**
+ * Wrap a filter in a generic handle, to save it (amq_save,
+ * amq_save_to_memory), merge it or pass it wherever an amq_filter is
+ * taken. The handle takes the filter over: amq_free frees both, and the
+ * filter must not be freed on its own; the typed calls still work on it
+ * while the handle lives. Nothing is copied.
+ * @param out receives the handle; NULL on failure; not NULL.
+ * @param filter the filter; not NULL.
+ * @param diag on failure, what was wrong; may be NULL.
+ * @return AMQ_OK; AMQ_EINVAL (a NULL argument); AMQ_ENOMEM (the filter
+ *   is then still the caller's).
+ * Allocates: the handle. Thread safety: needs exclusive access to filter.
+ */
+AMQ_API int amq_blocked_bloom_wrap(amq_filter **out, amq_blocked_bloom *filter, amq_diag *diag);
+
+/**
+ * The typed filter inside a generic handle (one made by amq_new,
+ * amq_build, amq_load, amq_load_from_memory or amq_blocked_bloom_wrap), for the
+ * typed calls' speed on a filter that was loaded. Nothing is copied.
+ * @param f a handle; may be NULL.
+ * @return the filter, owned by f and valid until amq_free(f); NULL when f
+ *   is NULL or not of this family. A filter of a mapped file or a
+ *   borrowed buffer (AMQ_LOAD_MMAP, AMQ_LOAD_BORROW) reads that memory.
+ */
+AMQ_API amq_blocked_bloom *amq_blocked_bloom_unwrap(amq_filter *f);
 
 /** Clear every bit. Complexity: O(m). */
 AMQ_API void amq_blocked_bloom_clear(amq_blocked_bloom *filter);
@@ -263,25 +338,29 @@ AMQ_API bool amq_blocked_bloom_contains_hash(const amq_blocked_bloom *filter, ui
  * blocks prefetched before they are read, so the cache misses of a group
  * overlap. results: 1 maybe present, 0 certainly absent.
  */
-AMQ_API void amq_blocked_bloom_contains_many(const amq_blocked_bloom *filter,
+AMQ_API void amq_blocked_bloom_contains_many(uint8_t *results, const amq_blocked_bloom *filter,
                                              const void *const *keys, const size_t *lens,
-                                             size_t count, uint8_t *results);
+                                             size_t count);
 
 /** As amq_blocked_bloom_contains_many, by 64-bit hashes. */
-AMQ_API void amq_blocked_bloom_contains_many_hash(const amq_blocked_bloom *filter,
-                                                  const uint64_t *hashes, size_t count,
-                                                  uint8_t *results);
+AMQ_API void amq_blocked_bloom_contains_many_hash(uint8_t *results, const amq_blocked_bloom *filter,
+                                                  const uint64_t *hashes, size_t count);
 
 /**
  * Union (bitwise OR) of into and other; equals the filter built from both
  * key sets.
+ * @param diag on failure, what was wrong; may be NULL.
  * @return AMQ_OK; AMQ_EINCOMPATIBLE if layout, blocks, k or hasher differ.
  */
-AMQ_API int amq_blocked_bloom_union(amq_blocked_bloom *into, const amq_blocked_bloom *other);
+AMQ_API int amq_blocked_bloom_merge(amq_blocked_bloom *into, const amq_blocked_bloom *other,
+                                    amq_diag *diag);
 
 /** Intersection (bitwise AND) of into and other, as amq_bloom_intersect.
- *  @return AMQ_OK; AMQ_EINCOMPATIBLE as for the union. */
-AMQ_API int amq_blocked_bloom_intersect(amq_blocked_bloom *into, const amq_blocked_bloom *other);
+ *  @return AMQ_OK; AMQ_EINCOMPATIBLE as for the union.
+ * @param diag on failure, what was wrong; may be NULL.
+ */
+AMQ_API int amq_blocked_bloom_intersect(amq_blocked_bloom *into, const amq_blocked_bloom *other,
+                                        amq_diag *diag);
 
 /**
  * Estimate the number of distinct keys added from the set bits X:
@@ -289,7 +368,7 @@ AMQ_API int amq_blocked_bloom_intersect(amq_blocked_bloom *into, const amq_block
  * in a unit of w bits (split: b = 1 per 32-bit word; block: b = k per
  * 512-bit block). Complexity: O(m) (counts the set bits).
  */
-AMQ_API double amq_blocked_bloom_estimated_count(const amq_blocked_bloom *filter);
+AMQ_API double amq_blocked_bloom_estimated_keys(const amq_blocked_bloom *filter);
 
 /**
  * The FPR to expect now, from the actual fill of every block: the mean over
@@ -349,18 +428,54 @@ typedef struct amq_counting_bloom_params {
 } amq_counting_bloom_params;
 
 /**
+ * Fill params with every default: all fields 0 (each field's comment says
+ * what 0 means), the hasher XXH3 with seed 0. A zeroed struct means the same; this call
+ * keeps meaning it when fields are added.
+ * @param params the struct to fill; not NULL.
+ * Allocates: never. Thread safety: safe.
+ */
+AMQ_API void amq_counting_bloom_params_init(amq_counting_bloom_params *params);
+
+/**
  * Create an empty counting Bloom filter, sized as amq_bloom_new sizes a
  * classic one (m counters, k hashes).
+ * @param diag on failure, what was wrong; may be NULL.
  * @return AMQ_OK; AMQ_EINVAL (no capacity or counters, fpr outside (0, 1),
  *   counter_bits not 4 or 8, an invalid hasher); AMQ_ERANGE (m or k out of
  *   the classic filter's ranges); AMQ_ENOMEM.
  * Allocates: m * counter_bits / 8 bytes, zeroed.
  */
 AMQ_API int amq_counting_bloom_new(amq_counting_bloom **out,
-                                   const amq_counting_bloom_params *params);
+                                   const amq_counting_bloom_params *params, amq_diag *diag);
 
 /** Free a filter. Accepts NULL. */
 AMQ_API void amq_counting_bloom_free(amq_counting_bloom *filter);
+
+/**
+ * Wrap a filter in a generic handle, to save it (amq_save,
+ * amq_save_to_memory), merge it or pass it wherever an amq_filter is
+ * taken. The handle takes the filter over: amq_free frees both, and the
+ * filter must not be freed on its own; the typed calls still work on it
+ * while the handle lives. Nothing is copied.
+ * @param out receives the handle; NULL on failure; not NULL.
+ * @param filter the filter; not NULL.
+ * @param diag on failure, what was wrong; may be NULL.
+ * @return AMQ_OK; AMQ_EINVAL (a NULL argument); AMQ_ENOMEM (the filter
+ *   is then still the caller's).
+ * Allocates: the handle. Thread safety: needs exclusive access to filter.
+ */
+AMQ_API int amq_counting_bloom_wrap(amq_filter **out, amq_counting_bloom *filter, amq_diag *diag);
+
+/**
+ * The typed filter inside a generic handle (one made by amq_new,
+ * amq_build, amq_load, amq_load_from_memory or amq_counting_bloom_wrap), for the
+ * typed calls' speed on a filter that was loaded. Nothing is copied.
+ * @param f a handle; may be NULL.
+ * @return the filter, owned by f and valid until amq_free(f); NULL when f
+ *   is NULL or not of this family. A filter of a mapped file or a
+ *   borrowed buffer (AMQ_LOAD_MMAP, AMQ_LOAD_BORROW) reads that memory.
+ */
+AMQ_API amq_counting_bloom *amq_counting_bloom_unwrap(amq_filter *f);
 
 /** Set every counter to 0. Complexity: O(m). */
 AMQ_API void amq_counting_bloom_clear(amq_counting_bloom *filter);
@@ -408,9 +523,9 @@ AMQ_API bool amq_counting_bloom_contains_hash(const amq_counting_bloom *filter, 
 
 /** Ask about many keys at once, hashing ahead and prefetching as
  *  amq_bloom_contains_many does. results: 1 maybe present, 0 absent. */
-AMQ_API void amq_counting_bloom_contains_many(const amq_counting_bloom *filter,
+AMQ_API void amq_counting_bloom_contains_many(uint8_t *results, const amq_counting_bloom *filter,
                                               const void *const *keys, const size_t *lens,
-                                              size_t count, uint8_t *results);
+                                              size_t count);
 
 /**
  * How many times the key may have been added: the smallest of its k
@@ -424,14 +539,16 @@ AMQ_API uint32_t amq_counting_bloom_count(const amq_counting_bloom *filter, cons
 /**
  * Add other's counters to into's, saturating (a union that can still
  * remove keys of either).
+ * @param diag on failure, what was wrong; may be NULL.
  * @return AMQ_OK; AMQ_EINCOMPATIBLE if m, k, the counter width or the
  *   hasher differ.
  */
-AMQ_API int amq_counting_bloom_merge(amq_counting_bloom *into, const amq_counting_bloom *other);
+AMQ_API int amq_counting_bloom_merge(amq_counting_bloom *into, const amq_counting_bloom *other,
+                                     amq_diag *diag);
 
 /** Estimated distinct keys held, from the non-zero counters as
- *  amq_bloom_estimated_count does from set bits. O(1). */
-AMQ_API double amq_counting_bloom_estimated_count(const amq_counting_bloom *filter);
+ *  amq_bloom_estimated_keys does from set bits. O(1). */
+AMQ_API double amq_counting_bloom_estimated_keys(const amq_counting_bloom *filter);
 /** The FPR to expect now: (non-zero counters / m)^k. O(1). */
 AMQ_API double amq_counting_bloom_expected_fpr(const amq_counting_bloom *filter);
 /** m, the number of counters. */
@@ -493,7 +610,17 @@ typedef struct amq_scalable_bloom_params {
 } amq_scalable_bloom_params;
 
 /**
+ * Fill params with every default: all fields 0 (each field's comment says
+ * what 0 means), the hasher XXH3 with seed 0. A zeroed struct means the same; this call
+ * keeps meaning it when fields are added.
+ * @param params the struct to fill; not NULL.
+ * Allocates: never. Thread safety: safe.
+ */
+AMQ_API void amq_scalable_bloom_params_init(amq_scalable_bloom_params *params);
+
+/**
  * Create an empty scalable Bloom filter with its first stage.
+ * @param diag on failure, what was wrong; may be NULL.
  * @return AMQ_OK; AMQ_EINVAL (a parameter out of its range, an invalid
  *   hasher); AMQ_ERANGE (the first stage alone would need more than
  *   AMQ_BLOOM_MAX_BITS bits or AMQ_BLOOM_MAX_HASHES hash functions: a huge
@@ -501,10 +628,36 @@ typedef struct amq_scalable_bloom_params {
  * Allocates: the first stage.
  */
 AMQ_API int amq_scalable_bloom_new(amq_scalable_bloom **out,
-                                   const amq_scalable_bloom_params *params);
+                                   const amq_scalable_bloom_params *params, amq_diag *diag);
 
 /** Free a filter. Accepts NULL. */
 AMQ_API void amq_scalable_bloom_free(amq_scalable_bloom *filter);
+
+/**
+ * Wrap a filter in a generic handle, to save it (amq_save,
+ * amq_save_to_memory), merge it or pass it wherever an amq_filter is
+ * taken. The handle takes the filter over: amq_free frees both, and the
+ * filter must not be freed on its own; the typed calls still work on it
+ * while the handle lives. Nothing is copied.
+ * @param out receives the handle; NULL on failure; not NULL.
+ * @param filter the filter; not NULL.
+ * @param diag on failure, what was wrong; may be NULL.
+ * @return AMQ_OK; AMQ_EINVAL (a NULL argument); AMQ_ENOMEM (the filter
+ *   is then still the caller's).
+ * Allocates: the handle. Thread safety: needs exclusive access to filter.
+ */
+AMQ_API int amq_scalable_bloom_wrap(amq_filter **out, amq_scalable_bloom *filter, amq_diag *diag);
+
+/**
+ * The typed filter inside a generic handle (one made by amq_new,
+ * amq_build, amq_load, amq_load_from_memory or amq_scalable_bloom_wrap), for the
+ * typed calls' speed on a filter that was loaded. Nothing is copied.
+ * @param f a handle; may be NULL.
+ * @return the filter, owned by f and valid until amq_free(f); NULL when f
+ *   is NULL or not of this family. A filter of a mapped file or a
+ *   borrowed buffer (AMQ_LOAD_MMAP, AMQ_LOAD_BORROW) reads that memory.
+ */
+AMQ_API amq_scalable_bloom *amq_scalable_bloom_unwrap(amq_filter *f);
 
 /** Drop every stage but the first and empty it. */
 AMQ_API void amq_scalable_bloom_clear(amq_scalable_bloom *filter);
@@ -532,9 +685,9 @@ AMQ_API bool amq_scalable_bloom_contains_hash(const amq_scalable_bloom *filter, 
 
 /** Ask about many keys at once, hashing ahead and prefetching. results: 1
  *  maybe present, 0 absent. */
-AMQ_API void amq_scalable_bloom_contains_many(const amq_scalable_bloom *filter,
+AMQ_API void amq_scalable_bloom_contains_many(uint8_t *results, const amq_scalable_bloom *filter,
                                               const void *const *keys, const size_t *lens,
-                                              size_t count, uint8_t *results);
+                                              size_t count);
 
 /**
  * Make into the union of into and other: stage by stage OR of two filters
@@ -544,15 +697,17 @@ AMQ_API void amq_scalable_bloom_contains_many(const amq_scalable_bloom *filter,
  * filters whose stages are both near full cannot be merged, since each
  * merged stage would hold up to twice its capacity. A merged stage's count
  * is into's plus the keys other adds to it, estimated from the set bits.
+ * @param diag on failure, what was wrong; may be NULL.
  * @return AMQ_OK; AMQ_EINCOMPATIBLE (different parameters or hasher, or
  *   the union would break the FPR bound); AMQ_ENOMEM.
  * Allocates: the stages into lacks. Complexity: O(total bits).
  */
-AMQ_API int amq_scalable_bloom_union(amq_scalable_bloom *into, const amq_scalable_bloom *other);
+AMQ_API int amq_scalable_bloom_merge(amq_scalable_bloom *into, const amq_scalable_bloom *other,
+                                     amq_diag *diag);
 
 /** Keys added (adds that answered 1); after a union, partly estimated (see
- *  amq_scalable_bloom_union). */
-AMQ_API uint64_t amq_scalable_bloom_count(const amq_scalable_bloom *filter);
+ *  amq_scalable_bloom_merge). */
+AMQ_API uint64_t amq_scalable_bloom_keys(const amq_scalable_bloom *filter);
 /** The number of stages. */
 AMQ_API size_t amq_scalable_bloom_stages(const amq_scalable_bloom *filter);
 /** Stage i (i < amq_scalable_bloom_stages), a classic filter owned by the
@@ -561,7 +716,7 @@ AMQ_API const amq_bloom *amq_scalable_bloom_stage(const amq_scalable_bloom *filt
 /** Keys the filter holds before it adds its next stage. */
 AMQ_API uint64_t amq_scalable_bloom_capacity(const amq_scalable_bloom *filter);
 /** Bytes of all stages' bits. */
-AMQ_API uint64_t amq_scalable_bloom_size_bytes(const amq_scalable_bloom *filter);
+AMQ_API uint64_t amq_scalable_bloom_memory_bytes(const amq_scalable_bloom *filter);
 /** The FPR to expect now: 1 - prod(1 - f_i), where stage i's rate f_i is
  *  its fill to the power k_i, plus its keys / m_i^2 for the keys whose hash
  *  halves both coincide with a stored key's (which matters only in small

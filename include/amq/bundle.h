@@ -45,9 +45,10 @@ typedef struct amq_bundle_writer amq_bundle_writer;
 /**
  * Start an empty bundle.
  * @param out receives the writer; not NULL.
+ * @param diag on failure, what was wrong; may be NULL.
  * @return AMQ_OK; AMQ_ENOMEM.
  */
-AMQ_API int amq_bundle_writer_new(amq_bundle_writer **out);
+AMQ_API int amq_bundle_writer_new(amq_bundle_writer **out, amq_diag *diag);
 
 /**
  * Add a filter under a name. The filter is encoded at once, as amq_save
@@ -67,13 +68,14 @@ AMQ_API int amq_bundle_add(amq_bundle_writer *writer, const void *name, size_t n
 /**
  * Add plain bytes under a name (a member that is not a filter).
  * @param data len bytes; may be NULL when len is 0. Copied.
+ * @param diag on failure, what was wrong; may be NULL.
  * @return as amq_bundle_add.
  */
 AMQ_API int amq_bundle_add_bytes(amq_bundle_writer *writer, const void *name, size_t name_len,
                                  const void *data, size_t len, amq_diag *diag);
 
 /** Members added so far. */
-AMQ_API uint64_t amq_bundle_writer_count(const amq_bundle_writer *writer);
+AMQ_API uint64_t amq_bundle_writer_members(const amq_bundle_writer *writer);
 
 /**
  * Write the bundle to path atomically (a temporary file, fsync, rename: a
@@ -123,7 +125,7 @@ typedef struct amq_bundle_member {
 AMQ_API int amq_bundle_open(amq_bundle **out, const char *path, unsigned flags, amq_diag *diag);
 
 /** Members in the bundle. */
-AMQ_API uint64_t amq_bundle_count(const amq_bundle *bundle);
+AMQ_API uint64_t amq_bundle_members(const amq_bundle *bundle);
 
 /**
  * Find a member by name.
@@ -132,28 +134,29 @@ AMQ_API uint64_t amq_bundle_count(const amq_bundle *bundle);
  * Allocates: never. Complexity: a binary search over one entry per
  * AMQ_BUNDLE_BLOCK members, then at most that many members read in turn.
  */
-AMQ_API int amq_bundle_find(const amq_bundle *bundle, const void *name, size_t name_len,
-                            amq_bundle_member *out);
+AMQ_API int amq_bundle_find(amq_bundle_member *out, const amq_bundle *bundle, const void *name,
+                            size_t name_len);
 
 /**
  * The member at a position in name order (to list a bundle).
- * @return AMQ_OK; AMQ_EINVAL when index is not below amq_bundle_count.
+ * @return AMQ_OK; AMQ_EINVAL when index is not below amq_bundle_members.
  * Allocates: never. Complexity: as amq_bundle_find.
  */
-AMQ_API int amq_bundle_member_at(const amq_bundle *bundle, uint64_t index, amq_bundle_member *out);
+AMQ_API int amq_bundle_member_at(amq_bundle_member *out, const amq_bundle *bundle, uint64_t index);
 
 /**
  * Open the filter stored under a name, as amq_load would open it from its
  * own file (the family checks its parameters and data the same way).
  * @param out receives a filter the caller frees with amq_free; it does not
  *   depend on the bundle staying open.
+ * @param diag on failure, what was wrong; may be NULL.
  * @return AMQ_OK; AMQ_ENOTFOUND (no such member); AMQ_EINVAL (the member
  *   is plain bytes); AMQ_EUNSUPPORTED (a family this build does not have);
  *   AMQ_ECORRUPT (the member's data fails its family's checks); AMQ_ENOMEM.
  * Allocates: the filter (its data is copied out of the bundle).
  */
-AMQ_API int amq_bundle_open_filter(const amq_bundle *bundle, const void *name, size_t name_len,
-                                   amq_filter **out, amq_diag *diag);
+AMQ_API int amq_bundle_open_filter(amq_filter **out, const amq_bundle *bundle, const void *name,
+                                   size_t name_len, amq_diag *diag);
 
 /** Size of the bundle file in bytes. */
 AMQ_API uint64_t amq_bundle_file_bytes(const amq_bundle *bundle);

@@ -56,17 +56,19 @@ typedef struct amq_calc {
 /**
  * Optimal number of hash functions: k = round(m / n * ln 2), at least 1.
  * @param k receives k; not NULL.
+ * @param diag on failure, what was wrong; may be NULL.
  * @return AMQ_OK; AMQ_EINVAL (m or n is 0); AMQ_ERANGE (k > AMQ_CALC_MAX_K).
  */
-AMQ_API int amq_calc_optimal_k(uint32_t *k, uint64_t m, uint64_t n);
+AMQ_API int amq_calc_optimal_k(uint32_t *k, uint64_t m, uint64_t n, amq_diag *diag);
 
 /**
  * Optimal number of bits for n keys at rate p: m = ceil(-n ln p / (ln 2)^2).
  * @param m receives m; not NULL.
+ * @param diag on failure, what was wrong; may be NULL.
  * @return AMQ_OK; AMQ_EINVAL (n = 0, p not in (0, 1)); AMQ_ERANGE (m would
  *   not fit 64 bits).
  */
-AMQ_API int amq_calc_optimal_m(uint64_t *m, uint64_t n, double p);
+AMQ_API int amq_calc_optimal_m(uint64_t *m, uint64_t n, double p, amq_diag *diag);
 
 /**
  * Number of keys m bits and k hash functions hold at rate p:
@@ -75,18 +77,20 @@ AMQ_API int amq_calc_optimal_m(uint64_t *m, uint64_t n, double p);
  * Rounding up follows the published relation: at the returned n the rate is
  * p or slightly above it, and at n - 1 it is below p.
  * @param n receives n (at least 1); not NULL.
+ * @param diag on failure, what was wrong; may be NULL.
  * @return AMQ_OK; AMQ_EINVAL (m = 0, k = 0, p not in (0, 1)); AMQ_ERANGE
  *   (k > AMQ_CALC_MAX_K, or n would not fit 64 bits).
  */
-AMQ_API int amq_calc_capacity(uint64_t *n, uint64_t m, uint32_t k, double p);
+AMQ_API int amq_calc_capacity(uint64_t *n, uint64_t m, uint32_t k, double p, amq_diag *diag);
 
 /**
  * False-positive rate of n keys in m bits with k hash functions:
  * p = (1 - e^(-k n / m))^k.
  * @param p receives p; not NULL. n = 0 gives 0; results may round to 0 or 1.
+ * @param diag on failure, what was wrong; may be NULL.
  * @return AMQ_OK; AMQ_EINVAL (m = 0 or k = 0); AMQ_ERANGE (k > AMQ_CALC_MAX_K).
  */
-AMQ_API int amq_calc_fpr(double *p, uint64_t n, uint64_t m, uint32_t k);
+AMQ_API int amq_calc_fpr(double *p, uint64_t n, uint64_t m, uint32_t k, amq_diag *diag);
 
 /**
  * Fill in the numbers that are not given.

@@ -93,6 +93,15 @@ typedef struct amq_cuckoo_params {
 } amq_cuckoo_params;
 
 /**
+ * Fill params with every default: all fields 0 (each field's comment says
+ * what 0 means), the hasher XXH3 with seed 0. A zeroed struct means the same; this call
+ * keeps meaning it when fields are added.
+ * @param params the struct to fill; not NULL.
+ * Allocates: never. Thread safety: safe.
+ */
+AMQ_API void amq_cuckoo_params_init(amq_cuckoo_params *params);
+
+/**
  * Create an empty cuckoo filter.
  *
  * The table gets the fewest buckets at which n keys fill about 95% of the
@@ -100,6 +109,7 @@ typedef struct amq_cuckoo_params {
  * 3 sqrt(n / b) buckets: below the load at which insertions start to fail
  * (about 97% for b = 4), so n keys always fit. Small tables get more room
  * (see src/cuckoo/cuckoo.c). The bucket count is not rounded to a power of two.
+ * @param diag on failure, what was wrong; may be NULL.
  * @return AMQ_OK; AMQ_EINVAL (capacity 0; fpr outside (0, 1); a bucket size
  *   other than 2, 4, 8; fingerprint_bits outside 4..32, or too few for a
  *   given fpr; semi_sort with a bucket size other than 4 or f outside
@@ -108,10 +118,36 @@ typedef struct amq_cuckoo_params {
  *   or an fpr no 32-bit fingerprint reaches); AMQ_ENOMEM.
  * Allocates: the table, zeroed.
  */
-AMQ_API int amq_cuckoo_new(amq_cuckoo **out, const amq_cuckoo_params *params);
+AMQ_API int amq_cuckoo_new(amq_cuckoo **out, const amq_cuckoo_params *params, amq_diag *diag);
 
 /** Free a filter. Accepts NULL. */
 AMQ_API void amq_cuckoo_free(amq_cuckoo *filter);
+
+/**
+ * Wrap a filter in a generic handle, to save it (amq_save,
+ * amq_save_to_memory), merge it or pass it wherever an amq_filter is
+ * taken. The handle takes the filter over: amq_free frees both, and the
+ * filter must not be freed on its own; the typed calls still work on it
+ * while the handle lives. Nothing is copied.
+ * @param out receives the handle; NULL on failure; not NULL.
+ * @param filter the filter; not NULL.
+ * @param diag on failure, what was wrong; may be NULL.
+ * @return AMQ_OK; AMQ_EINVAL (a NULL argument); AMQ_ENOMEM (the filter
+ *   is then still the caller's).
+ * Allocates: the handle. Thread safety: needs exclusive access to filter.
+ */
+AMQ_API int amq_cuckoo_wrap(amq_filter **out, amq_cuckoo *filter, amq_diag *diag);
+
+/**
+ * The typed filter inside a generic handle (one made by amq_new,
+ * amq_build, amq_load, amq_load_from_memory or amq_cuckoo_wrap), for the
+ * typed calls' speed on a filter that was loaded. Nothing is copied.
+ * @param f a handle; may be NULL.
+ * @return the filter, owned by f and valid until amq_free(f); NULL when f
+ *   is NULL or not of this family. A filter of a mapped file or a
+ *   borrowed buffer (AMQ_LOAD_MMAP, AMQ_LOAD_BORROW) reads that memory.
+ */
+AMQ_API amq_cuckoo *amq_cuckoo_unwrap(amq_filter *f);
 
 /** Empty the filter: drop every chained table but the first, clear it and
  *  its stash. */
@@ -162,13 +198,13 @@ AMQ_API bool amq_cuckoo_contains_hash(const amq_cuckoo *filter, uint64_t hash);
  * overlap.
  * Allocates: never; uses about 1 KiB of stack.
  */
-AMQ_API void amq_cuckoo_contains_many(const amq_cuckoo *filter, const void *const *keys,
-                                      const size_t *lens, size_t count, uint8_t *results);
+AMQ_API void amq_cuckoo_contains_many(uint8_t *results, const amq_cuckoo *filter,
+                                      const void *const *keys, const size_t *lens, size_t count);
 
 /** As amq_cuckoo_contains_many, by the keys' 64-bit hashes under the
  *  filter's hasher (amq_hash64): hashes[i] for key i. */
-AMQ_API void amq_cuckoo_contains_many_hash(const amq_cuckoo *filter, const uint64_t *hashes,
-                                           size_t count, uint8_t *results);
+AMQ_API void amq_cuckoo_contains_many_hash(uint8_t *results, const amq_cuckoo *filter,
+                                           const uint64_t *hashes, size_t count);
 
 /**
  * Remove one copy of the key's fingerprint from either of its buckets or the
@@ -205,7 +241,7 @@ AMQ_API uint64_t amq_cuckoo_count_hash(const amq_cuckoo *filter, uint64_t hash);
 /* ---- statistics ---------------------------------------------------------- */
 
 /** Fingerprints stored (keys added and not removed), over all tables. */
-AMQ_API uint64_t amq_cuckoo_size(const amq_cuckoo *filter);
+AMQ_API uint64_t amq_cuckoo_keys(const amq_cuckoo *filter);
 /** The capacity asked for when the filter was made. */
 AMQ_API uint64_t amq_cuckoo_capacity(const amq_cuckoo *filter);
 /** Slots over all tables (buckets times bucket size). */
@@ -214,7 +250,7 @@ AMQ_API uint64_t amq_cuckoo_slots(const amq_cuckoo *filter);
 AMQ_API double amq_cuckoo_load(const amq_cuckoo *filter);
 /** Bytes of the tables' packed fingerprints (buckets of b·f bits, or
  *  4f - 4 when semi-sorted). */
-AMQ_API uint64_t amq_cuckoo_table_bytes(const amq_cuckoo *filter);
+AMQ_API uint64_t amq_cuckoo_memory_bytes(const amq_cuckoo *filter);
 /** f, b, max_kicks, growth as made. */
 AMQ_API uint32_t amq_cuckoo_fingerprint_bits(const amq_cuckoo *filter);
 AMQ_API uint32_t amq_cuckoo_bucket_size(const amq_cuckoo *filter);

@@ -186,12 +186,12 @@ AMQ_API int amq_frontier_push(amq_frontier *f, const char *url, size_t len, amq_
 /**
  * Pop the oldest queued URL.
  *
- * @param f the frontier; not NULL.
  * @param buffer receives the URL and a terminating NUL; not NULL unless
  *   capacity is 0. A buffer of AMQ_FRONTIER_MAX_URL + 1 bytes always fits.
  * @param capacity its size in bytes.
  * @param len receives the URL's length (without the NUL) on 1 and on
  *   AMQ_ERANGE, else 0; not NULL.
+ * @param f the frontier; not NULL.
  * @param diag on failure, what went wrong; may be NULL.
  * @return 1: popped; 0: the queue is empty; or, with nothing changed:
  *   AMQ_ERANGE: capacity is less than *len + 1 (the URL stays queued);
@@ -202,7 +202,7 @@ AMQ_API int amq_frontier_push(amq_frontier *f, const char *url, size_t len, amq_
  * Allocates: the read-ahead buffer, once. Complexity: O(1), and one read of
  *   up to 4 MiB of a segment file per such chunk of URLs.
  */
-AMQ_API int amq_frontier_pop(amq_frontier *f, char *buffer, size_t capacity, size_t *len,
+AMQ_API int amq_frontier_pop(char *buffer, size_t capacity, size_t *len, amq_frontier *f,
                              amq_diag *diag);
 
 /**
@@ -230,11 +230,11 @@ AMQ_API int amq_frontier_save(amq_frontier *f, amq_diag *diag);
 
 /**
  * Describe a frontier.
- * @param f the frontier; not NULL.
  * @param out receives the figures; not NULL.
+ * @param f the frontier; not NULL.
  * Allocates: never. Complexity: O(filter stages).
  */
-AMQ_API void amq_frontier_stats_get(const amq_frontier *f, amq_frontier_stats *out);
+AMQ_API void amq_frontier_stats_get(amq_frontier_stats *out, const amq_frontier *f);
 
 /**
  * Close a frontier without saving: what changed since the last

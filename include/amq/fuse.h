@@ -24,7 +24,7 @@
  * Choose it for a set that is known in full before the first query and
  * changes rarely (rebuild it then): the filter of a sorted run, a blocklist,
  * a dictionary shipped with a program. A saved filter can be queried straight
- * from the file with amq_load_ex(..., AMQ_LOAD_MMAP, ...).
+ * from the file with amq_load(..., AMQ_LOAD_MMAP, ...).
  *
  * Thread-safety: a built filter is never modified, so any number of threads
  * may query it at once.
@@ -59,10 +59,19 @@ typedef struct amq_fuse_params {
 } amq_fuse_params;
 
 /**
+ * Fill params with every default: all fields 0 (each field's comment says
+ * what 0 means), the hasher XXH3 with seed 0. A zeroed struct means the same; this call
+ * keeps meaning it when fields are added.
+ * @param params the struct to fill; not NULL.
+ * Allocates: never. Thread safety: safe.
+ */
+AMQ_API void amq_fuse_params_init(amq_fuse_params *params);
+
+/**
  * Build a filter holding a set of keys.
  *
  * Each key is hashed once to 64 bits with params->hasher; then
- * amq_fuse_build_hashes. Keys that are equal (or whose hashes are) are
+ * amq_fuse_build_hash. Keys that are equal (or whose hashes are) are
  * stored once.
  *
  * @param out receives the filter on success, NULL on failure; not NULL.
@@ -92,15 +101,42 @@ AMQ_API int amq_fuse_build(amq_fuse **out, const amq_fuse_params *params, const 
  * values are stored once.
  * @param hashes count values; not modified, not kept; may be NULL when
  *   count is 0.
+ * @param diag on failure, what was wrong; may be NULL.
  * @return as amq_fuse_build.
  * Allocates: the filter; while building, about 20 bytes per key (28 when
  *   the hashes hold duplicates).
  */
-AMQ_API int amq_fuse_build_hashes(amq_fuse **out, const amq_fuse_params *params,
-                                  const uint64_t *hashes, size_t count, amq_diag *diag);
+AMQ_API int amq_fuse_build_hash(amq_fuse **out, const amq_fuse_params *params,
+                                const uint64_t *hashes, size_t count, amq_diag *diag);
 
 /** Free a filter. Accepts NULL. */
 AMQ_API void amq_fuse_free(amq_fuse *filter);
+
+/**
+ * Wrap a filter in a generic handle, to save it (amq_save,
+ * amq_save_to_memory), merge it or pass it wherever an amq_filter is
+ * taken. The handle takes the filter over: amq_free frees both, and the
+ * filter must not be freed on its own; the typed calls still work on it
+ * while the handle lives. Nothing is copied.
+ * @param out receives the handle; NULL on failure; not NULL.
+ * @param filter the filter; not NULL.
+ * @param diag on failure, what was wrong; may be NULL.
+ * @return AMQ_OK; AMQ_EINVAL (a NULL argument); AMQ_ENOMEM (the filter
+ *   is then still the caller's).
+ * Allocates: the handle. Thread safety: needs exclusive access to filter.
+ */
+AMQ_API int amq_fuse_wrap(amq_filter **out, amq_fuse *filter, amq_diag *diag);
+
+/**
+ * The typed filter inside a generic handle (one made by amq_new,
+ * amq_build, amq_load, amq_load_from_memory or amq_fuse_wrap), for the
+ * typed calls' speed on a filter that was loaded. Nothing is copied.
+ * @param f a handle; may be NULL.
+ * @return the filter, owned by f and valid until amq_free(f); NULL when f
+ *   is NULL or not of this family. A filter of a mapped file or a
+ *   borrowed buffer (AMQ_LOAD_MMAP, AMQ_LOAD_BORROW) reads that memory.
+ */
+AMQ_API amq_fuse *amq_fuse_unwrap(amq_filter *f);
 
 /**
  * Is the key maybe in the set? false: certainly not; true: it is, or it is a
@@ -110,7 +146,7 @@ AMQ_API void amq_fuse_free(amq_fuse *filter);
 AMQ_API bool amq_fuse_contains(const amq_fuse *filter, const void *key, size_t len);
 
 /** As amq_fuse_contains, by the key's 64-bit hash (as given to
- *  amq_fuse_build_hashes, or amq_hash64 under the filter's hasher). */
+ *  amq_fuse_build_hash, or amq_hash64 under the filter's hasher). */
 AMQ_API bool amq_fuse_contains_hash(const amq_fuse *filter, uint64_t hash);
 
 /**
@@ -122,18 +158,18 @@ AMQ_API bool amq_fuse_contains_hash(const amq_fuse *filter, uint64_t hash);
  * @param results count bytes; not NULL unless count is 0.
  * Allocates: never.
  */
-AMQ_API void amq_fuse_contains_many(const amq_fuse *filter, const void *const *keys,
-                                    const size_t *lens, size_t count, uint8_t *results);
+AMQ_API void amq_fuse_contains_many(uint8_t *results, const amq_fuse *filter,
+                                    const void *const *keys, const size_t *lens, size_t count);
 
 /** As amq_fuse_contains_many, by the keys' 64-bit hashes: the fastest way
  *  to ask many keys. */
-AMQ_API void amq_fuse_contains_many_hash(const amq_fuse *filter, const uint64_t *hashes,
-                                         size_t count, uint8_t *results);
+AMQ_API void amq_fuse_contains_many_hash(uint8_t *results, const amq_fuse *filter,
+                                         const uint64_t *hashes, size_t count);
 
 /* ---- what a filter is ---------------------------------------------------- */
 
 /** Distinct keys (hashes) in the set: the keys given less duplicates. */
-AMQ_API uint64_t amq_fuse_count(const amq_fuse *filter);
+AMQ_API uint64_t amq_fuse_keys(const amq_fuse *filter);
 /** f: 8 or 16. */
 AMQ_API uint32_t amq_fuse_fingerprint_bits(const amq_fuse *filter);
 /** Slots per key: 3 or 4. */
@@ -145,7 +181,7 @@ AMQ_API uint64_t amq_fuse_segment_count(const amq_fuse *filter);
 /** Slots: (segment count + arity - 1) x segment length. */
 AMQ_API uint64_t amq_fuse_array_length(const amq_fuse *filter);
 /** Bytes of the fingerprint array: array length x f / 8. */
-AMQ_API uint64_t amq_fuse_size_bytes(const amq_fuse *filter);
+AMQ_API uint64_t amq_fuse_memory_bytes(const amq_fuse *filter);
 /** Size in bits over the distinct keys (over 1 for an empty filter). */
 AMQ_API double amq_fuse_bits_per_key(const amq_fuse *filter);
 /** The false-positive rate: 2^-f (0 for an empty filter, which answers "no" to

@@ -52,7 +52,7 @@ typedef struct amq_gcs amq_gcs;
 /** Codes per index entry by default: S = floor(N / this) entries (none
  *  below 128 keys). */
 #define AMQ_GCS_DEFAULT_KEYS_PER_ENTRY 128
-/** The most segments a union may hold (see amq_gcs_union). */
+/** The most segments a union may hold (see amq_gcs_merge). */
 #define AMQ_GCS_MAX_SEGMENTS 64
 /** BIP158's basic filter: M and the Rice parameter P. */
 #define AMQ_GCS_BIP158_RANGE     784931
@@ -132,9 +132,10 @@ AMQ_API int amq_gcs_build(amq_gcs **out, const amq_gcs_params *params, const voi
 /**
  * As amq_gcs_build, from the keys' 64-bit hashes under params' hasher
  * (amq_hash64). The array is not modified.
+ * @param diag on failure, what was wrong; may be NULL.
  */
-AMQ_API int amq_gcs_build_hashes(amq_gcs **out, const amq_gcs_params *params,
-                                 const uint64_t *hashes, size_t count, amq_diag *diag);
+AMQ_API int amq_gcs_build_hash(amq_gcs **out, const amq_gcs_params *params, const uint64_t *hashes,
+                               size_t count, amq_diag *diag);
 
 /**
  * Make a queryable filter from a bare coded stream: count values coded as
@@ -159,6 +160,7 @@ AMQ_API int amq_gcs_from_stream(amq_gcs **out, const amq_gcs_params *params, uin
  * Decode a serialized BIP158 basic filter (CompactSize N, then the stream)
  * into a queryable filter, with the block's SipHash key.
  * @param key the 16 key bytes, as for amq_gcs_params_bip158; not NULL.
+ * @param diag on failure, what was wrong; may be NULL.
  * @return as amq_gcs_from_stream; AMQ_ECORRUPT also for a missing or
  *   non-canonical CompactSize.
  */
@@ -167,6 +169,32 @@ AMQ_API int amq_gcs_from_bip158(amq_gcs **out, const uint8_t key[16], const uint
 
 /** Free a filter. Accepts NULL. */
 AMQ_API void amq_gcs_free(amq_gcs *filter);
+
+/**
+ * Wrap a filter in a generic handle, to save it (amq_save,
+ * amq_save_to_memory), merge it or pass it wherever an amq_filter is
+ * taken. The handle takes the filter over: amq_free frees both, and the
+ * filter must not be freed on its own; the typed calls still work on it
+ * while the handle lives. Nothing is copied.
+ * @param out receives the handle; NULL on failure; not NULL.
+ * @param filter the filter; not NULL.
+ * @param diag on failure, what was wrong; may be NULL.
+ * @return AMQ_OK; AMQ_EINVAL (a NULL argument); AMQ_ENOMEM (the filter
+ *   is then still the caller's).
+ * Allocates: the handle. Thread safety: needs exclusive access to filter.
+ */
+AMQ_API int amq_gcs_wrap(amq_filter **out, amq_gcs *filter, amq_diag *diag);
+
+/**
+ * The typed filter inside a generic handle (one made by amq_new,
+ * amq_build, amq_load, amq_load_from_memory or amq_gcs_wrap), for the
+ * typed calls' speed on a filter that was loaded. Nothing is copied.
+ * @param f a handle; may be NULL.
+ * @return the filter, owned by f and valid until amq_free(f); NULL when f
+ *   is NULL or not of this family. A filter of a mapped file or a
+ *   borrowed buffer (AMQ_LOAD_MMAP, AMQ_LOAD_BORROW) reads that memory.
+ */
+AMQ_API amq_gcs *amq_gcs_unwrap(amq_filter *f);
 
 /**
  * Is the key maybe in the set? false: certainly not; true: it is, or a
@@ -192,24 +220,24 @@ AMQ_API bool amq_gcs_contains_hash(const amq_gcs *filter, uint64_t hash);
  * Allocates: 32 bytes per key per segment, freed before returning.
  * Complexity: O(N + count).
  */
-AMQ_API int amq_gcs_match(const amq_gcs *filter, const void *const *keys, const size_t *lens,
-                          size_t count, bool *results);
+AMQ_API int amq_gcs_contains_many(uint8_t *results, const amq_gcs *filter, const void *const *keys,
+                                  const size_t *lens, size_t count);
 
-/** As amq_gcs_match, by the keys' 64-bit hashes. */
-AMQ_API int amq_gcs_match_hashes(const amq_gcs *filter, const uint64_t *hashes, size_t count,
-                                 bool *results);
+/** As amq_gcs_contains_many, by the keys' 64-bit hashes. */
+AMQ_API int amq_gcs_contains_many_hash(uint8_t *results, const amq_gcs *filter,
+                                       const uint64_t *hashes, size_t count);
 
 /**
  * BIP158's "match any": may any of the keys be in the set? Stops at the
  * first that may.
  * @return 1 yes, 0 none (also for count 0), AMQ_ENOMEM.
- * Allocates, Complexity: as amq_gcs_match.
+ * Allocates, Complexity: as amq_gcs_contains_many.
  */
-AMQ_API int amq_gcs_match_any(const amq_gcs *filter, const void *const *keys, const size_t *lens,
-                              size_t count);
+AMQ_API int amq_gcs_contains_any(const amq_gcs *filter, const void *const *keys, const size_t *lens,
+                                 size_t count);
 
-/** As amq_gcs_match_any, by the keys' 64-bit hashes. */
-AMQ_API int amq_gcs_match_any_hashes(const amq_gcs *filter, const uint64_t *hashes, size_t count);
+/** As amq_gcs_contains_any, by the keys' 64-bit hashes. */
+AMQ_API int amq_gcs_contains_any_hash(const amq_gcs *filter, const uint64_t *hashes, size_t count);
 
 /**
  * The union of two sets: a filter that answers "maybe" for every key either
@@ -226,16 +254,18 @@ AMQ_API int amq_gcs_match_any_hashes(const amq_gcs *filter, const uint64_t *hash
  * both sets is in both segments. Unions of unions concatenate their
  * segments, up to AMQ_GCS_MAX_SEGMENTS. The index gets S_a + S_b entries.
  *
- * @param out receives the union; set to NULL on failure; not NULL.
- * @param a a set; not NULL.
- * @param b another set (or a again); not NULL.
+ * Like every merge in amq, it is in place: into becomes the union, and on
+ * failure into is unchanged.
+ * @param into a set, replaced by the union; not NULL.
+ * @param other another set (or into itself); not NULL; unchanged.
  * @param diag on failure, what was wrong; may be NULL.
  * @return AMQ_OK; AMQ_EINCOMPATIBLE (M, divisor or hasher differ: the
  *   message says which); AMQ_ERANGE (more than AMQ_GCS_MAX_SEGMENTS
  *   segments, or the combined range passes 2^64); AMQ_ENOMEM.
- * Allocates: the union. Complexity: O(N_a + N_b).
+ * Allocates: the union's stream (into's old one is freed). Complexity:
+ * O(N_into + N_other).
  */
-AMQ_API int amq_gcs_union(amq_gcs **out, const amq_gcs *a, const amq_gcs *b, amq_diag *diag);
+AMQ_API int amq_gcs_merge(amq_gcs *into, const amq_gcs *other, amq_diag *diag);
 
 /**
  * Serialize as BIP158 does: N as a Bitcoin CompactSize, then the stream
@@ -243,10 +273,12 @@ AMQ_API int amq_gcs_union(amq_gcs **out, const amq_gcs *a, const amq_gcs *b, amq
  * @param out receives a malloc'd buffer the caller frees (NULL for len 0,
  *   which never happens: N = 0 is the byte 00); not NULL.
  * @param len receives the length; not NULL.
+ * @param diag on failure, what was wrong; may be NULL.
  * @return AMQ_OK; AMQ_EUNSUPPORTED (a union of several segments);
  *   AMQ_ENOMEM.
  */
-AMQ_API int amq_gcs_bip158_serialize(const amq_gcs *filter, uint8_t **out, size_t *len);
+AMQ_API int amq_gcs_bip158_serialize(uint8_t **out, size_t *len, const amq_gcs *filter,
+                                     amq_diag *diag);
 
 /**
  * The coded stream itself: ceil(bit_count / 8) bytes, the codes of every
@@ -256,12 +288,12 @@ AMQ_API int amq_gcs_bip158_serialize(const amq_gcs *filter, uint8_t **out, size_
  * @param bit_count receives the bits of the codes, without the padding;
  *   may be NULL.
  */
-AMQ_API void amq_gcs_stream(const amq_gcs *filter, const uint8_t **bytes, uint64_t *bit_count);
+AMQ_API void amq_gcs_stream(const uint8_t **bytes, uint64_t *bit_count, const amq_gcs *filter);
 
 /* ---- statistics ---------------------------------------------------------- */
 
 /** N: the values held (distinct key hashes; a union sums its parts'). */
-AMQ_API uint64_t amq_gcs_count(const amq_gcs *filter);
+AMQ_API uint64_t amq_gcs_keys(const amq_gcs *filter);
 /** Distinct values held: N less the collisions (zero gaps). */
 AMQ_API uint64_t amq_gcs_distinct_values(const amq_gcs *filter);
 /** M, the range multiplier. */
@@ -281,7 +313,7 @@ AMQ_API uint64_t amq_gcs_stream_bytes(const amq_gcs *filter);
 /** Bytes of the seek index's packed entries. */
 AMQ_API uint64_t amq_gcs_index_bytes(const amq_gcs *filter);
 /** Bytes of the filter's data: stream and index. */
-AMQ_API uint64_t amq_gcs_size_bytes(const amq_gcs *filter);
+AMQ_API uint64_t amq_gcs_memory_bytes(const amq_gcs *filter);
 /** Segments: 1 for a built filter (0 when empty), more for a union. */
 AMQ_API size_t amq_gcs_segments(const amq_gcs *filter);
 /**

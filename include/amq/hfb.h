@@ -12,7 +12,7 @@
  *
  * Choose it for sets of random document IDs that are built once and asked
  * many times, notably to weed out candidate documents in a search engine
- * (amq_hfb_filter_ids). Never for arbitrary keys: an ID's bits ARE the hash,
+ * (amq_hfb_select_hash). Never for arbitrary keys: an ID's bits ARE the hash,
  * so IDs that are not random (counters, timestamps, UUIDs with fixed
  * version bits in a sliced range) fill some banks unevenly and the FPR is
  * not what the build promised. The build measures this and flags such a set
@@ -80,8 +80,17 @@ typedef struct amq_hfb_params {
                              take the least stored space for p
                              (amq_hfb_choose_bank_bits) */
     amq_hfb_ids ids;    /**< what the IDs are; recorded in the filter so that
-                             amq_hfb_contains_key knows whether to hash */
+                             amq_hfb_contains knows whether to hash */
 } amq_hfb_params;
+
+/**
+ * Fill params with every default: all fields 0 (each field's comment says
+ * what 0 means). A zeroed struct means the same; this call keeps meaning
+ * it when fields are added.
+ * @param params the struct to fill; not NULL.
+ * Allocates: never. Thread safety: safe.
+ */
+AMQ_API void amq_hfb_params_init(amq_hfb_params *params);
 
 /** One kept bank, as amq_hfb_bank_get describes it. */
 typedef struct amq_hfb_bank {
@@ -116,8 +125,8 @@ typedef struct amq_hfb_bank {
  *   one more bank. Complexity: O(count) expected, plus one pass over the IDs
  *   per slice.
  */
-AMQ_API int amq_hfb_build(amq_hfb **out, const amq_hfb_params *params, const uint8_t *ids,
-                          size_t count, amq_diag *diag);
+AMQ_API int amq_hfb_build_hash(amq_hfb **out, const amq_hfb_params *params, const uint8_t *ids,
+                               size_t count, amq_diag *diag);
 
 /**
  * Build a filter from keys: with params->ids AMQ_HFB_IDS_MD5 each key, of
@@ -126,14 +135,41 @@ AMQ_API int amq_hfb_build(amq_hfb **out, const amq_hfb_params *params, const uin
  *
  * @param keys count key pointers (each may be NULL when its length is 0).
  * @param lens count key lengths.
- * @return as amq_hfb_build; AMQ_EINVAL also for a raw key that is not 16
+ * @param diag on failure, what was wrong; may be NULL.
+ * @return as amq_hfb_build_hash; AMQ_EINVAL also for a raw key that is not 16
  *   bytes (the message names its index and length).
  */
-AMQ_API int amq_hfb_build_keys(amq_hfb **out, const amq_hfb_params *params, const void *const *keys,
-                               const size_t *lens, size_t count, amq_diag *diag);
+AMQ_API int amq_hfb_build(amq_hfb **out, const amq_hfb_params *params, const void *const *keys,
+                          const size_t *lens, size_t count, amq_diag *diag);
 
 /** Free a filter. Accepts NULL. */
 AMQ_API void amq_hfb_free(amq_hfb *filter);
+
+/**
+ * Wrap a filter in a generic handle, to save it (amq_save,
+ * amq_save_to_memory), merge it or pass it wherever an amq_filter is
+ * taken. The handle takes the filter over: amq_free frees both, and the
+ * filter must not be freed on its own; the typed calls still work on it
+ * while the handle lives. Nothing is copied.
+ * @param out receives the handle; NULL on failure; not NULL.
+ * @param filter the filter; not NULL.
+ * @param diag on failure, what was wrong; may be NULL.
+ * @return AMQ_OK; AMQ_EINVAL (a NULL argument); AMQ_ENOMEM (the filter
+ *   is then still the caller's).
+ * Allocates: the handle. Thread safety: needs exclusive access to filter.
+ */
+AMQ_API int amq_hfb_wrap(amq_filter **out, amq_hfb *filter, amq_diag *diag);
+
+/**
+ * The typed filter inside a generic handle (one made by amq_new,
+ * amq_build, amq_load, amq_load_from_memory or amq_hfb_wrap), for the
+ * typed calls' speed on a filter that was loaded. Nothing is copied.
+ * @param f a handle; may be NULL.
+ * @return the filter, owned by f and valid until amq_free(f); NULL when f
+ *   is NULL or not of this family. A filter of a mapped file or a
+ *   borrowed buffer (AMQ_LOAD_MMAP, AMQ_LOAD_BORROW) reads that memory.
+ */
+AMQ_API amq_hfb *amq_hfb_unwrap(amq_filter *f);
 
 /**
  * Is the ID maybe in the set? false: certainly not; true: in it, or a false
@@ -142,7 +178,7 @@ AMQ_API void amq_hfb_free(amq_hfb *filter);
  * @param id 16 bytes; not NULL.
  * Allocates: never. Complexity: one bit per bank, stopping at the first 0.
  */
-AMQ_API bool amq_hfb_contains(const amq_hfb *filter, const uint8_t id[16]);
+AMQ_API bool amq_hfb_contains_hash(const amq_hfb *filter, const uint8_t id[16]);
 
 /**
  * Ask for a key: a filter of MD5 IDs hashes it (any length) and asks for its
@@ -151,40 +187,42 @@ AMQ_API bool amq_hfb_contains(const amq_hfb *filter, const uint8_t id[16]);
  *   holds raw IDs and len is not 16.
  * Allocates: never.
  */
-AMQ_API int amq_hfb_contains_key(const amq_hfb *filter, const void *key, size_t len);
+AMQ_API int amq_hfb_contains(const amq_hfb *filter, const void *key, size_t len);
 
 /**
  * Ask for count IDs (16 bytes each, back to back): results[i] is 1 when ID i
- * is maybe present, else 0 - the answers of amq_hfb_contains, faster for
+ * is maybe present, else 0 - the answers of amq_hfb_contains_hash, faster for
  * many IDs: the first bank's word of the ID a fixed distance ahead is
  * prefetched, so the cache misses of several IDs overlap (most absent IDs
  * are rejected by the first bank).
- * @param ids count * 16 bytes; may be NULL when count is 0.
  * @param results count bytes; may be NULL when count is 0.
+ * @param filter the filter; not NULL.
+ * @param ids count * 16 bytes; may be NULL when count is 0.
+ * @param count the number of IDs.
  * Allocates: never.
  */
-AMQ_API void amq_hfb_contains_many(const amq_hfb *filter, const uint8_t *ids, size_t count,
-                                   uint8_t *results);
+AMQ_API void amq_hfb_contains_many_hash(uint8_t *results, const amq_hfb *filter, const uint8_t *ids,
+                                        size_t count);
 
 /**
  * Keep the IDs that may be in the set: copy every ID of ids (count, 16 bytes
- * each) that amq_hfb_contains accepts to kept, in their order, and return
+ * each) that amq_hfb_contains_hash accepts to kept, in their order, and return
  * how many there are. This is the candidate filter of a search engine: ask a
  * candidate list against one filter after another, shrinking it in place.
  * @param kept room for count IDs; may be ids itself (the list shrinks in
  *   place), otherwise must not overlap it.
  * @return the number of IDs written to kept.
- * Allocates: never. Prefetches as amq_hfb_contains_many.
+ * Allocates: never. Prefetches as amq_hfb_contains_many_hash.
  */
-AMQ_API size_t amq_hfb_filter_ids(const amq_hfb *filter, const uint8_t *ids, size_t count,
-                                  uint8_t *kept);
+AMQ_API size_t amq_hfb_select_hash(uint8_t *kept, const amq_hfb *filter, const uint8_t *ids,
+                                   size_t count);
 
 /* ---- statistics ---------------------------------------------------------- */
 
 /** What the filter's IDs are (AMQ_HFB_IDS_RAW or AMQ_HFB_IDS_MD5). */
 AMQ_API amq_hfb_ids amq_hfb_id_kind(const amq_hfb *filter);
 /** Distinct IDs the filter was built from. */
-AMQ_API uint64_t amq_hfb_id_count(const amq_hfb *filter);
+AMQ_API uint64_t amq_hfb_keys(const amq_hfb *filter);
 /** len: every bank has 2^len bits. */
 AMQ_API uint32_t amq_hfb_bank_bits(const amq_hfb *filter);
 /** Banks kept (and asked, in order). */
@@ -196,14 +234,14 @@ AMQ_API size_t amq_hfb_slice_count(const amq_hfb *filter);
  * @param out filled on success; not NULL.
  * @return AMQ_OK; AMQ_EINVAL when i is not below amq_hfb_bank_count.
  */
-AMQ_API int amq_hfb_bank_get(const amq_hfb *filter, size_t i, amq_hfb_bank *out);
+AMQ_API int amq_hfb_bank_get(amq_hfb_bank *out, const amq_hfb *filter, size_t i);
 /** The target rate asked for. */
 AMQ_API double amq_hfb_target_fpr(const amq_hfb *filter);
 /** The product of the kept banks' fill ratios: the false-positive rate for
  *  random absent IDs. */
 AMQ_API double amq_hfb_expected_fpr(const amq_hfb *filter);
 /** Bytes of the banks in memory: 2^len bits each, in whole 64-bit words. */
-AMQ_API uint64_t amq_hfb_table_bytes(const amq_hfb *filter);
+AMQ_API uint64_t amq_hfb_memory_bytes(const amq_hfb *filter);
 /** Bytes of the banks as saved (the container's payload). */
 AMQ_API uint64_t amq_hfb_stored_bytes(const amq_hfb *filter);
 /**

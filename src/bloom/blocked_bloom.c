@@ -346,10 +346,18 @@ static int blocked_new(amq_blocked_bloom **out, const amq_blocked_bloom_params *
     return AMQ_OK;
 }
 
-int amq_blocked_bloom_new(amq_blocked_bloom **out, const amq_blocked_bloom_params *params)
+void amq_blocked_bloom_params_init(amq_blocked_bloom_params *params)
+{
+    assert(params);
+    memset(params, 0, sizeof *params);
+    amq_hasher_xxh3(&params->hasher, 0);
+}
+
+int amq_blocked_bloom_new(amq_blocked_bloom **out, const amq_blocked_bloom_params *params,
+                          amq_diag *diag)
 {
     assert(out && params);
-    return blocked_new(out, params, NULL);
+    return blocked_new(out, params, diag);
 }
 
 void amq_blocked_bloom_free(amq_blocked_bloom *filter)
@@ -560,8 +568,8 @@ bool amq_blocked_bloom_contains(const amq_blocked_bloom *f, const void *key, siz
     return amq_blocked_bloom_contains_hash(f, amq__hash64(&f->hasher, key, len));
 }
 
-void amq_blocked_bloom_contains_many_hash(const amq_blocked_bloom *f, const uint64_t *hashes,
-                                          size_t count, uint8_t *results)
+void amq_blocked_bloom_contains_many_hash(uint8_t *results, const amq_blocked_bloom *f,
+                                          const uint64_t *hashes, size_t count)
 {
     for (size_t i = 0; i < count && i < BLOCKED_PREFETCH_DISTANCE; i++)
         __builtin_prefetch(block_of(f, hashes[i]));
@@ -576,8 +584,8 @@ void amq_blocked_bloom_contains_many_hash(const amq_blocked_bloom *f, const uint
  * block prefetched just before key i is tested, so about D cache misses are
  * in flight at any time. ahead[] holds the hashes in between, key j at
  * j mod D (slot i is read before key i + D overwrites it). */
-void amq_blocked_bloom_contains_many(const amq_blocked_bloom *f, const void *const *keys,
-                                     const size_t *lens, size_t count, uint8_t *results)
+void amq_blocked_bloom_contains_many(uint8_t *results, const amq_blocked_bloom *f,
+                                     const void *const *keys, const size_t *lens, size_t count)
 {
     uint64_t ahead[BLOCKED_PREFETCH_DISTANCE];
     for (size_t i = 0; i < count && i < BLOCKED_PREFETCH_DISTANCE; i++) {
@@ -611,7 +619,7 @@ uint64_t amq_blocked_bloom_bits_set(const amq_blocked_bloom *f)
     return set;
 }
 
-double amq_blocked_bloom_estimated_count(const amq_blocked_bloom *f)
+double amq_blocked_bloom_estimated_keys(const amq_blocked_bloom *f)
 {
     double m = (double)amq_blocked_bloom_bits(f), x = (double)amq_blocked_bloom_bits_set(f);
     if (x >= m)
@@ -710,16 +718,17 @@ static int combine(amq_blocked_bloom *into, const amq_blocked_bloom *other, bool
     return AMQ_OK;
 }
 
-int amq_blocked_bloom_union(amq_blocked_bloom *into, const amq_blocked_bloom *other)
+int amq_blocked_bloom_merge(amq_blocked_bloom *into, const amq_blocked_bloom *other, amq_diag *diag)
 {
     assert(into && other);
-    return combine(into, other, false, NULL);
+    return combine(into, other, false, diag);
 }
 
-int amq_blocked_bloom_intersect(amq_blocked_bloom *into, const amq_blocked_bloom *other)
+int amq_blocked_bloom_intersect(amq_blocked_bloom *into, const amq_blocked_bloom *other,
+                                amq_diag *diag)
 {
     assert(into && other);
-    return combine(into, other, true, NULL);
+    return combine(into, other, true, diag);
 }
 
 /* ---- the generic handle's view ------------------------------------------------- */
@@ -787,7 +796,7 @@ static int family_contains(const void *state, const void *key, size_t len)
 static int family_contains_many(const void *state, const void *const *keys, const size_t *lens,
                                 size_t count, uint8_t *results)
 {
-    amq_blocked_bloom_contains_many(state, keys, lens, count, results);
+    amq_blocked_bloom_contains_many(results, state, keys, lens, count);
     return AMQ_OK;
 }
 
@@ -869,11 +878,11 @@ static void family_info(const void *state, amq_info *out)
 {
     const amq_blocked_bloom *f = state;
     out->capacity = f->capacity;
-    out->estimated_count = amq_blocked_bloom_estimated_count(f);
-    out->count = isfinite(out->estimated_count) ? (uint64_t)llround(out->estimated_count)
-                                                : amq_blocked_bloom_bits(f);
-    out->count_estimated = 1;
-    out->size_bytes = amq_blocked_bloom_bits(f) / 8;
+    out->estimated_keys = amq_blocked_bloom_estimated_keys(f);
+    out->keys = isfinite(out->estimated_keys) ? (uint64_t)llround(out->estimated_keys)
+                                              : amq_blocked_bloom_bits(f);
+    out->keys_estimated = 1;
+    out->memory_bytes = amq_blocked_bloom_bits(f) / 8;
     out->bits_per_key = (double)amq_blocked_bloom_bits(f) / (double)(f->capacity ? f->capacity : 1);
     out->target_fpr = f->target_fpr;
     out->expected_fpr = amq_blocked_bloom_expected_fpr(f);

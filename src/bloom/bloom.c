@@ -159,7 +159,7 @@ int amq__bloom_size(uint64_t *bits, uint32_t *hashes, uint64_t *capacity,
          * instead of spending bits on a rate that cannot be had. */
         double floor = amq__bloom_probe_floor(AMQ__BLOOM_PROBE_LATEST, 0, (double)n);
         double aim = p < 2 * floor ? 2 * floor : p;
-        status = amq_calc_optimal_m(&m, n, aim);
+        status = amq_calc_optimal_m(&m, n, aim, NULL);
         if (status == AMQ_OK && params->hashes == 0 &&
             round((double)m / (double)n * LN2) > AMQ_BLOOM_MAX_HASHES) {
             /* Past 64 hashes, more bits instead: the m that reaches the
@@ -227,10 +227,17 @@ int amq__bloom_new(amq_bloom **out, const amq_bloom_params *params, unsigned ver
     return AMQ_OK;
 }
 
-int amq_bloom_new(amq_bloom **out, const amq_bloom_params *params)
+void amq_bloom_params_init(amq_bloom_params *params)
+{
+    assert(params);
+    memset(params, 0, sizeof *params);
+    amq_hasher_xxh3(&params->hasher, 0);
+}
+
+int amq_bloom_new(amq_bloom **out, const amq_bloom_params *params, amq_diag *diag)
 {
     assert(out && params);
-    return amq__bloom_new(out, params, AMQ__BLOOM_PROBE_LATEST, NULL);
+    return amq__bloom_new(out, params, AMQ__BLOOM_PROBE_LATEST, diag);
 }
 
 void amq_bloom_free(amq_bloom *filter)
@@ -288,8 +295,8 @@ bool amq_bloom_contains(const amq_bloom *f, const void *key, size_t len)
     return amq_bloom_contains_hash(f, amq__hash128(&f->hasher, key, len));
 }
 
-void amq_bloom_contains_many(const amq_bloom *f, const void *const *keys, const size_t *lens,
-                             size_t count, uint8_t *results)
+void amq_bloom_contains_many(uint8_t *results, const amq_bloom *f, const void *const *keys,
+                             const size_t *lens, size_t count)
 {
     amq__bloom_table table = { (const uint8_t *)f->bits.words, 0, f->bits.bit_count, f->hashes,
                                f->probe_version };
@@ -298,7 +305,7 @@ void amq_bloom_contains_many(const amq_bloom *f, const void *const *keys, const 
 
 /* ---- what the filter knows about itself ----------------------------------------- */
 
-double amq_bloom_estimated_count(const amq_bloom *f)
+double amq_bloom_estimated_keys(const amq_bloom *f)
 {
     double m = (double)f->bits.bit_count, x = (double)f->bits_set;
     if (f->bits_set >= f->bits.bit_count)
@@ -309,7 +316,7 @@ double amq_bloom_estimated_count(const amq_bloom *f)
 double amq_bloom_expected_fpr(const amq_bloom *f)
 {
     return amq__bloom_expected_fpr(f->probe_version, f->bits.bit_count, f->hashes, f->bits_set,
-                                   amq_bloom_estimated_count(f));
+                                   amq_bloom_estimated_keys(f));
 }
 
 uint64_t amq_bloom_bits(const amq_bloom *f)
@@ -375,16 +382,16 @@ static int combine(amq_bloom *into, const amq_bloom *other, bool intersect, amq_
     return AMQ_OK;
 }
 
-int amq_bloom_union(amq_bloom *into, const amq_bloom *other)
+int amq_bloom_merge(amq_bloom *into, const amq_bloom *other, amq_diag *diag)
 {
     assert(into && other);
-    return combine(into, other, false, NULL);
+    return combine(into, other, false, diag);
 }
 
-int amq_bloom_intersect(amq_bloom *into, const amq_bloom *other)
+int amq_bloom_intersect(amq_bloom *into, const amq_bloom *other, amq_diag *diag)
 {
     assert(into && other);
-    return combine(into, other, true, NULL);
+    return combine(into, other, true, diag);
 }
 
 /* ---- invariants -------------------------------------------------------------- */
@@ -468,7 +475,7 @@ static int family_contains(const void *state, const void *key, size_t len)
 static int family_contains_many(const void *state, const void *const *keys, const size_t *lens,
                                 size_t count, uint8_t *results)
 {
-    amq_bloom_contains_many(state, keys, lens, count, results);
+    amq_bloom_contains_many(results, state, keys, lens, count);
     return AMQ_OK;
 }
 
@@ -525,11 +532,11 @@ static void family_info(const void *state, amq_info *out)
 {
     const amq_bloom *f = state;
     out->capacity = f->capacity;
-    out->estimated_count = amq_bloom_estimated_count(f);
-    out->count = isfinite(out->estimated_count) ? (uint64_t)llround(out->estimated_count)
-                                                : f->bits.bit_count;
-    out->count_estimated = 1;
-    out->size_bytes = amq__bitvec_words_for(f->bits.bit_count) * 8;
+    out->estimated_keys = amq_bloom_estimated_keys(f);
+    out->keys =
+        isfinite(out->estimated_keys) ? (uint64_t)llround(out->estimated_keys) : f->bits.bit_count;
+    out->keys_estimated = 1;
+    out->memory_bytes = amq__bitvec_words_for(f->bits.bit_count) * 8;
     out->bits_per_key = (double)f->bits.bit_count / (double)(f->capacity ? f->capacity : 1);
     out->target_fpr = f->target_fpr;
     out->expected_fpr = amq_bloom_expected_fpr(f);

@@ -220,10 +220,18 @@ int amq__counting_bloom_new(amq_counting_bloom **out, const amq_counting_bloom_p
     return AMQ_OK;
 }
 
-int amq_counting_bloom_new(amq_counting_bloom **out, const amq_counting_bloom_params *params)
+void amq_counting_bloom_params_init(amq_counting_bloom_params *params)
+{
+    assert(params);
+    memset(params, 0, sizeof *params);
+    amq_hasher_xxh3(&params->hasher, 0);
+}
+
+int amq_counting_bloom_new(amq_counting_bloom **out, const amq_counting_bloom_params *params,
+                           amq_diag *diag)
 {
     assert(out && params);
-    return amq__counting_bloom_new(out, params, AMQ__BLOOM_PROBE_LATEST, NULL);
+    return amq__counting_bloom_new(out, params, AMQ__BLOOM_PROBE_LATEST, diag);
 }
 
 void amq_counting_bloom_free(amq_counting_bloom *filter)
@@ -333,8 +341,8 @@ int amq_counting_bloom_remove(amq_counting_bloom *f, const void *key, size_t len
     return amq_counting_bloom_remove_hash(f, amq__hash128(&f->hasher, key, len));
 }
 
-void amq_counting_bloom_contains_many(const amq_counting_bloom *f, const void *const *keys,
-                                      const size_t *lens, size_t count, uint8_t *results)
+void amq_counting_bloom_contains_many(uint8_t *results, const amq_counting_bloom *f,
+                                      const void *const *keys, const size_t *lens, size_t count)
 {
     amq__bloom_table table = { f->counters, f->width_log2, f->counter_count, f->hashes,
                                f->probe_version };
@@ -357,7 +365,7 @@ uint32_t amq_counting_bloom_count(const amq_counting_bloom *f, const void *key, 
 
 /* ---- what the filter knows about itself ----------------------------------------- */
 
-double amq_counting_bloom_estimated_count(const amq_counting_bloom *f)
+double amq_counting_bloom_estimated_keys(const amq_counting_bloom *f)
 {
     double m = (double)f->counter_count, x = (double)f->nonzero;
     if (f->nonzero >= f->counter_count)
@@ -368,7 +376,7 @@ double amq_counting_bloom_estimated_count(const amq_counting_bloom *f)
 double amq_counting_bloom_expected_fpr(const amq_counting_bloom *f)
 {
     return amq__bloom_expected_fpr(f->probe_version, f->counter_count, f->hashes, f->nonzero,
-                                   amq_counting_bloom_estimated_count(f));
+                                   amq_counting_bloom_estimated_keys(f));
 }
 
 uint64_t amq_counting_bloom_counters(const amq_counting_bloom *f)
@@ -460,10 +468,11 @@ static int merge(amq_counting_bloom *into, const amq_counting_bloom *other, amq_
     return AMQ_OK;
 }
 
-int amq_counting_bloom_merge(amq_counting_bloom *into, const amq_counting_bloom *other)
+int amq_counting_bloom_merge(amq_counting_bloom *into, const amq_counting_bloom *other,
+                             amq_diag *diag)
 {
     assert(into && other);
-    return merge(into, other, NULL);
+    return merge(into, other, diag);
 }
 
 /* ---- invariants -------------------------------------------------------------- */
@@ -601,7 +610,7 @@ static int family_contains(const void *state, const void *key, size_t len)
 static int family_contains_many(const void *state, const void *const *keys, const size_t *lens,
                                 size_t count, uint8_t *results)
 {
-    amq_counting_bloom_contains_many(state, keys, lens, count, results);
+    amq_counting_bloom_contains_many(results, state, keys, lens, count);
     return AMQ_OK;
 }
 
@@ -694,11 +703,11 @@ static void family_info(const void *state, amq_info *out)
 {
     const amq_counting_bloom *f = state;
     out->capacity = f->capacity;
-    out->estimated_count = amq_counting_bloom_estimated_count(f);
-    out->count =
-        isfinite(out->estimated_count) ? (uint64_t)llround(out->estimated_count) : f->counter_count;
-    out->count_estimated = 1;
-    out->size_bytes = f->stored_bytes;
+    out->estimated_keys = amq_counting_bloom_estimated_keys(f);
+    out->keys =
+        isfinite(out->estimated_keys) ? (uint64_t)llround(out->estimated_keys) : f->counter_count;
+    out->keys_estimated = 1;
+    out->memory_bytes = f->stored_bytes;
     out->bits_per_key = (double)f->stored_bytes * 8 / (double)f->capacity;
     out->target_fpr = f->target_fpr;
     out->expected_fpr = amq_counting_bloom_expected_fpr(f);

@@ -214,11 +214,11 @@ static int size_stage(amq_bloom_params *out, const amq_scalable_bloom *f, size_t
                          capacity);
     uint64_t n = (uint64_t)capacity, m = 0;
     uint32_t k = 0;
-    if (amq_calc_optimal_m(&m, n, p) != AMQ_OK || m > AMQ_BLOOM_MAX_BITS)
+    if (amq_calc_optimal_m(&m, n, p, NULL) != AMQ_OK || m > AMQ_BLOOM_MAX_BITS)
         return amq__fail(diag, AMQ_ERANGE,
                          "stage %zu (%llu keys at error %.3g) would need more than 2^48 bits", i,
                          (unsigned long long)n, p);
-    if (amq_calc_optimal_k(&k, m, n) != AMQ_OK || k > AMQ_BLOOM_MAX_HASHES)
+    if (amq_calc_optimal_k(&k, m, n, NULL) != AMQ_OK || k > AMQ_BLOOM_MAX_HASHES)
         return amq__fail(diag, AMQ_ERANGE,
                          "stage %zu (error %.3g) would need more than %d hash functions", i, p,
                          AMQ_BLOOM_MAX_HASHES);
@@ -300,10 +300,18 @@ static int new_filter(amq_scalable_bloom **out, const amq_scalable_bloom_params 
     return AMQ_OK;
 }
 
-int amq_scalable_bloom_new(amq_scalable_bloom **out, const amq_scalable_bloom_params *params)
+void amq_scalable_bloom_params_init(amq_scalable_bloom_params *params)
+{
+    assert(params);
+    memset(params, 0, sizeof *params);
+    amq_hasher_xxh3(&params->hasher, 0);
+}
+
+int amq_scalable_bloom_new(amq_scalable_bloom **out, const amq_scalable_bloom_params *params,
+                           amq_diag *diag)
 {
     assert(out && params);
-    return new_filter(out, params, NULL);
+    return new_filter(out, params, diag);
 }
 
 void amq_scalable_bloom_free(amq_scalable_bloom *f)
@@ -418,8 +426,8 @@ static uint32_t batch_stage(const amq_bloom *bloom, size_t i, const amq_u128 *ha
     return pending;
 }
 
-void amq_scalable_bloom_contains_many(const amq_scalable_bloom *f, const void *const *keys,
-                                      const size_t *lens, size_t count, uint8_t *results)
+void amq_scalable_bloom_contains_many(uint8_t *results, const amq_scalable_bloom *f,
+                                      const void *const *keys, const size_t *lens, size_t count)
 {
     amq_u128 hashes[SCALABLE_BATCH];
     for (size_t start = 0; start < count; start += SCALABLE_BATCH) {
@@ -438,7 +446,7 @@ void amq_scalable_bloom_contains_many(const amq_scalable_bloom *f, const void *c
 
 /* ---- what the filter knows about itself --------------------------------------- */
 
-uint64_t amq_scalable_bloom_count(const amq_scalable_bloom *f)
+uint64_t amq_scalable_bloom_keys(const amq_scalable_bloom *f)
 {
     return f->count;
 }
@@ -462,7 +470,7 @@ uint64_t amq_scalable_bloom_capacity(const amq_scalable_bloom *f)
     return capacity;
 }
 
-uint64_t amq_scalable_bloom_size_bytes(const amq_scalable_bloom *f)
+uint64_t amq_scalable_bloom_memory_bytes(const amq_scalable_bloom *f)
 {
     uint64_t bytes = 0;
     for (size_t i = 0; i < f->stage_count; i++)
@@ -504,7 +512,7 @@ static double estimated_count(const amq_scalable_bloom *f)
 {
     double keys = 0;
     for (size_t i = 0; i < f->stage_count; i++)
-        keys += amq_bloom_estimated_count(f->stages[i].bloom);
+        keys += amq_bloom_estimated_keys(f->stages[i].bloom);
     return keys;
 }
 
@@ -576,7 +584,7 @@ static int union_into(amq_scalable_bloom *into, const amq_scalable_bloom *other,
         uint64_t set = union_bits_set(a, b);
         double x = (double)set, xa = a ? (double)amq_bloom_bits_set(a) : 0;
         /* The keys other brings that into lacks, estimated from how much
-         * the OR fills the stage (as amq_bloom_estimated_count estimates
+         * the OR fills the stage (as amq_bloom_estimated_keys estimates
          * keys from set bits), added to into's count; the result is kept
          * between what the larger side holds and what both hold together. */
         double brought = x >= m ? INFINITY : (m / k) * (log1p(-xa / m) - log1p(-x / m));
@@ -605,7 +613,7 @@ static int union_into(amq_scalable_bloom *into, const amq_scalable_bloom *other,
     into->count = 0;
     for (size_t i = 0; i < stages; i++) {
         if (i < other->stage_count) {
-            status = amq_bloom_union(into->stages[i].bloom, other->stages[i].bloom);
+            status = amq_bloom_merge(into->stages[i].bloom, other->stages[i].bloom, NULL);
             assert(status == AMQ_OK);
         }
         into->stages[i].count = counts[i];
@@ -614,10 +622,11 @@ static int union_into(amq_scalable_bloom *into, const amq_scalable_bloom *other,
     return AMQ_OK;
 }
 
-int amq_scalable_bloom_union(amq_scalable_bloom *into, const amq_scalable_bloom *other)
+int amq_scalable_bloom_merge(amq_scalable_bloom *into, const amq_scalable_bloom *other,
+                             amq_diag *diag)
 {
     assert(into && other);
-    return union_into(into, other, NULL);
+    return union_into(into, other, diag);
 }
 
 /* ---- invariants ------------------------------------------------------------- */
@@ -719,7 +728,7 @@ static int family_contains(const void *state, const void *key, size_t len)
 static int family_contains_many(const void *state, const void *const *keys, const size_t *lens,
                                 size_t count, uint8_t *results)
 {
-    amq_scalable_bloom_contains_many(state, keys, lens, count, results);
+    amq_scalable_bloom_contains_many(results, state, keys, lens, count);
     return AMQ_OK;
 }
 
@@ -895,10 +904,10 @@ static void family_info(const void *state, amq_info *out)
 {
     const amq_scalable_bloom *f = state;
     out->capacity = amq_scalable_bloom_capacity(f);
-    out->count = f->count;
-    out->estimated_count = estimated_count(f);
-    out->size_bytes = amq_scalable_bloom_size_bytes(f);
-    out->bits_per_key = (double)out->size_bytes * 8 / (double)(f->count ? f->count : 1);
+    out->keys = f->count;
+    out->estimated_keys = estimated_count(f);
+    out->memory_bytes = amq_scalable_bloom_memory_bytes(f);
+    out->bits_per_key = (double)out->memory_bytes * 8 / (double)(f->count ? f->count : 1);
     out->target_fpr = f->fpr;
     out->expected_fpr = amq_scalable_bloom_expected_fpr(f);
     out->hasher = f->hasher;

@@ -212,11 +212,13 @@ struct amq_bundle_writer {
     uint64_t count, cap;
 };
 
-int amq_bundle_writer_new(amq_bundle_writer **out)
+int amq_bundle_writer_new(amq_bundle_writer **out, amq_diag *diag)
 {
     assert(out);
     *out = calloc(1, sizeof **out);
-    return *out ? AMQ_OK : AMQ_ENOMEM;
+    if (!*out)
+        return amq__fail(diag, AMQ_ENOMEM, "no memory for a bundle writer");
+    return AMQ_OK;
 }
 
 void amq_bundle_writer_free(amq_bundle_writer *writer)
@@ -228,7 +230,7 @@ void amq_bundle_writer_free(amq_bundle_writer *writer)
     free(writer);
 }
 
-uint64_t amq_bundle_writer_count(const amq_bundle_writer *writer)
+uint64_t amq_bundle_writer_members(const amq_bundle_writer *writer)
 {
     return writer->count;
 }
@@ -553,7 +555,7 @@ static const char *read_hasher(amq_hasher *hasher, const uint8_t **p, const uint
         return "it is cut off in its hash key";
     memcpy(hasher->key, *p, key_bytes);
     *p += key_bytes;
-    return amq_hasher_check(hasher) == AMQ_OK ? NULL : "its hash kind is unknown";
+    return amq_hasher_check(hasher, NULL) == AMQ_OK ? NULL : "its hash kind is unknown";
 }
 
 /* Read the record at *p (inside [.., end)) into r and advance *p; with
@@ -809,7 +811,7 @@ void amq_bundle_close(amq_bundle *bundle)
     free(bundle);
 }
 
-uint64_t amq_bundle_count(const amq_bundle *bundle)
+uint64_t amq_bundle_members(const amq_bundle *bundle)
 {
     return bundle->count;
 }
@@ -877,8 +879,8 @@ static void describe_member(const record *r, uint64_t index, amq_bundle_member *
     out->index = index;
 }
 
-int amq_bundle_find(const amq_bundle *bundle, const void *name, size_t name_len,
-                    amq_bundle_member *out)
+int amq_bundle_find(amq_bundle_member *out, const amq_bundle *bundle, const void *name,
+                    size_t name_len)
 {
     assert(bundle && out && (name || name_len == 0));
     record r;
@@ -889,7 +891,7 @@ int amq_bundle_find(const amq_bundle *bundle, const void *name, size_t name_len,
     return 1;
 }
 
-int amq_bundle_member_at(const amq_bundle *bundle, uint64_t index, amq_bundle_member *out)
+int amq_bundle_member_at(amq_bundle_member *out, const amq_bundle *bundle, uint64_t index)
 {
     assert(bundle && out);
     if (index >= bundle->count)
@@ -900,8 +902,8 @@ int amq_bundle_member_at(const amq_bundle *bundle, uint64_t index, amq_bundle_me
     return AMQ_OK;
 }
 
-int amq_bundle_open_filter(const amq_bundle *bundle, const void *name, size_t name_len,
-                           amq_filter **out, amq_diag *diag)
+int amq_bundle_open_filter(amq_filter **out, const amq_bundle *bundle, const void *name,
+                           size_t name_len, amq_diag *diag)
 {
     assert(bundle && out && (name || name_len == 0));
     *out = NULL;

@@ -191,47 +191,47 @@ static int solve_n_for_optimal_k(uint64_t *n, uint64_t m, double p, amq_diag *di
     return AMQ_OK;
 }
 
-int amq_calc_optimal_k(uint32_t *k, uint64_t m, uint64_t n)
+int amq_calc_optimal_k(uint32_t *k, uint64_t m, uint64_t n, amq_diag *diag)
 {
     assert(k);
-    int status = check_m(m, NULL);
+    int status = check_m(m, diag);
     if (status == AMQ_OK)
-        status = check_n(n, NULL);
+        status = check_n(n, diag);
     if (status == AMQ_OK)
-        status = solve_k(k, m, n, NULL);
+        status = solve_k(k, m, n, diag);
     return status;
 }
 
-int amq_calc_optimal_m(uint64_t *m, uint64_t n, double p)
+int amq_calc_optimal_m(uint64_t *m, uint64_t n, double p, amq_diag *diag)
 {
     assert(m);
-    int status = check_n(n, NULL);
+    int status = check_n(n, diag);
     if (status == AMQ_OK)
-        status = check_p(p, NULL);
+        status = check_p(p, diag);
     if (status == AMQ_OK)
-        status = solve_m(m, n, p, NULL);
+        status = solve_m(m, n, p, diag);
     return status;
 }
 
-int amq_calc_capacity(uint64_t *n, uint64_t m, uint32_t k, double p)
+int amq_calc_capacity(uint64_t *n, uint64_t m, uint32_t k, double p, amq_diag *diag)
 {
     assert(n);
-    int status = check_m(m, NULL);
+    int status = check_m(m, diag);
     if (status == AMQ_OK)
-        status = check_k(k, NULL);
+        status = check_k(k, diag);
     if (status == AMQ_OK)
-        status = check_p(p, NULL);
+        status = check_p(p, diag);
     if (status == AMQ_OK)
-        status = solve_n(n, m, k, p, NULL);
+        status = solve_n(n, m, k, p, diag);
     return status;
 }
 
-int amq_calc_fpr(double *p, uint64_t n, uint64_t m, uint32_t k)
+int amq_calc_fpr(double *p, uint64_t n, uint64_t m, uint32_t k, amq_diag *diag)
 {
     assert(p);
-    int status = check_m(m, NULL);
+    int status = check_m(m, diag);
     if (status == AMQ_OK)
-        status = check_k(k, NULL);
+        status = check_k(k, diag);
     if (status == AMQ_OK)
         *p = rate(n, m, k);
     return status;

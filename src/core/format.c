@@ -306,7 +306,7 @@ static int check_container(const amq__container *c, const amq__piece *pieces, si
     if (c->family < 1 || c->family > AMQ__FAMILY_MAX)
         return amq__fail(diag, AMQ_EINVAL, "family id %" PRIu32 " is not in 1..%d", c->family,
                          AMQ__FAMILY_MAX);
-    if (amq_hasher_check(&c->hasher) != AMQ_OK)
+    if (amq_hasher_check(&c->hasher, NULL) != AMQ_OK)
         return amq__fail(diag, AMQ_EINVAL, "malformed hasher (kind %d, %s)", (int)c->hasher.kind,
                          hash_kind_name((uint32_t)c->hasher.kind));
     if (c->params_len > AMQ__FORMAT_PARAMS_MAX)
@@ -879,7 +879,7 @@ static int check_header_fields(const uint8_t *buf, amq_diag *diag)
     amq_hasher hasher;
     hasher.kind = (amq_hash_kind)kind;
     memcpy(hasher.key, buf + OFFSET_HASH_KEY, sizeof hasher.key);
-    if (amq_hasher_check(&hasher) != AMQ_OK)
+    if (amq_hasher_check(&hasher, NULL) != AMQ_OK)
         return amq__fail_at(diag, AMQ_ECORRUPT, OFFSET_HASH_KEY,
                             "hash key at offset %d has nonzero bytes that hash kind %s does "
                             "not use",

@@ -82,17 +82,23 @@ static bool all_zero(const uint8_t *bytes, size_t len)
     return true;
 }
 
-int amq_hasher_check(const amq_hasher *hasher)
+int amq_hasher_check(const amq_hasher *hasher, amq_diag *diag)
 {
     switch (hasher->kind) {
     case AMQ_HASH_XXH3:
-        return all_zero(hasher->key + 8, 8) ? AMQ_OK : AMQ_EINVAL;
+        if (!all_zero(hasher->key + 8, 8))
+            return amq__fail(
+                diag, AMQ_EINVAL,
+                "an xxh3 hasher's key bytes 8..15 must be zero (its seed is bytes 0..7)");
+        return AMQ_OK;
     case AMQ_HASH_SIPHASH:
         return AMQ_OK;
     case AMQ_HASH_MD5:
-        return all_zero(hasher->key, 16) ? AMQ_OK : AMQ_EINVAL;
+        if (!all_zero(hasher->key, 16))
+            return amq__fail(diag, AMQ_EINVAL, "an md5 hasher's key bytes must be zero");
+        return AMQ_OK;
     default:
-        return AMQ_EINVAL;
+        return amq__fail(diag, AMQ_EINVAL, "unknown hash kind %d", (int)hasher->kind);
     }
 }
 
@@ -103,7 +109,7 @@ int amq__hasher_resolve(amq_hasher *out, const amq_hasher *given, amq_diag *diag
         amq_hasher_xxh3(out, 0);
     else
         *out = *given;
-    if (amq_hasher_check(out) != AMQ_OK)
+    if (amq_hasher_check(out, NULL) != AMQ_OK)
         return amq__fail(diag, AMQ_EINVAL, "invalid hasher");
     return AMQ_OK;
 }

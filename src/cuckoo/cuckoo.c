@@ -1076,10 +1076,17 @@ static int cuckoo_new(amq_cuckoo **out, const amq_cuckoo_params *params, amq_dia
     return AMQ_OK;
 }
 
-int amq_cuckoo_new(amq_cuckoo **out, const amq_cuckoo_params *params)
+void amq_cuckoo_params_init(amq_cuckoo_params *params)
+{
+    assert(params);
+    memset(params, 0, sizeof *params);
+    amq_hasher_xxh3(&params->hasher, 0);
+}
+
+int amq_cuckoo_new(amq_cuckoo **out, const amq_cuckoo_params *params, amq_diag *diag)
 {
     assert(out);
-    return cuckoo_new(out, params, NULL);
+    return cuckoo_new(out, params, diag);
 }
 
 void amq_cuckoo_free(amq_cuckoo *filter)
@@ -1347,8 +1354,8 @@ static void contains_many_of_hashes(const amq_cuckoo *filter, const uint64_t *ha
         other_contains_many(filter, hashes, count, results);
 }
 
-void amq_cuckoo_contains_many(const amq_cuckoo *filter, const void *const *keys, const size_t *lens,
-                              size_t count, uint8_t *results)
+void amq_cuckoo_contains_many(uint8_t *results, const amq_cuckoo *filter, const void *const *keys,
+                              const size_t *lens, size_t count)
 {
     uint64_t chunk_hashes[LOOKUP_CHUNK];
     for (size_t start = 0; start < count; start += LOOKUP_CHUNK) {
@@ -1359,8 +1366,8 @@ void amq_cuckoo_contains_many(const amq_cuckoo *filter, const void *const *keys,
     }
 }
 
-void amq_cuckoo_contains_many_hash(const amq_cuckoo *filter, const uint64_t *hashes, size_t count,
-                                   uint8_t *results)
+void amq_cuckoo_contains_many_hash(uint8_t *results, const amq_cuckoo *filter,
+                                   const uint64_t *hashes, size_t count)
 {
     contains_many_of_hashes(filter, hashes, count, results);
 }
@@ -1395,7 +1402,7 @@ uint64_t amq_cuckoo_count(const amq_cuckoo *filter, const void *key, size_t len)
 
 /* ---- statistics ---------------------------------------------------------------- */
 
-uint64_t amq_cuckoo_size(const amq_cuckoo *filter)
+uint64_t amq_cuckoo_keys(const amq_cuckoo *filter)
 {
     uint64_t stored = 0;
     for (size_t i = 0; i < filter->table_count; i++)
@@ -1418,10 +1425,10 @@ uint64_t amq_cuckoo_slots(const amq_cuckoo *filter)
 
 double amq_cuckoo_load(const amq_cuckoo *filter)
 {
-    return (double)amq_cuckoo_size(filter) / (double)amq_cuckoo_slots(filter);
+    return (double)amq_cuckoo_keys(filter) / (double)amq_cuckoo_slots(filter);
 }
 
-uint64_t amq_cuckoo_table_bytes(const amq_cuckoo *filter)
+uint64_t amq_cuckoo_memory_bytes(const amq_cuckoo *filter)
 {
     uint64_t bytes = 0;
     for (size_t i = 0; i < filter->table_count; i++)
@@ -1585,7 +1592,7 @@ static int family_contains(const void *state, const void *key, size_t len)
 static int family_contains_many(const void *state, const void *const *keys, const size_t *lens,
                                 size_t count, uint8_t *results)
 {
-    amq_cuckoo_contains_many(state, keys, lens, count, results);
+    amq_cuckoo_contains_many(results, state, keys, lens, count);
     return AMQ_OK;
 }
 
@@ -1760,10 +1767,10 @@ static void family_info(const void *state, amq_info *out)
     uint64_t first_slots = f->base_buckets * f->bucket_size;
     out->capacity =
         (uint64_t)((double)f->capacity * (double)amq_cuckoo_slots(f) / (double)first_slots);
-    out->count = amq_cuckoo_size(f);
-    out->estimated_count = (double)out->count;
-    out->size_bytes = amq_cuckoo_table_bytes(f);
-    out->bits_per_key = (double)out->size_bytes * 8 / (double)out->capacity;
+    out->keys = amq_cuckoo_keys(f);
+    out->estimated_keys = (double)out->keys;
+    out->memory_bytes = amq_cuckoo_memory_bytes(f);
+    out->bits_per_key = (double)out->memory_bytes * 8 / (double)out->capacity;
     out->target_fpr = f->target_fpr;
     out->expected_fpr = amq_cuckoo_expected_fpr(f);
     out->hasher = f->hasher;

@@ -54,7 +54,7 @@ const amq__family *const *amq__family_table(void)
     return families;
 }
 
-const char *amq_family_name(size_t index)
+const char *amq_family_at(size_t index)
 {
     return index < family_count ? families[index]->name : NULL;
 }
@@ -67,13 +67,21 @@ static const amq__family *family_by_id(uint32_t id)
     return NULL;
 }
 
+/* A handle around state, which it takes over: on failure the state is
+ * destroyed. */
 static int wrap(amq_filter **out, const amq__family *family, void *state)
 {
-    amq_filter *f = calloc(1, sizeof *f);
-    if (!f) {
+    int status = amq__filter_wrap(out, family, state);
+    if (status != AMQ_OK)
         family->destroy(state);
+    return status;
+}
+
+int amq__filter_wrap(amq_filter **out, const amq__family *family, void *state)
+{
+    amq_filter *f = calloc(1, sizeof *f);
+    if (!f)
         return AMQ_ENOMEM;
-    }
     f->family = family;
     f->state = state;
     *out = f;
@@ -89,7 +97,7 @@ static int null_argument(amq_diag *diag, const char *call, const char *argument)
     return amq__fail(diag, AMQ_EINVAL, "%s: %s is NULL", call, argument);
 }
 
-int amq_new_ex(amq_filter **out, const char *spec_text, amq_diag *diag)
+int amq_new(amq_filter **out, const char *spec_text, amq_diag *diag)
 {
     if (!out || !spec_text)
         return null_argument(diag, "amq_new", !out ? "out" : "spec");
@@ -109,13 +117,8 @@ int amq_new_ex(amq_filter **out, const char *spec_text, amq_diag *diag)
     return wrap(out, spec.family, state);
 }
 
-int amq_new(amq_filter **out, const char *spec)
-{
-    return amq_new_ex(out, spec, NULL);
-}
-
-int amq_build_ex(amq_filter **out, const char *spec_text, const void *const *keys,
-                 const size_t *lens, size_t count, amq_diag *diag)
+int amq_build(amq_filter **out, const char *spec_text, const void *const *keys, const size_t *lens,
+              size_t count, amq_diag *diag)
 {
     if (!out || !spec_text || (count > 0 && (!keys || !lens)))
         return null_argument(diag, "amq_build",
@@ -157,12 +160,6 @@ int amq_build_ex(amq_filter **out, const char *spec_text, const void *const *key
     return wrap(out, family, state);
 }
 
-int amq_build(amq_filter **out, const char *spec, const void *const *keys, const size_t *lens,
-              size_t count)
-{
-    return amq_build_ex(out, spec, keys, lens, count, NULL);
-}
-
 int amq_add(amq_filter *f, const void *key, size_t len)
 {
     if (!f || (!key && len > 0))
@@ -197,8 +194,8 @@ int amq_contains(const amq_filter *f, const void *key, size_t len)
     return f->family->contains(f->state, key, len);
 }
 
-int amq_contains_many(const amq_filter *f, const void *const *keys, const size_t *lens,
-                      size_t count, uint8_t *results)
+int amq_contains_many(uint8_t *results, const amq_filter *f, const void *const *keys,
+                      const size_t *lens, size_t count)
 {
     if (!f || (count > 0 && (!keys || !lens || !results)))
         return AMQ_EINVAL;
@@ -227,7 +224,7 @@ int amq_merge(amq_filter *into, const amq_filter *other, amq_diag *diag)
     return into->family->merge(into->state, other->state, diag);
 }
 
-int amq_export(const amq_filter *f, const char *format, uint8_t **out, size_t *len, amq_diag *diag)
+int amq_export(uint8_t **out, size_t *len, const amq_filter *f, const char *format, amq_diag *diag)
 {
     if (!f || !format || !out || !len)
         return null_argument(diag, "amq_export",
@@ -296,12 +293,12 @@ const char *amq_capability_name(int capability)
     }
 }
 
-const char *amq_family(const amq_filter *f)
+const char *amq_filter_family(const amq_filter *f)
 {
     return f ? f->family->name : NULL;
 }
 
-int amq_info_get(const amq_filter *f, amq_info *out)
+int amq_info_get(amq_info *out, const amq_filter *f)
 {
     if (!f || !out)
         return AMQ_EINVAL;
@@ -355,7 +352,7 @@ uint64_t amq__saved_payload_len(const amq__saved *saved)
     return len;
 }
 
-int amq_save_ex(const amq_filter *f, const char *path, amq_diag *diag)
+int amq_save(const amq_filter *f, const char *path, amq_diag *diag)
 {
     if (!f || !path)
         return null_argument(diag, "amq_save", !f ? "f" : "path");
@@ -369,23 +366,20 @@ int amq_save_ex(const amq_filter *f, const char *path, amq_diag *diag)
     return status;
 }
 
-int amq_saved_size(const amq_filter *f, uint64_t *bytes)
+int amq_saved_bytes(uint64_t *bytes, const amq_filter *f, amq_diag *diag)
 {
-    if (!f || !bytes)
-        return AMQ_EINVAL;
+    if (!bytes || !f)
+        return null_argument(diag, "amq_saved_bytes", !bytes ? "bytes" : "the filter");
     amq__container c;
     int status;
-    amq__saved *saved = amq__filter_describe(f, &c, NULL, &status);
+    amq__saved *saved = amq__filter_describe(f, &c, diag, &status);
     if (!saved)
         return status;
     *bytes = amq__format_encoded_size(c.params_len, amq__saved_payload_len(saved));
     amq__saved_free(saved);
-    return *bytes ? AMQ_OK : AMQ_ERANGE;
-}
-
-int amq_save(const amq_filter *f, const char *path)
-{
-    return amq_save_ex(f, path, NULL);
+    if (!*bytes)
+        return amq__fail(diag, AMQ_ERANGE, "the filter is too large for a file");
+    return AMQ_OK;
 }
 
 /* Let go of an image the family did not keep: close it, unless it is the
@@ -439,7 +433,7 @@ int amq__filter_from_container(amq_filter **out, const amq__container *c, amq__f
     return from_container(out, c, image, false, where, diag);
 }
 
-int amq_load_ex(amq_filter **out, const char *path, unsigned flags, amq_diag *diag)
+int amq_load(amq_filter **out, const char *path, unsigned flags, amq_diag *diag)
 {
     if (!out || !path)
         return null_argument(diag, "amq_load", !out ? "out" : "path");
@@ -454,11 +448,6 @@ int amq_load_ex(amq_filter **out, const char *path, unsigned flags, amq_diag *di
     if (status == AMQ_OK)
         (*out)->file_checksum = checksum;
     return status;
-}
-
-int amq_load(amq_filter **out, const char *path)
-{
-    return amq_load_ex(out, path, 0, NULL);
 }
 
 /* ---- filters in memory ----------------------------------------------------- */
@@ -563,4 +552,9 @@ void amq_free(amq_filter *f)
     f->family->destroy(f->state);
     release_image(&f->image, f->image_is_callers);
     free(f);
+}
+
+void *amq__filter_state(amq_filter *f, const amq__family *family)
+{
+    return f && f->family == family ? f->state : NULL;
 }

@@ -34,4 +34,11 @@ int amq__filter_from_container(amq_filter **out, const amq__container *c, amq__f
  * tests and fuzz targets). */
 const amq__family *const *amq__family_table(void);
 
+/* A handle around a family's state, which amq_free then destroys. On
+ * failure (AMQ_ENOMEM) the state is left to the caller. */
+int amq__filter_wrap(amq_filter **out, const amq__family *family, void *state);
+
+/* f's state when f is of family, else NULL (also for f NULL). */
+void *amq__filter_state(amq_filter *f, const amq__family *family);
+
 #endif /* AMQ_FILTER_H */

@@ -509,7 +509,7 @@ static int parse_manifest(manifest *m, const amq__container *c, amq_diag *diag)
 /* The filter a manifest describes, made empty (generation 0). */
 static int make_filter(amq_frontier *f, amq_diag *diag)
 {
-    int status = amq_scalable_bloom_new(&f->filter, &f->filter_params);
+    int status = amq_scalable_bloom_new(&f->filter, &f->filter_params, NULL);
     if (status == AMQ_EINVAL)
         return amq__fail(diag, status,
                          "the filter options are out of range: growth %g must be in [1.25, 16], "
@@ -567,11 +567,11 @@ static int reopen(amq_frontier *f, amq_diag *diag)
     }
     if (status != AMQ_OK)
         return status;
-    if (amq_scalable_bloom_count(f->filter) != f->enqueued)
+    if (amq_scalable_bloom_keys(f->filter) != f->enqueued)
         return amq__fail(diag, AMQ_ECORRUPT,
                          "the filter holds %" PRIu64 " URLs; the manifest says %" PRIu64
                          " were enqueued",
-                         amq_scalable_bloom_count(f->filter), f->enqueued);
+                         amq_scalable_bloom_keys(f->filter), f->enqueued);
     return sweep_directory(f, false, diag);
 }
 
@@ -812,7 +812,7 @@ static int refill_head(amq_frontier *f, amq_diag *diag)
     return status;
 }
 
-int amq_frontier_pop(amq_frontier *f, char *buffer, size_t capacity, size_t *len, amq_diag *diag)
+int amq_frontier_pop(char *buffer, size_t capacity, size_t *len, amq_frontier *f, amq_diag *diag)
 {
     assert(f && len && (buffer || capacity == 0));
     *len = 0;
@@ -895,7 +895,7 @@ int amq_frontier_save(amq_frontier *f, amq_diag *diag)
 
 /* ---- figures and invariants ------------------------------------------------------- */
 
-void amq_frontier_stats_get(const amq_frontier *f, amq_frontier_stats *out)
+void amq_frontier_stats_get(amq_frontier_stats *out, const amq_frontier *f)
 {
     assert(f && out);
     memset(out, 0, sizeof *out);
@@ -909,7 +909,7 @@ void amq_frontier_stats_get(const amq_frontier *f, amq_frontier_stats *out)
     out->memory_bytes = f->head.capacity + f->tail.capacity;
     out->disk_bytes = f->spill.bytes;
     out->segments = f->spill.count;
-    out->filter_bytes = amq_scalable_bloom_size_bytes(f->filter);
+    out->filter_bytes = amq_scalable_bloom_memory_bytes(f->filter);
     out->expected_fpr = amq_scalable_bloom_expected_fpr(f->filter);
     out->fpr = amq_scalable_bloom_fpr(f->filter);
     out->generation = f->generation;
@@ -958,9 +958,9 @@ int amq__frontier_check(const amq_frontier *f, amq_diag *diag)
     if (f->head.capacity > f->head_bytes_max || f->tail.capacity > f->tail_bytes_max ||
         f->head.records > f->head_urls_max || f->tail.records > f->tail_urls_max)
         return amq__fail(diag, AMQ_ECORRUPT, "the buffers exceed their caps (I3)");
-    if (amq_scalable_bloom_count(f->filter) != f->enqueued)
+    if (amq_scalable_bloom_keys(f->filter) != f->enqueued)
         return amq__fail(diag, AMQ_ECORRUPT,
                          "the filter holds %" PRIu64 " URLs, %" PRIu64 " were enqueued (I5)",
-                         amq_scalable_bloom_count(f->filter), f->enqueued);
+                         amq_scalable_bloom_keys(f->filter), f->enqueued);
     return AMQ_OK;
 }

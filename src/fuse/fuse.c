@@ -270,7 +270,7 @@ static AMQ__ALWAYS_INLINE void batch(const amq_fuse *f, const void *const *keys,
                                      const uint64_t *hashes, size_t count, uint8_t *results,
                                      bool by_hash, uint32_t fingerprint_bits, uint32_t arity)
 {
-    if (amq_fuse_size_bytes(f) <= CACHED_ARRAY_BYTES)
+    if (amq_fuse_memory_bytes(f) <= CACHED_ARRAY_BYTES)
         direct(f, keys, lens, hashes, count, results, by_hash, fingerprint_bits, arity);
     else
         pipeline(f, keys, lens, hashes, count, results, by_hash, fingerprint_bits, arity);
@@ -292,21 +292,21 @@ static AMQ__ALWAYS_INLINE void contains_many(const amq_fuse *f, const void *cons
         batch(f, keys, lens, hashes, count, results, by_hash, 16, 4);
 }
 
-void amq_fuse_contains_many(const amq_fuse *filter, const void *const *keys, const size_t *lens,
-                            size_t count, uint8_t *results)
+void amq_fuse_contains_many(uint8_t *results, const amq_fuse *filter, const void *const *keys,
+                            const size_t *lens, size_t count)
 {
     contains_many(filter, keys, lens, NULL, count, results, false);
 }
 
-void amq_fuse_contains_many_hash(const amq_fuse *filter, const uint64_t *hashes, size_t count,
-                                 uint8_t *results)
+void amq_fuse_contains_many_hash(uint8_t *results, const amq_fuse *filter, const uint64_t *hashes,
+                                 size_t count)
 {
     contains_many(filter, NULL, NULL, hashes, count, results, true);
 }
 
 /* ---- what a filter is ------------------------------------------------------ */
 
-uint64_t amq_fuse_count(const amq_fuse *filter)
+uint64_t amq_fuse_keys(const amq_fuse *filter)
 {
     return filter->count;
 }
@@ -336,7 +336,7 @@ uint64_t amq_fuse_array_length(const amq_fuse *filter)
     return filter->shape.array_length;
 }
 
-uint64_t amq_fuse_size_bytes(const amq_fuse *filter)
+uint64_t amq_fuse_memory_bytes(const amq_fuse *filter)
 {
     return filter->shape.array_length * (filter->fingerprint_bits / 8);
 }
@@ -344,7 +344,7 @@ uint64_t amq_fuse_size_bytes(const amq_fuse *filter)
 double amq_fuse_bits_per_key(const amq_fuse *filter)
 {
     double keys = filter->count ? (double)filter->count : 1;
-    return (double)amq_fuse_size_bytes(filter) * 8 / keys;
+    return (double)amq_fuse_memory_bytes(filter) * 8 / keys;
 }
 
 double amq_fuse_expected_fpr(const amq_fuse *filter)
@@ -443,7 +443,7 @@ static int family_contains(const void *state, const void *key, size_t len)
 static int family_contains_many(const void *state, const void *const *keys, const size_t *lens,
                                 size_t count, uint8_t *results)
 {
-    amq_fuse_contains_many(state, keys, lens, count, results);
+    amq_fuse_contains_many(results, state, keys, lens, count);
     return AMQ_OK;
 }
 
@@ -461,7 +461,7 @@ static int family_save(const void *state, amq__saved *out)
     amq__params_put_u32(&out->params, f->attempts);
     amq__params_put_f64(&out->params, f->target_fpr);
     out->pieces[0].data = f->fingerprints;
-    out->pieces[0].len = amq_fuse_size_bytes(f);
+    out->pieces[0].len = amq_fuse_memory_bytes(f);
     out->piece_count = 1;
     return AMQ_OK;
 }
@@ -495,11 +495,11 @@ static int family_load(void **state, const amq__container *c, bool *borrows_imag
     int status = amq__fuse_check(&f, diag);
     if (status != AMQ_OK)
         return status;
-    if (c->payload_len != amq_fuse_size_bytes(&f))
+    if (c->payload_len != amq_fuse_memory_bytes(&f))
         return amq__fail(diag, AMQ_ECORRUPT,
                          "%s payload is %llu bytes; %llu slots of %u bits take %llu", name,
                          (unsigned long long)c->payload_len, (unsigned long long)array_length,
-                         fingerprint_bits, (unsigned long long)amq_fuse_size_bytes(&f));
+                         fingerprint_bits, (unsigned long long)amq_fuse_memory_bytes(&f));
     amq_fuse *loaded = malloc(sizeof *loaded);
     if (!loaded)
         return amq__fail(diag, AMQ_ENOMEM, "out of memory");
@@ -526,9 +526,9 @@ static void family_info(const void *state, amq_info *out)
 {
     const amq_fuse *f = state;
     out->capacity = f->count;
-    out->count = f->count;
-    out->estimated_count = (double)f->count;
-    out->size_bytes = amq_fuse_size_bytes(f);
+    out->keys = f->count;
+    out->estimated_keys = (double)f->count;
+    out->memory_bytes = amq_fuse_memory_bytes(f);
     out->bits_per_key = amq_fuse_bits_per_key(f);
     out->target_fpr = f->target_fpr;
     out->expected_fpr = amq_fuse_expected_fpr(f);

@@ -535,8 +535,15 @@ int amq__fuse_build_hashes_with(amq_fuse **out, const amq_fuse_params *params,
     return build(out, params, hashes, NULL, count, options, diag);
 }
 
-int amq_fuse_build_hashes(amq_fuse **out, const amq_fuse_params *params, const uint64_t *hashes,
-                          size_t count, amq_diag *diag)
+void amq_fuse_params_init(amq_fuse_params *params)
+{
+    assert(params);
+    memset(params, 0, sizeof *params);
+    amq_hasher_xxh3(&params->hasher, 0);
+}
+
+int amq_fuse_build_hash(amq_fuse **out, const amq_fuse_params *params, const uint64_t *hashes,
+                        size_t count, amq_diag *diag)
 {
     return amq__fuse_build_hashes_with(out, params, hashes, count, NULL, diag);
 }

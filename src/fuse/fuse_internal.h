@@ -109,7 +109,7 @@ typedef struct amq__fuse_build_options {
     double size_factor;    /* slots per key; 0: the paper's */
 } amq__fuse_build_options;
 
-/* amq_fuse_build_hashes with options (NULL: the defaults). */
+/* amq_fuse_build_hash with options (NULL: the defaults). */
 int amq__fuse_build_hashes_with(amq_fuse **out, const amq_fuse_params *params,
                                 const uint64_t *hashes, size_t count,
                                 const amq__fuse_build_options *options, amq_diag *diag);

@@ -448,8 +448,8 @@ int amq_gcs_build(amq_gcs **out, const amq_gcs_params *params, const void *const
     return build(out, params, keys, lens, NULL, count, diag);
 }
 
-int amq_gcs_build_hashes(amq_gcs **out, const amq_gcs_params *params, const uint64_t *hashes,
-                         size_t count, amq_diag *diag)
+int amq_gcs_build_hash(amq_gcs **out, const amq_gcs_params *params, const uint64_t *hashes,
+                       size_t count, amq_diag *diag)
 {
     assert(out && (count == 0 || hashes));
     return build(out, params, NULL, NULL, hashes, count, diag);
@@ -523,7 +523,8 @@ static void append_values(amq__bitwriter *w, const amq_gcs *src, uint64_t offset
     }
 }
 
-int amq_gcs_union(amq_gcs **out, const amq_gcs *a, const amq_gcs *b, amq_diag *diag)
+/* The union of a and b as a new filter (a segment per part). */
+static int gcs_union(amq_gcs **out, const amq_gcs *a, const amq_gcs *b, amq_diag *diag)
 {
     assert(out && a && b);
     *out = NULL;
@@ -559,7 +560,7 @@ int amq_gcs_union(amq_gcs **out, const amq_gcs *a, const amq_gcs *b, amq_diag *d
 
 /* ---- statistics --------------------------------------------------------------- */
 
-uint64_t amq_gcs_count(const amq_gcs *filter)
+uint64_t amq_gcs_keys(const amq_gcs *filter)
 {
     return filter->count;
 }
@@ -610,7 +611,7 @@ uint64_t amq_gcs_index_bytes(const amq_gcs *filter)
     return filter->index.bytes;
 }
 
-uint64_t amq_gcs_size_bytes(const amq_gcs *filter)
+uint64_t amq_gcs_memory_bytes(const amq_gcs *filter)
 {
     return filter->stream_bytes + filter->index.bytes;
 }
@@ -638,9 +639,24 @@ const amq_hasher *amq_gcs_hasher(const amq_gcs *filter)
     return &filter->hasher;
 }
 
-void amq_gcs_stream(const amq_gcs *filter, const uint8_t **bytes, uint64_t *bit_count)
+void amq_gcs_stream(const uint8_t **bytes, uint64_t *bit_count, const amq_gcs *filter)
 {
     *bytes = filter->stream;
     if (bit_count)
         *bit_count = filter->stream_bits;
+}
+
+int amq_gcs_merge(amq_gcs *into, const amq_gcs *other, amq_diag *diag)
+{
+    assert(into && other);
+    amq_gcs *merged = NULL;
+    int status = gcs_union(&merged, into, other, diag);
+    if (status != AMQ_OK)
+        return status;
+    /* into's old stream, when it was borrowed from a file image, stays
+     * valid while the handle that owns the image lives. */
+    free(into->owned);
+    *into = *merged;
+    free(merged);
+    return AMQ_OK;
 }

@@ -80,21 +80,23 @@ static size_t compact_size_get(const uint8_t *bytes, size_t len, uint64_t *n)
     return 1 + width;
 }
 
-int amq_gcs_bip158_serialize(const amq_gcs *filter, uint8_t **out, size_t *len)
+int amq_gcs_bip158_serialize(uint8_t **out, size_t *len, const amq_gcs *filter, amq_diag *diag)
 {
     assert(filter && out && len);
     *out = NULL;
     *len = 0;
     if (filter->segment_count > 1)
-        return AMQ_EUNSUPPORTED;
+        return amq__fail(diag, AMQ_EUNSUPPORTED,
+                         "a filter of %zu segments has no BIP158 serialization (one stream)",
+                         filter->segment_count);
     uint8_t prefix[9];
     size_t prefix_len = compact_size_put(prefix, filter->count);
     if (filter->stream_bytes > SIZE_MAX - prefix_len)
-        return AMQ_ENOMEM;
+        return amq__fail(diag, AMQ_ENOMEM, "the stream does not fit this address space");
     size_t total = prefix_len + (size_t)filter->stream_bytes;
     uint8_t *bytes = malloc(total);
     if (!bytes)
-        return AMQ_ENOMEM;
+        return amq__fail(diag, AMQ_ENOMEM, "no memory for %zu bytes", total);
     memcpy(bytes, prefix, prefix_len);
     memcpy(bytes + prefix_len, filter->stream, (size_t)filter->stream_bytes);
     *out = bytes;
@@ -269,33 +271,16 @@ static int family_contains(const void *state, const void *key, size_t len)
     return amq_gcs_contains(state, key, len);
 }
 
-/* One merge of the sorted keys with the stream (amq_gcs_match). */
+/* One merge of the sorted keys with the stream (amq_gcs_contains_many). */
 static int family_contains_many(const void *state, const void *const *keys, const size_t *lens,
                                 size_t count, uint8_t *results)
 {
-    bool *matched = malloc(count * sizeof *matched);
-    if (!matched)
-        return AMQ_ENOMEM;
-    int status = amq_gcs_match(state, keys, lens, count, matched);
-    for (size_t i = 0; status == AMQ_OK && i < count; i++)
-        results[i] = matched[i];
-    free(matched);
-    return status;
+    return amq_gcs_contains_many(results, state, keys, lens, count);
 }
 
-/* The union replaces into's contents; into's old stream, when it was
- * borrowed from a file image, stays valid until the handle is freed. */
 static int family_merge(void *state, const void *other, amq_diag *diag)
 {
-    amq_gcs *into = state;
-    amq_gcs *merged = NULL;
-    int status = amq_gcs_union(&merged, into, other, diag);
-    if (status != AMQ_OK)
-        return status;
-    free(into->owned);
-    *into = *merged;
-    free(merged);
-    return AMQ_OK;
+    return amq_gcs_merge(state, other, diag);
 }
 
 static int family_save(const void *state, amq__saved *out)
@@ -425,10 +410,10 @@ static void family_info(const void *state, amq_info *out)
 {
     const amq_gcs *f = state;
     out->capacity = f->count;
-    out->count = f->count;
-    out->estimated_count = (double)f->count;
-    out->size_bytes = amq_gcs_size_bytes(f);
-    out->bits_per_key = f->count ? (double)out->size_bytes * 8 / (double)f->count : 0;
+    out->keys = f->count;
+    out->estimated_keys = (double)f->count;
+    out->memory_bytes = amq_gcs_memory_bytes(f);
+    out->bits_per_key = f->count ? (double)out->memory_bytes * 8 / (double)f->count : 0;
     out->target_fpr = 1.0 / (double)f->range;
     out->expected_fpr = amq_gcs_expected_fpr(f);
     out->hasher = f->hasher;
@@ -451,7 +436,7 @@ static int family_export(const void *state, const char *format, uint8_t **out, s
 {
     const amq_gcs *f = state;
     if (strcmp(format, "bip158") == 0) {
-        int status = amq_gcs_bip158_serialize(f, out, len);
+        int status = amq_gcs_bip158_serialize(out, len, f, NULL);
         if (status == AMQ_EUNSUPPORTED)
             return amq__fail(diag, status,
                              "a gcs union of %zu segments has no BIP158 form (one N, one stream)",

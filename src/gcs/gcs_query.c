@@ -111,7 +111,7 @@ bool amq_gcs_contains(const amq_gcs *filter, const void *key, size_t len)
  * number bits <= 64: a universe below 2^44 for a million queries), they
  * are sorted as one word, value above number, which halves the sort's
  * memory traffic; else the numbers ride along as the sort's values. */
-static int match(const amq_gcs *f, const uint64_t *hashes, size_t count, bool *results,
+static int match(const amq_gcs *f, const uint64_t *hashes, size_t count, uint8_t *results,
                  bool stop_at_first)
 {
     if (results)
@@ -157,21 +157,22 @@ static int match(const amq_gcs *f, const uint64_t *hashes, size_t count, bool *r
             any = 1;
             if (stop_at_first)
                 break;
-            results[query] = true;
+            results[query] = 1;
         }
     }
     free(work);
     return any;
 }
 
-int amq_gcs_match_hashes(const amq_gcs *filter, const uint64_t *hashes, size_t count, bool *results)
+int amq_gcs_contains_many_hash(uint8_t *results, const amq_gcs *filter, const uint64_t *hashes,
+                               size_t count)
 {
     assert(filter && (count == 0 || (hashes && results)));
     int status = match(filter, hashes, count, results, false);
     return status < 0 ? status : AMQ_OK;
 }
 
-int amq_gcs_match_any_hashes(const amq_gcs *filter, const uint64_t *hashes, size_t count)
+int amq_gcs_contains_any_hash(const amq_gcs *filter, const uint64_t *hashes, size_t count)
 {
     assert(filter && (count == 0 || hashes));
     return match(filter, hashes, count, NULL, true);
@@ -190,26 +191,26 @@ static uint64_t *hash_keys(const amq_gcs *f, const void *const *keys, const size
     return hashes;
 }
 
-int amq_gcs_match(const amq_gcs *filter, const void *const *keys, const size_t *lens, size_t count,
-                  bool *results)
+int amq_gcs_contains_many(uint8_t *results, const amq_gcs *filter, const void *const *keys,
+                          const size_t *lens, size_t count)
 {
     assert(filter && (count == 0 || (keys && lens && results)));
     uint64_t *hashes = hash_keys(filter, keys, lens, count);
     if (!hashes)
         return AMQ_ENOMEM;
-    int status = amq_gcs_match_hashes(filter, hashes, count, results);
+    int status = amq_gcs_contains_many_hash(results, filter, hashes, count);
     free(hashes);
     return status;
 }
 
-int amq_gcs_match_any(const amq_gcs *filter, const void *const *keys, const size_t *lens,
-                      size_t count)
+int amq_gcs_contains_any(const amq_gcs *filter, const void *const *keys, const size_t *lens,
+                         size_t count)
 {
     assert(filter && (count == 0 || (keys && lens)));
     uint64_t *hashes = hash_keys(filter, keys, lens, count);
     if (!hashes)
         return AMQ_ENOMEM;
-    int status = amq_gcs_match_any_hashes(filter, hashes, count);
+    int status = amq_gcs_contains_any_hash(filter, hashes, count);
     free(hashes);
     return status;
 }

@@ -637,8 +637,14 @@ static hfb_id *ids_alloc(size_t count)
     return malloc((count ? count : 1) * sizeof(hfb_id));
 }
 
-int amq_hfb_build(amq_hfb **out, const amq_hfb_params *params, const uint8_t *ids, size_t count,
-                  amq_diag *diag)
+void amq_hfb_params_init(amq_hfb_params *params)
+{
+    assert(params);
+    memset(params, 0, sizeof *params);
+}
+
+int amq_hfb_build_hash(amq_hfb **out, const amq_hfb_params *params, const uint8_t *ids,
+                       size_t count, amq_diag *diag)
 {
     assert(out && params && (count == 0 || ids));
     *out = NULL;
@@ -650,8 +656,8 @@ int amq_hfb_build(amq_hfb **out, const amq_hfb_params *params, const uint8_t *id
     return build_from_ids(out, params, copy, count, diag);
 }
 
-int amq_hfb_build_keys(amq_hfb **out, const amq_hfb_params *params, const void *const *keys,
-                       const size_t *lens, size_t count, amq_diag *diag)
+int amq_hfb_build(amq_hfb **out, const amq_hfb_params *params, const void *const *keys,
+                  const size_t *lens, size_t count, amq_diag *diag)
 {
     assert(out && params && (count == 0 || (keys && lens)));
     *out = NULL;
@@ -686,22 +692,22 @@ static inline bool passes_all(const amq_hfb *f, uint64_t low, uint64_t high)
     return true;
 }
 
-bool amq_hfb_contains(const amq_hfb *filter, const uint8_t id[16])
+bool amq_hfb_contains_hash(const amq_hfb *filter, const uint8_t id[16])
 {
     hfb_id x = id_read(id);
     return passes_all(filter, x.low, x.high);
 }
 
-int amq_hfb_contains_key(const amq_hfb *filter, const void *key, size_t len)
+int amq_hfb_contains(const amq_hfb *filter, const void *key, size_t len)
 {
     if (filter->ids == AMQ_HFB_IDS_MD5) {
         uint8_t digest[16];
         amq_md5(digest, key, len);
-        return amq_hfb_contains(filter, digest);
+        return amq_hfb_contains_hash(filter, digest);
     }
     if (len != AMQ_HFB_ID_BYTES)
         return AMQ_EINVAL;
-    return amq_hfb_contains(filter, key);
+    return amq_hfb_contains_hash(filter, key);
 }
 
 /* The batch pipeline: ID i's first-bank word is prefetched while ID
@@ -736,13 +742,13 @@ static size_t pipeline(const amq_hfb *f, const uint8_t *ids, size_t count, uint8
     return passed;
 }
 
-void amq_hfb_contains_many(const amq_hfb *filter, const uint8_t *ids, size_t count,
-                           uint8_t *results)
+void amq_hfb_contains_many_hash(uint8_t *results, const amq_hfb *filter, const uint8_t *ids,
+                                size_t count)
 {
     pipeline(filter, ids, count, results, NULL);
 }
 
-size_t amq_hfb_filter_ids(const amq_hfb *filter, const uint8_t *ids, size_t count, uint8_t *kept)
+size_t amq_hfb_select_hash(uint8_t *kept, const amq_hfb *filter, const uint8_t *ids, size_t count)
 {
     return pipeline(filter, ids, count, NULL, kept);
 }
@@ -754,7 +760,7 @@ amq_hfb_ids amq_hfb_id_kind(const amq_hfb *filter)
     return filter->ids;
 }
 
-uint64_t amq_hfb_id_count(const amq_hfb *filter)
+uint64_t amq_hfb_keys(const amq_hfb *filter)
 {
     return filter->id_count;
 }
@@ -774,7 +780,7 @@ size_t amq_hfb_slice_count(const amq_hfb *filter)
     return AMQ__HFB_ID_BITS / filter->bank_bits;
 }
 
-int amq_hfb_bank_get(const amq_hfb *filter, size_t i, amq_hfb_bank *out)
+int amq_hfb_bank_get(amq_hfb_bank *out, const amq_hfb *filter, size_t i)
 {
     if (i >= filter->bank_count)
         return AMQ_EINVAL;
@@ -802,7 +808,7 @@ double amq_hfb_expected_fpr(const amq_hfb *filter)
     return product;
 }
 
-uint64_t amq_hfb_table_bytes(const amq_hfb *filter)
+uint64_t amq_hfb_memory_bytes(const amq_hfb *filter)
 {
     uint64_t bytes = 0;
     for (size_t i = 0; i < filter->bank_count; i++)

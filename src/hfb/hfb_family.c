@@ -77,14 +77,14 @@ static int family_build(void **state, const amq__spec *spec, const void *const *
         .ids = hash ? AMQ_HFB_IDS_MD5 : AMQ_HFB_IDS_RAW,
     };
     amq_hfb *f;
-    int status = amq_hfb_build_keys(&f, &params, keys, lens, count, diag);
+    int status = amq_hfb_build(&f, &params, keys, lens, count, diag);
     *state = f;
     return status;
 }
 
 static int family_contains(const void *state, const void *key, size_t len)
 {
-    return amq_hfb_contains_key(state, key, len);
+    return amq_hfb_contains(state, key, len);
 }
 
 /* The keys' IDs are gathered a chunk at a time into one array (hashed
@@ -106,7 +106,7 @@ static int family_contains_many(const void *state, const void *const *keys, cons
             else
                 return AMQ_EINVAL;
         }
-        amq_hfb_contains_many(f, ids, n, results + done);
+        amq_hfb_contains_many_hash(results + done, f, ids, n);
     }
     return AMQ_OK;
 }
@@ -313,10 +313,10 @@ static void family_info(const void *state, amq_info *out)
     const amq_hfb *f = state;
     double n = (double)f->id_count;
     out->capacity = f->id_count;
-    out->count = f->id_count;
-    out->estimated_count = n;
-    out->size_bytes = amq_hfb_table_bytes(f);
-    out->bits_per_key = n > 0 ? (double)out->size_bytes * 8 / n : 0;
+    out->keys = f->id_count;
+    out->estimated_keys = n;
+    out->memory_bytes = amq_hfb_memory_bytes(f);
+    out->bits_per_key = n > 0 ? (double)out->memory_bytes * 8 / n : 0;
     out->target_fpr = f->target_fpr;
     out->expected_fpr = amq_hfb_expected_fpr(f);
     saved_hasher(f, &out->hasher);

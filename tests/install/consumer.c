@@ -13,7 +13,7 @@ int main(void)
         return 1;
     }
     uint64_t m = 0;
-    if (amq_calc_optimal_m(&m, 2000, 0.01) != AMQ_OK || m != 19171) {
+    if (amq_calc_optimal_m(&m, 2000, 0.01, NULL) != AMQ_OK || m != 19171) {
         fprintf(stderr, "amq_calc_optimal_m gave %llu, expected 19171\n", (unsigned long long)m);
         return 1;
     }
