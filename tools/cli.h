@@ -4,8 +4,8 @@
  * progress bar, the line reader over INPUT arguments, and what each filter
  * type can do.
  *
- * The tool's own code uses only the public headers, and bench/bench.h for
- * `amq bench`.
+ * The tool's own code uses only the public headers (`amq bench` runs the
+ * separate program amq_bench: cmd_bench.c).
  */
 #ifndef AMQ_CLI_H
 #define AMQ_CLI_H
