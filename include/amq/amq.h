@@ -17,9 +17,12 @@
  *     uses, and what a binding or a database module builds on;
  *   - saving and loading filters in amq's one file format (docs/FORMAT.md).
  *
- * Conventions, everywhere in amq:
+ * Conventions, everywhere in amq (docs/CONVENTIONS.md has them all):
  *   - Calls return int: AMQ_OK (0) or a negative AMQ_E* code. Queries return
- *     1 (maybe present), 0 (definitely absent) or a negative code. The
+ *     1 (maybe present), 0 (definitely absent) or a negative code. Every
+ *     call that returns a status, other than the per-key operations (add,
+ *     remove, contains and their batch and _hash forms) and a few lookups,
+ *     ends with an amq_diag *diag that may be NULL. The
  *     typed queries of the family headers (amq_bloom_contains, ...) return
  *     bool instead: given a valid filter they cannot fail (no allocation,
  *     no I/O, no argument to refuse), so true and false are all they say.

@@ -722,9 +722,12 @@ AMQ_API uint64_t amq_scalable_bloom_memory_bytes(const amq_scalable_bloom *filte
  *  halves both coincide with a stored key's (which matters only in small
  *  stages). */
 AMQ_API double amq_scalable_bloom_expected_fpr(const amq_scalable_bloom *filter);
-/** p, s and r as used (defaults filled in). */
+/** p, the bound on the compound false-positive rate, as used (the default
+ *  filled in). */
 AMQ_API double amq_scalable_bloom_fpr(const amq_scalable_bloom *filter);
+/** s, the growth of each stage's capacity over the one before, as used. */
 AMQ_API double amq_scalable_bloom_growth(const amq_scalable_bloom *filter);
+/** r, the tightening of each stage's rate over the one before, as used. */
 AMQ_API double amq_scalable_bloom_tightening(const amq_scalable_bloom *filter);
 /** The key hash; valid as long as the filter. */
 AMQ_API const amq_hasher *amq_scalable_bloom_hasher(const amq_scalable_bloom *filter);

@@ -251,10 +251,14 @@ AMQ_API double amq_cuckoo_load(const amq_cuckoo *filter);
 /** Bytes of the tables' packed fingerprints (buckets of b·f bits, or
  *  4f - 4 when semi-sorted). */
 AMQ_API uint64_t amq_cuckoo_memory_bytes(const amq_cuckoo *filter);
-/** f, b, max_kicks, growth as made. */
+/** f, the bits of a fingerprint, as made. */
 AMQ_API uint32_t amq_cuckoo_fingerprint_bits(const amq_cuckoo *filter);
+/** b, the slots of a bucket, as made. */
 AMQ_API uint32_t amq_cuckoo_bucket_size(const amq_cuckoo *filter);
+/** The relocations an insertion may make before the table counts as full. */
 AMQ_API uint32_t amq_cuckoo_max_kicks(const amq_cuckoo *filter);
+/** How many times the buckets of the newest table the next one gets (0:
+ *  the filter does not grow). */
 AMQ_API uint32_t amq_cuckoo_growth(const amq_cuckoo *filter);
 /** True when the buckets are semi-sorted (amq_cuckoo_params.semi_sort). */
 AMQ_API bool amq_cuckoo_semi_sorted(const amq_cuckoo *filter);

@@ -183,6 +183,8 @@ AMQ_API bool amq_hfb_contains_hash(const amq_hfb *filter, const uint8_t id[16]);
 /**
  * Ask for a key: a filter of MD5 IDs hashes it (any length) and asks for its
  * digest; a filter of raw IDs takes it as the ID.
+ * It returns int, not bool as the other typed queries do, because it can
+ * refuse its argument: a key of a raw-ID filter must be an ID.
  * @return 1 maybe present, 0 certainly absent; AMQ_EINVAL when the filter
  *   holds raw IDs and len is not 16.
  * Allocates: never.

@@ -1,0 +1,120 @@
+#!/usr/bin/env python3
+"""Check the public headers against docs/CONVENTIONS.md: the rules a
+script can see. Usage: check.py INCLUDE_DIR. Prints each breach with the
+rule it breaks and exits 1 if there is any."""
+import glob
+import os
+import re
+import sys
+
+# Per-key operations: the hot calls on one key or one batch of keys. Their
+# statuses (AMQ_EFULL, AMQ_ENOTFOUND, AMQ_EUNSUPPORTED...) say all there is
+# to say, so they take no amq_diag (CONVENTIONS.md, "Errors").
+ELEMENT_OPERATION = re.compile(
+    r"_(add|add_unique|remove|contains|contains_many|contains_any)(_hash)?$")
+# Lookups whose only failures are a NULL argument or "no such entry", and
+# the canonicaliser, which has the shape of the frontier's callback.
+LOOKUPS = {
+    "amq_info_get", "amq_family_is_static", "amq_family_capabilities",
+    "amq_family_option", "amq_bundle_find", "amq_bundle_member_at",
+    "amq_hfb_bank_get", "amq_frontier_canonical_url",
+}
+# Functions named ..._count answer how many copies of one key a filter holds.
+SCALAR = r"(u?int(8|16|32|64)_t|size_t|double|float|bool|char|unsigned|int|long)"
+
+def parameters(text):
+    text = text.strip()
+    if text in ("", "void"):
+        return []
+    return [" ".join(p.split()) for p in text.split(",")]
+
+def param_name(p):
+    p = re.sub(r"\[\w*\]$", "", p)
+    return re.findall(r"\w+", p)[-1]
+
+def is_out(p):
+    """An out-parameter: named out*, or a non-const pointer to a scalar, or
+    a non-const pointer to a pointer."""
+    name = param_name(p)
+    if name.startswith("out") or name in ("results", "kept", "digest"):
+        return True
+    if p.startswith("const ") and "**" not in p:
+        return False
+    if re.match(r"^(const\s+)?\w+\s*\*\s*\*\s*\w+$", p) and not p.startswith("const void"):
+        return True
+    return bool(re.match(r"^" + SCALAR + r"\s*\*\s*\w+$", p)) or bool(
+        re.match(r"^" + SCALAR + r"\s+\w+\[\w+\]$", p))
+
+def main(include):
+    breaches = []
+    declared = set()
+    params_structs = set()
+    for path in sorted(glob.glob(os.path.join(include, "amq", "*.h"))):
+        header = os.path.relpath(path, include)
+        text = open(path, encoding="utf-8").read()
+        params_structs |= set(re.findall(r"typedef struct (amq_\w+_params) \{", text))
+        for m in re.finditer(r"(/\*\*(?:(?!\*/).)*\*/\s*)?\nAMQ_API ([^;(]*?)\b(amq_\w+)\(([^;]*)\);",
+                             text, re.S):
+            doc, returns, name, plist = m.group(1), " ".join(m.group(2).split()), m.group(3), m.group(4)
+            declared.add(name)
+            ps = parameters(plist)
+            where = f"{header}: {name}"
+            if not doc:
+                breaches.append(f"{where}: not documented (every public function has a doc comment)")
+            # Out-parameters first.
+            seen_in = False
+            for i, p in enumerate(ps):
+                out = is_out(p) or (param_name(p) == "capacity" and i > 0 and is_out(ps[i - 1]))
+                if out and seen_in and name not in ("amq_save_to_writer",):
+                    breaches.append(f"{where}: out-parameter '{param_name(p)}' after an input "
+                                    "(out-parameters come first)")
+                    break
+                if not out:
+                    seen_in = True
+            # One way to get error details.
+            names = [param_name(p) for p in ps]
+            if "diag" in names and names[-1] != "diag":
+                breaches.append(f"{where}: amq_diag is not the last parameter")
+            if name.endswith("_ex"):
+                breaches.append(f"{where}: an _ex twin (one call takes the trailing amq_diag)")
+            status_call = returns == "int" and doc and re.search(r"\bAMQ_(OK|E[A-Z]+)\b", doc)
+            if status_call and not ELEMENT_OPERATION.search(name) and name not in LOOKUPS \
+                    and (not ps or not ps[-1].startswith("amq_diag *")):
+                breaches.append(f"{where}: returns a status but takes no trailing amq_diag *diag")
+            # One word per meaning.
+            if re.search(r"_(estimated|id|keys)_count$", name) or (
+                    re.search(r"^amq_(bloom|blocked_bloom|counting_bloom|scalable_bloom|cuckoo|gcs|"
+                              r"hfb|fuse|bundle|bundle_writer)_count(_hash)?$", name)):
+                if not any(param_name(p) in ("key", "hash") for p in ps):
+                    breaches.append(f"{where}: _count names copies of one key; the keys in a "
+                                    "filter are _keys")
+            if "size_bytes" in name or name.endswith("_size") and "bucket" not in name \
+                    or "saved_size" in name:
+                breaches.append(f"{where}: a size in bytes is named ..._bytes")
+            if re.search(r"_(build|add|remove|contains\w*|match\w*)_hashes$", name):
+                breaches.append(f"{where}: the hash form of a call ends in _hash")
+            if "_union" in name or "_match" in name:
+                breaches.append(f"{where}: merges are _merge (in place); batch queries are "
+                                "_contains_many")
+            if name == "amq_family":
+                breaches.append(f"{where}: the family of a filter is amq_filter_family")
+            # Typed queries answer bool, or say why not.
+            if re.search(r"_contains(_hash)?$", name) and name != "amq_contains" and returns != "bool":
+                if not doc or "int" not in doc and "negative" not in doc:
+                    breaches.append(f"{where}: a typed query returns bool, or its doc says why not")
+        fields = re.search(r"typedef struct amq_info \{(.*?)\} amq_info;", text, re.S)
+        if fields and re.search(r"\bcount\b\s*;", fields.group(1)):
+            breaches.append(f"{header}: amq_info has a field named count (the keys are .keys)")
+    for struct in sorted(params_structs):
+        if struct + "_init" not in declared:
+            breaches.append(f"{struct}: no {struct}_init() (every params struct has one)")
+    for b in breaches:
+        print(b)
+    if breaches:
+        print(f"{len(breaches)} breach(es) of docs/CONVENTIONS.md")
+        return 1
+    print(f"conventions: {len(declared)} public functions follow docs/CONVENTIONS.md")
+    return 0
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1]))
