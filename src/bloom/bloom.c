@@ -71,9 +71,8 @@
  * times in four. Testing bit by bit reads fewer words (two on average) but
  * puts an unpredictable branch after each read, and each mispredicted exit
  * costs more than the read it saves; reading all k bits before one branch
- * is no faster for present keys and reads k words for every absent one. In
- * pairs, an absent key's query took 25 ns instead of 38 pre-hashed, at
- * n = 10^6 (docs/PERFORMANCE.md). The filter counts its set bits X as they
+ * is no faster for present keys and reads k words for every absent one
+ * (docs/PERFORMANCE.md has the figures). The filter counts its set bits X as they
  * change (an add knows whether each bit was already set), which gives in
  * O(1):
  *
