@@ -192,6 +192,24 @@ AMQ_API bool amq_hfb_contains_hash(const amq_hfb *filter, const uint8_t id[16]);
 AMQ_API int amq_hfb_contains(const amq_hfb *filter, const void *key, size_t len);
 
 /**
+ * Ask for many keys at once: results[i] becomes the answer of
+ * amq_hfb_contains for keys[i], through the prefetching batch of
+ * amq_hfb_contains_many_hash (the keys' IDs are gathered 256 at a time,
+ * hashed first for a filter of MD5 IDs).
+ * @param results count bytes, written; may be NULL when count is 0.
+ * @param filter the filter; not NULL.
+ * @param keys count key pointers (each may be NULL if its length is 0).
+ * @param lens count key lengths.
+ * @param count the number of keys.
+ * @return AMQ_OK; AMQ_EINVAL when the filter holds raw IDs and a key is
+ *   not 16 bytes (results then unspecified). It returns int, unlike the
+ *   other families' batches, for that refusal.
+ * Allocates: never.
+ */
+AMQ_API int amq_hfb_contains_many(uint8_t *results, const amq_hfb *filter, const void *const *keys,
+                                  const size_t *lens, size_t count);
+
+/**
  * Ask for count IDs (16 bytes each, back to back): results[i] is 1 when ID i
  * is maybe present, else 0 - the answers of amq_hfb_contains_hash, faster for
  * many IDs: the first bank's word of the ID a fixed distance ahead is

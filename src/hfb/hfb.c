@@ -748,6 +748,31 @@ void amq_hfb_contains_many_hash(uint8_t *results, const amq_hfb *filter, const u
     pipeline(filter, ids, count, results, NULL);
 }
 
+/* The keys' IDs are gathered a chunk at a time into one array (hashed
+ * first for an MD5 filter), which the prefetching batch then asks. */
+int amq_hfb_contains_many(uint8_t *results, const amq_hfb *filter, const void *const *keys,
+                          const size_t *lens, size_t count)
+{
+    enum { CHUNK = 256 };
+    const amq_hfb *f = filter;
+    assert(f && (count == 0 || (results && keys && lens)));
+    uint8_t ids[CHUNK * AMQ_HFB_ID_BYTES];
+    for (size_t done = 0; done < count; done += CHUNK) {
+        size_t n = count - done < CHUNK ? count - done : CHUNK;
+        for (size_t i = 0; i < n; i++) {
+            uint8_t *id = ids + i * AMQ_HFB_ID_BYTES;
+            if (f->ids == AMQ_HFB_IDS_MD5)
+                amq_md5(id, keys[done + i], lens[done + i]);
+            else if (lens[done + i] == AMQ_HFB_ID_BYTES)
+                memcpy(id, keys[done + i], AMQ_HFB_ID_BYTES);
+            else
+                return AMQ_EINVAL;
+        }
+        amq_hfb_contains_many_hash(results + done, f, ids, n);
+    }
+    return AMQ_OK;
+}
+
 size_t amq_hfb_select_hash(uint8_t *kept, const amq_hfb *filter, const uint8_t *ids, size_t count)
 {
     return pipeline(filter, ids, count, NULL, kept);
