@@ -105,6 +105,11 @@ def main(include):
         fields = re.search(r"typedef struct amq_info \{(.*?)\} amq_info;", text, re.S)
         if fields and re.search(r"\bcount\b\s*;", fields.group(1)):
             breaches.append(f"{header}: amq_info has a field named count (the keys are .keys)")
+    for name in sorted(declared):
+        family = re.match(r"^(amq_\w+)_contains$", name)
+        if family and family.group(1) + "_contains_many" not in declared:
+            breaches.append(f"{name}: no {family.group(1)}_contains_many (every family has the "
+                            "batch form of its query)")
     for struct in sorted(params_structs):
         if struct + "_init" not in declared:
             breaches.append(f"{struct}: no {struct}_init() (every params struct has one)")
