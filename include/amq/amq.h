@@ -49,7 +49,18 @@
 extern "C" {
 #endif
 
-#if defined(AMQ_BUILDING_LIBRARY) && defined(__GNUC__)
+/* AMQ_API marks the exported functions. On Windows a program linking the
+ * DLL defines AMQ_DLL to import them; elsewhere every other symbol of the
+ * library is hidden. */
+#if defined(_WIN32) || defined(__CYGWIN__)
+#if defined(AMQ_BUILDING_LIBRARY)
+#define AMQ_API __declspec(dllexport)
+#elif defined(AMQ_DLL)
+#define AMQ_API __declspec(dllimport)
+#else
+#define AMQ_API
+#endif
+#elif defined(AMQ_BUILDING_LIBRARY) && defined(__GNUC__)
 #define AMQ_API __attribute__((visibility("default")))
 #else
 #define AMQ_API

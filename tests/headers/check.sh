@@ -61,6 +61,9 @@ for header in "$include"/amq/*.h; do
         # shellcheck disable=SC2086
         compile "as C11 with clang for x86_64-pc-windows-msvc" \
             clang --target=x86_64-pc-windows-msvc -ffreestanding -std=c11 $c_flags
+        # shellcheck disable=SC2086
+        compile "as C11 for x86_64-pc-windows-msvc importing the DLL" \
+            clang --target=x86_64-pc-windows-msvc -ffreestanding -std=c11 -DAMQ_DLL $c_flags
     fi
     for cxx in g++ clang++; do
         command -v $cxx >/dev/null 2>&1 || continue
