@@ -247,7 +247,9 @@ AMQ_API void amq_frontier_close(amq_frontier *f);
 /**
  * The provided canonicalization hook (optional: pass it as the options'
  * canonicalize): RFC 3986 normalizations that never change what a URL
- * points to.
+ * points to. Public so that a crawler passes it as the hook, or calls it
+ * from a hook of its own before its own rules (dropping session
+ * parameters, say), and canonicalizes URLs as the frontier does.
  *
  *   - the scheme is lower-cased: "HTTP://" -> "http://";
  *   - the host is lower-cased, except inside percent-escapes; an IPv6
