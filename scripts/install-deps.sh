@@ -13,10 +13,12 @@
 # groff-base renders the man page for its test (tests/cli/manpage.sh);
 # time is GNU time, whose /usr/bin/time reports the peak memory that
 # bench/dedup.sh compares; gcc-multilib (on amd64, where Debian has it)
-# lets tests/headers/check.sh compile the public headers for a 32-bit target.
+# lets tests/headers/check.sh compile the public headers for a 32-bit target;
+# redis-server, redis-tools and python3-redis (Debian's python3 imports it)
+# run the Redis module's tests (tests/redis/).
 set -eu
 
-packages="gcc clang make cmake pkg-config libxxhash-dev libssl-dev libcmocka-dev libclang-rt-14-dev clang-format groff-base zlib1g-dev libzstd-dev gzip zstd python3"
+packages="gcc clang make cmake pkg-config libxxhash-dev libssl-dev libcmocka-dev libclang-rt-14-dev clang-format groff-base zlib1g-dev libzstd-dev gzip zstd python3 redis-server redis-tools python3-redis"
 if [ "$(dpkg --print-architecture 2>/dev/null || true)" = amd64 ]; then
     packages="$packages gcc-multilib"
 fi

@@ -1,0 +1,195 @@
+"""The module's AMQ.* commands, persistence and refusals, through a real
+client (Debian's python3-redis) against a real redis-server.
+
+Usage: test_amq.py MODULE_SO AMQ_BINARY
+"""
+import os
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+import redis
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from server import Server  # noqa: E402
+
+MODULE = AMQ = None
+
+KEYS = [b"key-%d" % i for i in range(20000)]
+ABSENT = [b"absent-%d" % i for i in range(20000)]
+
+
+def answers(client, key, items):
+    return [int(x) for x in client.execute_command("AMQ.MEXISTS", key, *items)]
+
+
+class AmqCommands(unittest.TestCase):
+    def setUp(self):
+        self.server = Server(MODULE)
+        self.r = self.server.client()
+
+    def tearDown(self):
+        self.server.cleanup()
+
+    def test_build_from_items_and_set(self):
+        self.assertEqual(self.r.execute_command("AMQ.BUILD", "f8", "fuse8", "ITEMS", *KEYS[:1000]),
+                         1000)
+        self.assertEqual(answers(self.r, "f8", KEYS[:1000]), [1] * 1000)
+        false_positives = sum(answers(self.r, "f8", ABSENT))
+        # fuse8: 2^-8 per absent key; 20,000 keys: mean 78, sd 8.8.
+        self.assertLess(false_positives, 78 + 6 * 9)
+        self.r.sadd("members", *KEYS[:5000])
+        self.assertEqual(
+            self.r.execute_command("AMQ.BUILD", "g", "gcs", "p=0.001", "FROM", "members"), 5000)
+        self.assertEqual(answers(self.r, "g", KEYS[:5000]), [1] * 5000)
+        self.assertEqual(self.r.execute_command("AMQ.EXISTS", "g", KEYS[0]), 1)
+        # An item with NUL bytes is an item like any other.
+        self.r.execute_command("AMQ.BUILD", "nul", "fuse16", "ITEMS", b"a\x00b", b"\x00")
+        self.assertEqual(answers(self.r, "nul", [b"a\x00b", b"\x00", b"a"]), [1, 1, 0])
+        info = self.r.execute_command("AMQ.INFO", "g")
+        fields = dict(zip(info[0::2], info[1::2]))
+        self.assertEqual(fields[b"family"], b"gcs")
+        self.assertEqual(int(fields[b"keys"]), 5000)
+
+    def test_build_refusals(self):
+        with self.assertRaisesRegex(redis.ResponseError, "item exists"):
+            self.r.execute_command("AMQ.BUILD", "x", "fuse8", "ITEMS", "a")
+            self.r.execute_command("AMQ.BUILD", "x", "fuse8", "ITEMS", "a")
+        self.r.execute_command("AMQ.BUILD", "x", "fuse8", "REPLACE", "ITEMS", "b")
+        self.assertEqual(answers(self.r, "x", ["b"]), [1])
+        with self.assertRaisesRegex(redis.ResponseError, "could not build the filter: .*nosuch"):
+            self.r.execute_command("AMQ.BUILD", "y", "nosuch", "ITEMS", "a")
+        with self.assertRaisesRegex(redis.ResponseError, "could not build the filter: .*'fpr'"):
+            self.r.execute_command("AMQ.BUILD", "y", "gcs", "p=7", "ITEMS", "a")
+        self.r.set("string", "v")
+        with self.assertRaisesRegex(redis.ResponseError, "WRONGTYPE"):
+            self.r.execute_command("AMQ.BUILD", "y", "gcs", "FROM", "string")
+        with self.assertRaisesRegex(redis.ResponseError, "WRONGTYPE"):
+            self.r.execute_command("AMQ.EXISTS", "string", "a")
+        with self.assertRaisesRegex(redis.ResponseError, "wrong number of arguments"):
+            self.r.execute_command("AMQ.EXISTS", "x")
+        with self.assertRaisesRegex(redis.ResponseError, "not found"):
+            self.r.execute_command("AMQ.INFO", "missing")
+        self.assertEqual(self.r.execute_command("AMQ.EXISTS", "missing", "a"), 0)
+        self.assertTrue(self.server.alive())
+
+    def test_dump_and_restore_meet_the_cli(self):
+        scratch = tempfile.mkdtemp(prefix="amq-cli-")
+        keys_file = os.path.join(scratch, "keys.txt")
+        with open(keys_file, "wb") as f:
+            f.write(b"\n".join(KEYS[:3000]) + b"\n")
+        built = os.path.join(scratch, "built.amq")
+        subprocess.run([AMQ, "build", "-t", "bloom", "-p", "0.01", "-o", built, keys_file],
+                       check=True)
+        with open(built, "rb") as f:
+            self.assertEqual(self.r.execute_command("AMQ.RESTORE", "b", f.read()), b"OK")
+        query_file = os.path.join(scratch, "query.txt")
+        queries = KEYS[:3000] + ABSENT[:3000]
+        with open(query_file, "wb") as f:
+            f.write(b"\n".join(queries) + b"\n")
+        cli = subprocess.run([AMQ, "query", built, query_file], capture_output=True)
+        # The CLI prints the lines that may be present; Redis answers the same.
+        maybe = set(cli.stdout.split(b"\n")) - {b""}
+        redis_answers = answers(self.r, "b", queries)
+        self.assertEqual({q for q, a in zip(queries, redis_answers) if a}, maybe)
+        # A filter made in Redis, dumped, is a file the CLI reads.
+        self.r.execute_command("AMQ.BUILD", "f16", "fuse16", "ITEMS", *KEYS[:2000])
+        dumped = os.path.join(scratch, "dumped.amq")
+        with open(dumped, "wb") as f:
+            f.write(self.r.execute_command("AMQ.DUMP", "f16"))
+        cli = subprocess.run([AMQ, "query", dumped, query_file], capture_output=True)
+        maybe = set(cli.stdout.split(b"\n")) - {b""}
+        redis_answers = answers(self.r, "f16", queries)
+        self.assertEqual({q for q, a in zip(queries, redis_answers) if a}, maybe)
+        with open(dumped, "rb") as f, self.assertRaisesRegex(redis.ResponseError, "BUSYKEY"):
+            self.r.execute_command("AMQ.RESTORE", "f16", f.read())
+        shutil.rmtree(scratch)
+
+    def test_damaged_restore_is_refused(self):
+        self.r.execute_command("AMQ.BUILD", "g", "gcs", "ITEMS", *KEYS[:500])
+        good = self.r.execute_command("AMQ.DUMP", "g")
+        rng = random.Random(7)
+        for cut in [0, 1, 10, 40, len(good) // 2, len(good) - 1]:
+            with self.assertRaisesRegex(redis.ResponseError, "bad data"):
+                self.r.execute_command("AMQ.RESTORE", "t", good[:cut])
+        for _ in range(200):
+            damaged = bytearray(good)
+            damaged[rng.randrange(len(damaged))] ^= 1 << rng.randrange(8)
+            with self.assertRaisesRegex(redis.ResponseError, "bad data"):
+                self.r.execute_command("AMQ.RESTORE", "t", bytes(damaged))
+        for _ in range(50):
+            noise = bytes(rng.randrange(256) for _ in range(rng.randrange(1, 300)))
+            with self.assertRaisesRegex(redis.ResponseError, "bad data"):
+                self.r.execute_command("AMQ.RESTORE", "t", noise)
+        self.assertEqual(self.r.exists("t"), 0)
+        # The server's own RESTORE of a damaged DUMP payload.
+        payload = bytearray(self.r.dump("g"))
+        payload[len(payload) // 2] ^= 0x10
+        with self.assertRaises(redis.ResponseError):
+            self.r.restore("t2", 0, bytes(payload))
+        self.assertTrue(self.server.alive())
+
+
+class Persistence(unittest.TestCase):
+    """Every type survives DEBUG RELOAD, a restart from an RDB, and one from
+    an AOF without an RDB preamble, with identical answers."""
+
+    SPECS = {"fuse8": [], "fuse16": [], "gcs": [], "hfb": ["hash=md5"], "bloom": [],
+             "blocked-bloom": [], "counting-bloom": [], "scalable-bloom": [], "cuckoo": []}
+    TYPES = list(SPECS)
+
+    def fill(self, r):
+        for t, options in self.SPECS.items():
+            r.execute_command("AMQ.BUILD", "k:" + t, t, *options, "ITEMS", *KEYS[:4000])
+
+    def snapshot(self, r):
+        return {t: (answers(r, "k:" + t, KEYS[:4000] + ABSENT[:4000]),
+                    r.execute_command("AMQ.DUMP", "k:" + t)) for t in self.TYPES}
+
+    def test_debug_reload_and_rdb_restart(self):
+        server = Server(MODULE)
+        try:
+            r = server.client()
+            self.fill(r)
+            before = self.snapshot(r)
+            self.assertEqual(r.execute_command("DEBUG", "RELOAD"), b"OK")
+            self.assertEqual(self.snapshot(r), before)
+            r.save()
+            server.restart()
+            self.assertEqual(self.snapshot(server.client()), before)
+            for t in self.TYPES:
+                usage = server.client().memory_usage("k:" + t)
+                self.assertGreater(usage, 1000, t)
+        finally:
+            server.cleanup()
+
+    def test_aof_without_rdb_preamble(self):
+        server = Server(MODULE, args=["--appendonly", "yes", "--aof-use-rdb-preamble", "no"])
+        try:
+            r = server.client()
+            self.fill(r)
+            before = self.snapshot(r)
+            r.bgrewriteaof()
+            deadline = time.time() + 30
+            while r.info("persistence")["aof_rewrite_in_progress"] and time.time() < deadline:
+                time.sleep(0.05)
+            # The rewrite wrote each filter as AMQ.RESTORE of its image.
+            aof_dir = os.path.join(server.dir, "appendonlydir")
+            written = b""
+            for name in os.listdir(aof_dir):
+                with open(os.path.join(aof_dir, name), "rb") as f:
+                    written += f.read()
+            self.assertEqual(written.count(b"AMQ.RESTORE"), len(self.TYPES))
+            server.restart()
+            self.assertEqual(self.snapshot(server.client()), before)
+        finally:
+            server.cleanup()
+
+
+if __name__ == "__main__":
+    MODULE, AMQ = sys.argv[1], sys.argv[2]
+    unittest.main(argv=sys.argv[:1], verbosity=2)
