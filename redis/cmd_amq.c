@@ -31,7 +31,7 @@ static int reply_diag(RedisModuleCtx *ctx, const char *what, const amq_diag *dia
     return RedisModule_ReplyWithError(ctx, text);
 }
 
-int cmd_amq_exists(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+static int cmd_amq_exists(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
     if (argc != 3)
         return RedisModule_WrongArity(ctx);
@@ -55,7 +55,7 @@ int cmd_amq_exists(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     return reply;
 }
 
-int cmd_amq_mexists(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+static int cmd_amq_mexists(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
     if (argc < 3)
         return RedisModule_WrongArity(ctx);
@@ -93,7 +93,7 @@ int cmd_amq_mexists(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     return reply;
 }
 
-int cmd_amq_info(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+static int cmd_amq_info(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
     if (argc != 2)
         return RedisModule_WrongArity(ctx);
@@ -136,7 +136,7 @@ int cmd_amq_info(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     return reply;
 }
 
-int cmd_amq_dump(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+static int cmd_amq_dump(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
     if (argc != 2)
         return RedisModule_WrongArity(ctx);
@@ -163,7 +163,7 @@ int cmd_amq_dump(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     return reply;
 }
 
-int cmd_amq_restore(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+static int cmd_amq_restore(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
     if (argc != 3 && argc != 4)
         return RedisModule_WrongArity(ctx);
@@ -223,7 +223,7 @@ static RedisModuleCallReply *set_members(RedisModuleCtx *ctx, RedisModuleString 
     return members;
 }
 
-int cmd_amq_build(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+static int cmd_amq_build(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
     if (argc < 4)
         return RedisModule_WrongArity(ctx);
@@ -304,3 +304,13 @@ int cmd_amq_build(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     RedisModule_CloseKey(key);
     return reply;
 }
+
+const command_entry amq_commands[] = {
+    { "amq.build", cmd_amq_build, "write deny-oom" },
+    { "amq.exists", cmd_amq_exists, "readonly fast" },
+    { "amq.mexists", cmd_amq_mexists, "readonly fast" },
+    { "amq.info", cmd_amq_info, "readonly fast" },
+    { "amq.dump", cmd_amq_dump, "readonly" },
+    { "amq.restore", cmd_amq_restore, "write deny-oom" },
+    { NULL, NULL, NULL },
+};

@@ -26,11 +26,16 @@ typedef struct module_config {
 
 extern module_config config;
 
-int cmd_amq_build(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
-int cmd_amq_exists(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
-int cmd_amq_mexists(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
-int cmd_amq_info(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
-int cmd_amq_dump(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
-int cmd_amq_restore(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
+/* A command as module.c registers it: every command takes one key, its
+ * first argument. flags are the server's ("write deny-oom", "readonly
+ * fast"). */
+typedef struct command_entry {
+    const char *name;
+    RedisModuleCmdFunc function;
+    const char *flags;
+} command_entry;
+
+/* Each command file's table, ended by an entry whose name is NULL. */
+extern const command_entry amq_commands[]; /* cmd_amq.c: AMQ.* */
 
 #endif /* AMQ_REDIS_COMMANDS_H */

@@ -84,20 +84,8 @@ static int read_config(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     return REDISMODULE_OK;
 }
 
-typedef struct command_entry {
-    const char *name;
-    RedisModuleCmdFunc function;
-    const char *flags;
-} command_entry;
-
-static const command_entry commands[] = {
-    { "amq.build", cmd_amq_build, "write deny-oom" },
-    { "amq.exists", cmd_amq_exists, "readonly fast" },
-    { "amq.mexists", cmd_amq_mexists, "readonly fast" },
-    { "amq.info", cmd_amq_info, "readonly fast" },
-    { "amq.dump", cmd_amq_dump, "readonly" },
-    { "amq.restore", cmd_amq_restore, "write deny-oom" },
-};
+/* Every command table (commands.h). */
+static const command_entry *const command_tables[] = { amq_commands };
 
 __attribute__((visibility("default"))) int RedisModule_OnLoad(RedisModuleCtx *ctx,
                                                               RedisModuleString **argv, int argc);
@@ -111,9 +99,10 @@ int RedisModule_OnLoad(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     RedisModule_SetModuleOptions(ctx, REDISMODULE_OPTIONS_HANDLE_IO_ERRORS);
     if (value_register_type(ctx) != REDISMODULE_OK)
         return REDISMODULE_ERR;
-    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        if (RedisModule_CreateCommand(ctx, commands[i].name, commands[i].function,
-                                      commands[i].flags, 1, 1, 1) != REDISMODULE_OK)
-            return REDISMODULE_ERR;
+    for (size_t t = 0; t < sizeof command_tables / sizeof command_tables[0]; t++)
+        for (const command_entry *c = command_tables[t]; c->name; c++)
+            if (RedisModule_CreateCommand(ctx, c->name, c->function, c->flags, 1, 1, 1) !=
+                REDISMODULE_OK)
+                return REDISMODULE_ERR;
     return REDISMODULE_OK;
 }
