@@ -38,5 +38,6 @@ typedef struct command_entry {
 /* Each command file's table, ended by an entry whose name is NULL. */
 extern const command_entry amq_commands[]; /* cmd_amq.c: AMQ.* */
 extern const command_entry cf_commands[];  /* cmd_cf.c: CF.* */
+extern const command_entry bf_commands[];  /* cmd_bf.c: BF.* */
 
 #endif /* AMQ_REDIS_COMMANDS_H */

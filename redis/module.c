@@ -85,7 +85,7 @@ static int read_config(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 }
 
 /* Every command table (commands.h). */
-static const command_entry *const command_tables[] = { amq_commands, cf_commands };
+static const command_entry *const command_tables[] = { amq_commands, cf_commands, bf_commands };
 
 __attribute__((visibility("default"))) int RedisModule_OnLoad(RedisModuleCtx *ctx,
                                                               RedisModuleString **argv, int argc);
