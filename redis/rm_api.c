@@ -28,6 +28,7 @@ int (*RedisModule_ReplyWithStringBuffer)(RedisModuleCtx *ctx, const char *buf, s
 int (*RedisModule_ReplyWithNull)(RedisModuleCtx *ctx);
 int (*RedisModule_WrongArity)(RedisModuleCtx *ctx);
 int (*RedisModule_GetContextFlags)(RedisModuleCtx *ctx);
+int (*RedisModule_GetSelectedDb)(RedisModuleCtx *ctx);
 int (*RedisModule_ReplyWithBool)(RedisModuleCtx *ctx, int value);
 int (*RedisModule_ReplyWithMap)(RedisModuleCtx *ctx, long len);
 const char *(*RedisModule_StringPtrLen)(const RedisModuleString *str, size_t *len);
@@ -82,6 +83,7 @@ static const api_entry entries[] = {
     { "RedisModule_ReplyWithNull", (void **)&RedisModule_ReplyWithNull, 0 },
     { "RedisModule_WrongArity", (void **)&RedisModule_WrongArity, 0 },
     { "RedisModule_GetContextFlags", (void **)&RedisModule_GetContextFlags, 0 },
+    { "RedisModule_GetSelectedDb", (void **)&RedisModule_GetSelectedDb, 0 },
     { "RedisModule_ReplyWithBool", (void **)&RedisModule_ReplyWithBool, 1 },
     { "RedisModule_ReplyWithMap", (void **)&RedisModule_ReplyWithMap, 1 },
     { "RedisModule_StringPtrLen", (void **)&RedisModule_StringPtrLen, 0 },

@@ -110,6 +110,7 @@ extern int (*RedisModule_ReplyWithStringBuffer)(RedisModuleCtx *ctx, const char 
 extern int (*RedisModule_ReplyWithNull)(RedisModuleCtx *ctx);
 extern int (*RedisModule_WrongArity)(RedisModuleCtx *ctx);
 extern int (*RedisModule_GetContextFlags)(RedisModuleCtx *ctx);
+extern int (*RedisModule_GetSelectedDb)(RedisModuleCtx *ctx);
 /* RESP3 (Redis 7.0): optional, checked before use. */
 extern int (*RedisModule_ReplyWithBool)(RedisModuleCtx *ctx, int value);
 extern int (*RedisModule_ReplyWithMap)(RedisModuleCtx *ctx, long len);
