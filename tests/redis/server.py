@@ -25,10 +25,12 @@ def free_port():
 
 class Server:
     """redis-server --loadmodule MODULE, in directory DIR (a fresh
-    temporary one unless given, so that a restart finds its RDB/AOF)."""
+    temporary one unless given, so that a restart finds its RDB/AOF), on
+    PORT (a free one unless given; a restart keeps it)."""
 
-    def __init__(self, module, directory=None, args=(), module_args=()):
+    def __init__(self, module, directory=None, args=(), module_args=(), port=None):
         self.module = module
+        self.fixed_port = port
         self.dir = directory or tempfile.mkdtemp(prefix="amq-redis-")
         self.args = list(args)
         self.module_args = list(module_args)
@@ -37,7 +39,7 @@ class Server:
         self.start()
 
     def start(self):
-        self.port = free_port()
+        self.port = self.fixed_port or free_port()
         self.log = os.path.join(self.dir, "redis-%d.log" % self.port)
         command = [REDIS_SERVER, "--port", str(self.port), "--bind", "127.0.0.1",
                    "--dir", self.dir, "--save", "", "--logfile", self.log,
