@@ -190,6 +190,33 @@ class Persistence(unittest.TestCase):
             server.cleanup()
 
 
+class Replication(unittest.TestCase):
+    """A replica started against a primary holds identical filters: the
+    full sync (RDB) and then the stream of writes (ReplicateVerbatim)."""
+
+    def test_replica_answers_as_the_primary(self):
+        primary = Server(MODULE)
+        replica = None
+        try:
+            r = primary.client()
+            probe = [b"item-%d" % i for i in range(100000)]
+            r.execute_command("AMQ.BUILD", "synced", "fuse16", "ITEMS", *probe[:50000])
+            replica = Server(MODULE, args=["--replicaof", "127.0.0.1", str(primary.port)])
+            # Written after the full sync: reaches the replica as a command.
+            r.execute_command("AMQ.BUILD", "streamed", "cuckoo", "ITEMS", *probe[25000:75000])
+            self.assertGreaterEqual(r.execute_command("WAIT", 1, 10000), 1)
+            rr = replica.client()
+            for key in ["synced", "streamed"]:
+                self.assertEqual(rr.execute_command("AMQ.MEXISTS", key, *probe),
+                                 r.execute_command("AMQ.MEXISTS", key, *probe), key)
+                self.assertEqual(rr.execute_command("AMQ.DUMP", key),
+                                 r.execute_command("AMQ.DUMP", key), key)
+        finally:
+            if replica:
+                replica.cleanup()
+            primary.cleanup()
+
+
 if __name__ == "__main__":
     MODULE, AMQ = sys.argv[1], sys.argv[2]
     unittest.main(argv=sys.argv[:1], verbosity=2)
