@@ -610,6 +610,53 @@ enum amq_capability {
  */
 AMQ_API int amq_family_capabilities(const char *family);
 
+/** One option a filter type's spec takes ("bloom n=1e6 p=0.01 hashes=7"), as
+ *  the type's own table in the library defines it: amq_family_option fills
+ *  it. The command-line tool builds its per-type options and their help
+ *  from these, so a new option appears there without a change to the tool.
+ *  Every string is static and lives as long as the library. */
+typedef struct amq_option_info {
+    const char *name;           /**< the key in a spec, and the tool's long option:
+                                     "fingerprint-bits" */
+    const char *alias;          /**< a shorter key the spec takes too ("n" for
+                                     capacity), which the tool gives as -n; or NULL */
+    const char *kind;           /**< how the value is written: "count" (an integer,
+                                     "1e6" allowed), "probability" ("0.01",
+                                     "1/8192", "0.5%"), "real", "choice" (one of
+                                     choices), "hex" or "flag" (a bare key, no value) */
+    const char *value_name;     /**< the value's placeholder in usage text ("N",
+                                     "P", "LEN", "HEX"); NULL for a flag */
+    const char *const *choices; /**< kind "choice": its words, NULL-terminated
+                                     ("split", "block", NULL); else NULL */
+    const char *word;           /**< kind "count": a word taken instead of a number
+                                     ("best"), or NULL */
+    uint64_t min, max;          /**< kind "count": the numbers taken, inclusive */
+    double real_min, real_max;  /**< kind "real": the values taken, inclusive;
+                                     "probability": 0 and 1, both excluded */
+    size_t hex_bytes;           /**< kind "hex": the bytes, written as twice as many
+                                     hex digits */
+    const char *help;           /**< what it sets and its default, in one line of
+                                     English; never NULL */
+} amq_option_info;
+
+/**
+ * Describe the index-th option a filter type's spec takes (0, 1, ... in the
+ * order of the type's table; shared options such as capacity, fpr, seed,
+ * hash and key are listed by every type that takes them). A spec that gives
+ * an option a value of its kind passes the spec parser; the type may still
+ * refuse a value or a combination (hash=siphash without key; hfb lists seed
+ * and key only to refuse them with a reason) and says why in the amq_diag
+ * of amq_new or amq_build.
+ * @param out receives the description; set only on AMQ_OK; not NULL.
+ * @param family a type name such as "cuckoo" (amq_family_at lists them).
+ * @param index which option, from 0.
+ * @return AMQ_OK; AMQ_ERANGE when index is past the type's last option
+ *   (walk from 0 until then); AMQ_EINVAL when out or family is NULL or this
+ *   build has no such type.
+ * Allocates nothing. Thread safety: safe.
+ */
+AMQ_API int amq_family_option(amq_option_info *out, const char *family, size_t index);
+
 /**
  * The name of one capability: "add", "remove", "merge", "grow" or "export".
  * @param capability one AMQ_CAN_* bit.

@@ -739,6 +739,8 @@ static const amq__option option_bits = {
     .type = AMQ__OPTION_COUNT,
     .count_min = SPLIT_BLOCK_BITS,
     .count_max = AMQ_BLOCKED_BLOOM_MAX_BLOCKS * BLOCK_BLOCK_BITS,
+    .value_name = "M",
+    .help = "the size in bits, rounded up to whole blocks (default: the fewest that reach fpr)",
 };
 static const amq__option option_hashes = {
     .name = "hashes",
@@ -746,12 +748,16 @@ static const amq__option option_hashes = {
     .type = AMQ__OPTION_COUNT,
     .count_min = 1,
     .count_max = AMQ_BLOCKED_BLOOM_MAX_HASHES,
+    .value_name = "K",
+    .help = "bits set per key: 8 with layout=split, 1 to 16 with layout=block",
 };
 static const char *const layout_names[] = { "split", "block", NULL };
 static const amq__option option_layout = {
     .name = "layout",
     .type = AMQ__OPTION_CHOICE,
     .choices = layout_names, /* indexed by amq_blocked_layout */
+    .help = "split: one bit in each 32-bit word of a 256-bit block (default); block: bits "
+            "anywhere in a 512-bit block",
 };
 
 static const amq__option *const blocked_options[] = {

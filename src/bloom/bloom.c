@@ -423,6 +423,8 @@ static const amq__option option_bits = {
     .type = AMQ__OPTION_COUNT,
     .count_min = AMQ_BLOOM_MIN_BITS,
     .count_max = AMQ_BLOOM_MAX_BITS,
+    .value_name = "M",
+    .help = "the size in bits (default: the best for capacity and fpr)",
 };
 static const amq__option option_hashes = {
     .name = "hashes",
@@ -430,6 +432,8 @@ static const amq__option option_hashes = {
     .type = AMQ__OPTION_COUNT,
     .count_min = 1,
     .count_max = AMQ_BLOOM_MAX_HASHES,
+    .value_name = "K",
+    .help = "the number of hash functions (default: the best for bits and capacity)",
 };
 
 static const amq__option *const bloom_options[] = {

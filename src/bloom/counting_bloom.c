@@ -540,6 +540,8 @@ static const amq__option option_counters = {
     .type = AMQ__OPTION_COUNT,
     .count_min = AMQ_BLOOM_MIN_BITS,
     .count_max = AMQ_BLOOM_MAX_BITS,
+    .value_name = "M",
+    .help = "the number of counters (default: the best for capacity and fpr)",
 };
 static const amq__option option_hashes = {
     .name = "hashes",
@@ -547,6 +549,8 @@ static const amq__option option_hashes = {
     .type = AMQ__OPTION_COUNT,
     .count_min = 1,
     .count_max = AMQ_BLOOM_MAX_HASHES,
+    .value_name = "K",
+    .help = "the counters per key (default: the best for bits and capacity)",
 };
 static const char *const counter_bits_choices[] = { "4", "8", NULL };
 static const uint32_t counter_bits_values[] = { 4, 8 };
@@ -554,6 +558,7 @@ static const amq__option option_counter_bits = {
     .name = "counter-bits",
     .type = AMQ__OPTION_CHOICE,
     .choices = counter_bits_choices,
+    .help = "the width of a counter in bits (default 4)",
 };
 
 static const amq__option *const counting_options[] = {

@@ -677,12 +677,15 @@ static const amq__option option_growth = {
     .type = AMQ__OPTION_REAL,
     .real_min = MIN_GROWTH,
     .real_max = MAX_GROWTH,
+    .value_name = "S",
+    .help = "how many times larger each new stage is, 1.25 to 16 (default 2)",
 };
 static const amq__option option_tightening = {
     .name = "tightening",
     .type = AMQ__OPTION_REAL,
     .real_min = MIN_TIGHTENING,
     .real_max = MAX_TIGHTENING,
+    .help = "the factor each new stage's rate is tightened by, 0.5 to 0.95 (default 0.9)",
 };
 
 static const amq__option *const scalable_options[] = {

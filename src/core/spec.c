@@ -28,27 +28,33 @@ const amq__option amq__option_capacity = {
     .type = AMQ__OPTION_COUNT,
     .count_min = 1,
     .count_max = (uint64_t)1 << 56,
+    .help = "keys to size the filter for",
 };
 const amq__option amq__option_fpr = {
     .name = "fpr",
     .alias = "p",
     .type = AMQ__OPTION_PROBABILITY,
+    .help = "false-positive rate: 0.01, 1e-4, 1/8192, 0.5%",
 };
 const amq__option amq__option_seed = {
     .name = "seed",
     .type = AMQ__OPTION_COUNT,
     .count_min = 0,
     .count_max = UINT64_MAX,
+    .value_name = "S",
+    .help = "the seed of the xxh3 key hash (default 0)",
 };
 const amq__option amq__option_hash = {
     .name = "hash",
     .type = AMQ__OPTION_CHOICE,
     .choices = hash_choices,
+    .help = "the key hash (default xxh3)",
 };
 const amq__option amq__option_key = {
     .name = "key",
     .type = AMQ__OPTION_HEX,
     .hex_bytes = 16,
+    .help = "the SipHash-2-4 key of hash=siphash, 32 hex digits",
 };
 
 static bool is_space(char c)

@@ -9,6 +9,12 @@
  * (capacity, fpr, seed, hash, key) are the descriptors declared here, so a
  * family's list can point at them.
  *
+ * Each descriptor also says what the option is for, in one line (help) with
+ * the placeholder of its value in usage text (value_name): the public
+ * amq_family_option (src/filter/options.c) hands both on, and the command
+ * line builds its options and its help from them, so an option is added in
+ * one place: its family's list.
+ *
  * The parser checks everything it can without knowing the family's meaning:
  * the family exists, every key is one the family takes, no key is given
  * twice, every value is well formed and within the descriptor's range. It
@@ -43,6 +49,9 @@ typedef struct amq__option {
     double real_min, real_max;
     const char *const *choices;
     size_t hex_bytes;
+    const char *value_name; /* the value's placeholder in usage text ("N", "LEN"); NULL:
+                               the type's ("N", "P", "R", "HEX", "WORD") */
+    const char *help;       /* one line: what it sets, and its default; not NULL */
 } amq__option;
 
 /* The largest number of options a family may take. */

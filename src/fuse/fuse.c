@@ -389,6 +389,7 @@ static const amq__option option_arity = {
     .name = "arity",
     .type = AMQ__OPTION_CHOICE,
     .choices = arity_names,
+    .help = "the number of slots a key maps to (default 3)",
 };
 
 static const amq__option *const fuse_options[] = {

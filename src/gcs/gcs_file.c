@@ -127,6 +127,8 @@ static const amq__option option_range = {
     .type = AMQ__OPTION_COUNT,
     .count_min = 2,
     .count_max = UINT64_MAX,
+    .value_name = "M",
+    .help = "hashed values lie in [0, N x M): the rate is about 1/M (default: from fpr)",
 };
 static const amq__option option_rice_bits = {
     .name = "rice-bits",
@@ -134,6 +136,8 @@ static const amq__option option_rice_bits = {
     .count_min = 0,
     .count_max = 63,
     .count_word = "best",
+    .value_name = "P",
+    .help = "the Golomb-Rice parameter P, the divisor 2^P, or best (default: the best for M)",
 };
 static const amq__option option_divisor = {
     .name = "divisor",
@@ -141,17 +145,22 @@ static const amq__option option_divisor = {
     .count_min = 1,
     .count_max = UINT64_MAX,
     .count_word = "best",
+    .value_name = "D",
+    .help = "a Golomb divisor D instead of rice-bits, or best",
 };
 static const amq__option option_index = {
     .name = "index",
     .type = AMQ__OPTION_COUNT,
     .count_min = 0,
     .count_max = (uint64_t)1 << 56,
+    .value_name = "S",
+    .help = "the seek-index entries (0: none; default N/128)",
 };
 static const amq__option option_bip158_key = {
     .name = "bip158-key",
     .type = AMQ__OPTION_HEX,
     .hex_bytes = 16,
+    .help = "a BIP158 compact block filter: SipHash with this key, M = 784931, P = 19",
 };
 
 static const amq__option *const gcs_options[] = {

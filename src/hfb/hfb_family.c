@@ -49,6 +49,8 @@ static const amq__option option_bank_bits = {
     .type = AMQ__OPTION_COUNT,
     .count_min = 1,
     .count_max = AMQ__HFB_ID_BITS,
+    .value_name = "LEN",
+    .help = "banks of 2^LEN bits (default: the smallest stored filter for fpr)",
 };
 
 /* seed and key are listed only to be refused with a reason. */
