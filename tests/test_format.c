@@ -208,7 +208,10 @@ static void round_trip(const char *dir, const amq__container *c, const amq__piec
     assert_ptr_equal(got.params, encoded + AMQ__FORMAT_HEADER_SIZE);
 
     char *path = join(dir, "round-trip.amq");
-    assert_int_equal(amq__format_save(path, c, pieces, piece_count, &diag), AMQ_OK);
+    uint64_t checksum = 0;
+    assert_int_equal(amq__format_save(&checksum, path, c, pieces, piece_count, &diag), AMQ_OK);
+    /* The save reports the checksum it wrote: the file's trailer. */
+    assert_true(checksum == amq__load_u64le(encoded + encoded_len - AMQ__FORMAT_TRAILER_SIZE));
     for (int use_mmap = 0; use_mmap <= 1; use_mmap++) {
         amq__file_image img;
         assert_int_equal(amq__file_image_open(&img, path, use_mmap, &diag), AMQ_OK);
@@ -361,7 +364,7 @@ static uint8_t *saved_bytes(const char *dir, const amq__container *c, const amq_
                             size_t piece_count, size_t *len)
 {
     char *path = join(dir, "damage.amq");
-    assert_int_equal(amq__format_save(path, c, pieces, piece_count, NULL), AMQ_OK);
+    assert_int_equal(amq__format_save(NULL, path, c, pieces, piece_count, NULL), AMQ_OK);
     uint8_t *bytes = (uint8_t *)amq_test_read_file(path, len);
     assert_non_null(bytes);
     free(path);
@@ -638,12 +641,12 @@ static void test_writers_reject_bad_containers(void **state)
                          expected);
         assert_null(out);
         assert_true(strlen(diag.message) > 0);
-        assert_int_equal(amq__format_save(path, &c, pieces, piece_count, NULL), expected);
+        assert_int_equal(amq__format_save(NULL, path, &c, pieces, piece_count, NULL), expected);
         assert_int_equal(count_entries(dir), 0);
     }
     amq_diag diag = { "", 0 };
     char *slash = join(dir, "");
-    assert_int_equal(amq__format_save(slash, &g.container, g.pieces, 3, &diag), AMQ_EINVAL);
+    assert_int_equal(amq__format_save(NULL, slash, &g.container, g.pieces, 3, &diag), AMQ_EINVAL);
     assert_int_equal(count_entries(dir), 0);
     free(slash);
     free(path);
@@ -662,13 +665,13 @@ static void test_save_sets_and_keeps_mode(void **state)
     golden_init(&g);
 
     mode_t old_mask = umask(022);
-    assert_int_equal(amq__format_save(path, &g.container, g.pieces, 3, NULL), AMQ_OK);
+    assert_int_equal(amq__format_save(NULL, path, &g.container, g.pieces, 3, NULL), AMQ_OK);
     struct stat st;
     assert_int_equal(stat(path, &st), 0);
     assert_int_equal(st.st_mode & 0777, 0644);
     assert_int_equal(st.st_size, 160);
     umask(077);
-    assert_int_equal(amq__format_save(other, &g.container, g.pieces, 3, NULL), AMQ_OK);
+    assert_int_equal(amq__format_save(NULL, other, &g.container, g.pieces, 3, NULL), AMQ_OK);
     assert_int_equal(stat(other, &st), 0);
     assert_int_equal(st.st_mode & 0777, 0600);
 
@@ -678,7 +681,7 @@ static void test_save_sets_and_keeps_mode(void **state)
         umask(i % 2 ? 022 : 077);
         assert_int_equal(chmod(path, modes[i]), 0);
         g.container.family = i % 2 ? AMQ__FAMILY_CUCKOO : AMQ__FAMILY_GCS;
-        assert_int_equal(amq__format_save(path, &g.container, g.pieces, 3, NULL), AMQ_OK);
+        assert_int_equal(amq__format_save(NULL, path, &g.container, g.pieces, 3, NULL), AMQ_OK);
         assert_int_equal(stat(path, &st), 0);
         assert_int_equal(st.st_mode & 07777, modes[i]);
     }
@@ -697,7 +700,7 @@ static void test_save_sets_and_keeps_mode(void **state)
     char cwd[4096];
     assert_non_null(getcwd(cwd, sizeof cwd));
     assert_int_equal(chdir(dir), 0);
-    assert_int_equal(amq__format_save("bare.amq", &g.container, g.pieces, 3, NULL), AMQ_OK);
+    assert_int_equal(amq__format_save(NULL, "bare.amq", &g.container, g.pieces, 3, NULL), AMQ_OK);
     assert_int_equal(chdir(cwd), 0);
     char *bare = join(dir, "bare.amq");
     assert_int_equal(stat(bare, &st), 0);
@@ -727,7 +730,7 @@ static void test_failed_saves_leave_old_file(void **state)
     /* A directory that does not exist. */
     char *nowhere = join(dir, "no-such-dir/filter.amq");
     errno = 0;
-    assert_int_equal(amq__format_save(nowhere, &g.container, g.pieces, 3, &diag), AMQ_EIO);
+    assert_int_equal(amq__format_save(NULL, nowhere, &g.container, g.pieces, 3, &diag), AMQ_EIO);
     assert_int_equal(errno, ENOENT);
     assert_non_null(strstr(diag.message, nowhere));
     assert_non_null(strstr(diag.message, strerror(ENOENT)));
@@ -746,7 +749,7 @@ static void test_failed_saves_leave_old_file(void **state)
     strcat(long_tail, "filter.amq");
     char *far = join(dir, long_tail);
     assert_true(strlen(far) > 3800 && strlen(far) < 4096);
-    assert_int_equal(amq__format_save(far, &g.container, g.pieces, 3, &diag), AMQ_EIO);
+    assert_int_equal(amq__format_save(NULL, far, &g.container, g.pieces, 3, &diag), AMQ_EIO);
     assert_non_null(strstr(diag.message, far));
     const char *reason = strerror(ENOENT);
     size_t message_len = strlen(diag.message);
@@ -760,9 +763,10 @@ static void test_failed_saves_leave_old_file(void **state)
     char *to_subdir = join(dir, "to-a-directory");
     assert_int_equal(mkdir(subdir, 0755), 0);
     assert_int_equal(symlink("a-directory", to_subdir), 0);
-    assert_int_equal(amq__format_save(subdir, &g.container, g.pieces, 3, &diag), AMQ_EINVAL);
+    assert_int_equal(amq__format_save(NULL, subdir, &g.container, g.pieces, 3, &diag), AMQ_EINVAL);
     assert_non_null(strstr(diag.message, "is a directory"));
-    assert_int_equal(amq__format_save(to_subdir, &g.container, g.pieces, 3, &diag), AMQ_EINVAL);
+    assert_int_equal(amq__format_save(NULL, to_subdir, &g.container, g.pieces, 3, &diag),
+                     AMQ_EINVAL);
     assert_non_null(strstr(diag.message, "is a directory"));
     assert_int_equal(count_entries(dir), 2);
     assert_int_equal(count_entries(subdir), 0);
@@ -782,7 +786,7 @@ static void test_failed_saves_leave_old_file(void **state)
         amq_test_write_file(path, "old contents", 12);
         assert_int_equal(chmod(locked, 0555), 0);
         errno = 0;
-        assert_int_equal(amq__format_save(path, &g.container, g.pieces, 3, &diag), AMQ_EIO);
+        assert_int_equal(amq__format_save(NULL, path, &g.container, g.pieces, 3, &diag), AMQ_EIO);
         assert_int_equal(errno, EACCES);
         assert_non_null(strstr(diag.message, path));
         assert_int_equal(chmod(locked, 0755), 0);
@@ -839,7 +843,7 @@ static void test_save_follows_symbolic_links(void **state)
     golden g;
     golden_init(&g);
 
-    assert_int_equal(amq__format_save(chain, &g.container, g.pieces, 3, NULL), AMQ_OK);
+    assert_int_equal(amq__format_save(NULL, chain, &g.container, g.pieces, 3, NULL), AMQ_OK);
     assert_link_to(chain, "link.amq");
     assert_link_to(link, "../real/target.amq");
     assert_saved(target, AMQ__FAMILY_BLOOM);
@@ -856,7 +860,8 @@ static void test_save_follows_symbolic_links(void **state)
     assert_int_equal(chdir(links), 0);
     assert_int_equal(symlink(target, "absolute.amq"), 0);
     g.container.family = AMQ__FAMILY_CUCKOO;
-    assert_int_equal(amq__format_save("absolute.amq", &g.container, g.pieces, 3, NULL), AMQ_OK);
+    assert_int_equal(amq__format_save(NULL, "absolute.amq", &g.container, g.pieces, 3, NULL),
+                     AMQ_OK);
     assert_int_equal(chdir(cwd), 0);
     char *absolute = join(links, "absolute.amq");
     assert_link_to(absolute, target);
@@ -867,7 +872,7 @@ static void test_save_follows_symbolic_links(void **state)
     char *dangling = join(links, "dangling.amq");
     char *created = join(real, "created.amq");
     assert_int_equal(symlink("../real/created.amq", dangling), 0);
-    assert_int_equal(amq__format_save(dangling, &g.container, g.pieces, 3, NULL), AMQ_OK);
+    assert_int_equal(amq__format_save(NULL, dangling, &g.container, g.pieces, 3, NULL), AMQ_OK);
     assert_link_to(dangling, "../real/created.amq");
     assert_saved(created, AMQ__FAMILY_CUCKOO);
 
@@ -876,7 +881,7 @@ static void test_save_follows_symbolic_links(void **state)
     assert_int_equal(symlink("loop.amq", loop), 0);
     amq_diag diag = { "", 0 };
     errno = 0;
-    assert_int_equal(amq__format_save(loop, &g.container, g.pieces, 3, &diag), AMQ_EIO);
+    assert_int_equal(amq__format_save(NULL, loop, &g.container, g.pieces, 3, &diag), AMQ_EIO);
     assert_int_equal(errno, ELOOP);
     assert_non_null(strstr(diag.message, "loop.amq"));
     assert_link_to(loop, "loop.amq");
@@ -909,12 +914,12 @@ static void test_save_refuses_read_only(void **state)
 
     amq_diag diag = { "", 0 };
     errno = 0;
-    assert_int_equal(amq__format_save(path, &g.container, g.pieces, 3, &diag), AMQ_EIO);
+    assert_int_equal(amq__format_save(NULL, path, &g.container, g.pieces, 3, &diag), AMQ_EIO);
     assert_int_equal(errno, EACCES);
     assert_non_null(strstr(diag.message, "is read-only"));
     assert_non_null(strstr(diag.message, path));
     errno = 0;
-    assert_int_equal(amq__format_save(link, &g.container, g.pieces, 3, &diag), AMQ_EIO);
+    assert_int_equal(amq__format_save(NULL, link, &g.container, g.pieces, 3, &diag), AMQ_EIO);
     assert_int_equal(errno, EACCES);
     assert_non_null(strstr(diag.message, "is read-only"));
     assert_non_null(strstr(diag.message, "its target")); /* named */
@@ -927,15 +932,15 @@ static void test_save_refuses_read_only(void **state)
     /* Write permission for anyone but its owner is not the caller's. */
     if (geteuid() == 0) {
         assert_int_equal(chmod(path, 0644), 0);
-        assert_int_equal(amq__format_save(link, &g.container, g.pieces, 3, NULL), AMQ_OK);
+        assert_int_equal(amq__format_save(NULL, link, &g.container, g.pieces, 3, NULL), AMQ_OK);
         assert_saved(path, AMQ__FAMILY_BLOOM);
     } else {
         assert_int_equal(chmod(path, 0466), 0);
-        assert_int_equal(amq__format_save(path, &g.container, g.pieces, 3, &diag), AMQ_EIO);
+        assert_int_equal(amq__format_save(NULL, path, &g.container, g.pieces, 3, &diag), AMQ_EIO);
         assert_non_null(strstr(diag.message, "is read-only"));
         assert_holds(path, "old contents", 12);
         assert_int_equal(chmod(path, 0644), 0);
-        assert_int_equal(amq__format_save(link, &g.container, g.pieces, 3, NULL), AMQ_OK);
+        assert_int_equal(amq__format_save(NULL, link, &g.container, g.pieces, 3, NULL), AMQ_OK);
         assert_saved(path, AMQ__FAMILY_BLOOM);
     }
     assert_int_equal(count_entries(dir), 2);
@@ -961,7 +966,7 @@ static void test_save_keeps_owner(void **state)
     assert_int_equal(chmod(path, 06664), 0);
     golden g;
     golden_init(&g);
-    assert_int_equal(amq__format_save(path, &g.container, g.pieces, 3, NULL), AMQ_OK);
+    assert_int_equal(amq__format_save(NULL, path, &g.container, g.pieces, 3, NULL), AMQ_OK);
     struct stat st;
     assert_int_equal(stat(path, &st), 0);
     assert_int_equal(st.st_uid, nobody);
@@ -984,16 +989,16 @@ static void test_save_keeps_owner(void **state)
             _exit(77); /* TMPDIR is out of nobody's reach */
         amq_diag diag = { "", 0 };
         errno = 0;
-        int status = amq__format_save(roots, &g.container, g.pieces, 3, &diag);
+        int status = amq__format_save(NULL, roots, &g.container, g.pieces, 3, &diag);
         if (status != AMQ_EIO || errno != EPERM || !strstr(diag.message, "belongs to user 0")) {
             fprintf(stderr, "as nobody: status %d, errno %d, '%s'\n", status, errno, diag.message);
             _exit(1);
         }
         char *mine = join(dir, "mine.amq");
-        if (amq__format_save(mine, &g.container, g.pieces, 3, NULL) != AMQ_OK)
+        if (amq__format_save(NULL, mine, &g.container, g.pieces, 3, NULL) != AMQ_OK)
             _exit(2);
         g.container.family = AMQ__FAMILY_CUCKOO;
-        if (amq__format_save(mine, &g.container, g.pieces, 3, NULL) != AMQ_OK)
+        if (amq__format_save(NULL, mine, &g.container, g.pieces, 3, NULL) != AMQ_OK)
             _exit(2);
         free(mine);
         _exit(0);
@@ -1028,7 +1033,7 @@ static void test_save_replaces_one_hard_link(void **state)
     assert_int_equal(link(path, other), 0);
     golden g;
     golden_init(&g);
-    assert_int_equal(amq__format_save(path, &g.container, g.pieces, 3, NULL), AMQ_OK);
+    assert_int_equal(amq__format_save(NULL, path, &g.container, g.pieces, 3, NULL), AMQ_OK);
     assert_saved(path, AMQ__FAMILY_BLOOM);
     assert_holds(other, "old contents", 12);
     struct stat st;
@@ -1062,7 +1067,7 @@ static void test_save_into_fifo_device_and_open_file(void **state)
     assert_int_equal(mkfifo(fifo, 0600), 0);
     int reader = open(fifo, O_RDONLY | O_NONBLOCK); /* so that the writer's open returns */
     assert_true(reader >= 0);
-    assert_int_equal(amq__format_save(fifo, &g.container, g.pieces, 3, NULL), AMQ_OK);
+    assert_int_equal(amq__format_save(NULL, fifo, &g.container, g.pieces, 3, NULL), AMQ_OK);
     assert_pipe_holds_container(reader, AMQ__FAMILY_BLOOM);
     close(reader);
     assert_int_equal(lstat(fifo, &st), 0);
@@ -1070,7 +1075,7 @@ static void test_save_into_fifo_device_and_open_file(void **state)
     assert_int_equal(st.st_mode & 07777, 0600);
     assert_int_equal(count_entries(dir), 1);
 
-    assert_int_equal(amq__format_save("/dev/null", &g.container, g.pieces, 3, NULL), AMQ_OK);
+    assert_int_equal(amq__format_save(NULL, "/dev/null", &g.container, g.pieces, 3, NULL), AMQ_OK);
     assert_int_equal(stat("/dev/null", &st), 0);
     assert_true(S_ISCHR(st.st_mode));
 
@@ -1082,7 +1087,7 @@ static void test_save_into_fifo_device_and_open_file(void **state)
     char name[64];
     snprintf(name, sizeof name, "/dev/fd/%d", ends[1]);
     g.container.family = AMQ__FAMILY_GCS;
-    assert_int_equal(amq__format_save(name, &g.container, g.pieces, 3, NULL), AMQ_OK);
+    assert_int_equal(amq__format_save(NULL, name, &g.container, g.pieces, 3, NULL), AMQ_OK);
     close(ends[1]);
     assert_pipe_holds_container(ends[0], AMQ__FAMILY_GCS);
     close(ends[0]);
@@ -1096,7 +1101,8 @@ static void test_save_into_fifo_device_and_open_file(void **state)
     int fd = open(log, O_WRONLY | O_APPEND);
     assert_true(fd >= 0);
     snprintf(name, sizeof name, "/proc/self/fd/%d", fd);
-    assert_int_equal(amq__format_save(name, &g.container, g.pieces, 3, NULL), AMQ_OK);
+    uint64_t checksum = 0;
+    assert_int_equal(amq__format_save(&checksum, name, &g.container, g.pieces, 3, NULL), AMQ_OK);
     close(fd);
     assert_int_equal(stat(log, &st), 0);
     assert_int_equal(st.st_ino, before.st_ino);
@@ -1107,6 +1113,8 @@ static void test_save_into_fifo_device_and_open_file(void **state)
     assert_memory_equal(bytes, "head", 4);
     amq__container c;
     assert_int_equal(amq__format_parse(&c, (const uint8_t *)bytes + 4, 160, NULL), AMQ_OK);
+    /* The checksum reported is the appended container's trailer. */
+    assert_true(checksum == amq__load_u64le((const uint8_t *)bytes + len - 8));
     free(bytes);
     free(log);
     assert_int_equal(count_entries(dir), 2);
@@ -1137,7 +1145,7 @@ static void test_failed_write_leaves_old_file(void **state)
     assert_int_equal(setrlimit(RLIMIT_FSIZE, &small), 0);
     amq_diag diag = { "", 0 };
     errno = 0;
-    int status = amq__format_save(path, &g.container, g.pieces, 3, &diag);
+    int status = amq__format_save(NULL, path, &g.container, g.pieces, 3, &diag);
     int saved_errno = errno;
     assert_int_equal(setrlimit(RLIMIT_FSIZE, &old_limit), 0);
     assert_int_equal(sigaction(SIGXFSZ, &old_action, NULL), 0);
@@ -1186,7 +1194,7 @@ static void test_kill_during_save(void **state)
     char *path = join(dir, "big.amq");
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    assert_int_equal(amq__format_save(path, &versions[0], pieces[0], 4, NULL), AMQ_OK);
+    assert_int_equal(amq__format_save(NULL, path, &versions[0], pieces[0], 4, NULL), AMQ_OK);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     long save_us = (t1.tv_sec - t0.tv_sec) * 1000000L + (t1.tv_nsec - t0.tv_nsec) / 1000;
 
@@ -1198,7 +1206,8 @@ static void test_kill_during_save(void **state)
         assert_true(child >= 0);
         if (child == 0) {
             for (unsigned i = 1;; i++)
-                if (amq__format_save(path, &versions[i % 2], pieces[i % 2], 4, NULL) != AMQ_OK)
+                if (amq__format_save(NULL, path, &versions[i % 2], pieces[i % 2], 4, NULL) !=
+                    AMQ_OK)
                     _exit(1);
         }
         /* A few ms up to two saves' time, so kills land anywhere in a save. */

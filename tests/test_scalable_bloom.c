@@ -402,7 +402,7 @@ static void test_stage_count_bound(void **state)
     char path[512];
     snprintf(path, sizeof path, "%s/full.amq", dir);
     amq_diag diag = { .message = "" };
-    assert_int_equal(amq__format_save(path, &c, pieces, STAGES, &diag), AMQ_OK);
+    assert_int_equal(amq__format_save(NULL, path, &c, pieces, STAGES, &diag), AMQ_OK);
     free(zeros);
 
     amq_filter *f = NULL;

@@ -507,7 +507,7 @@ int amq_bundle_save(const amq_bundle_writer *writer, const char *path, amq_diag 
     amq__piece pieces[3] = { { head.bytes, head.len },
                              { records.bytes, records.len },
                              { index, index_entries * 8 } };
-    status = amq__format_save(path, &c, pieces, 3, diag);
+    status = amq__format_save(NULL, path, &c, pieces, 3, diag);
 done:
     free(head.bytes);
     free(records.bytes);

@@ -47,7 +47,9 @@
  * cannot drift apart:
  * the header, parameter block and first padding are assembled in a small
  * buffer, the payload pieces are passed straight from the caller's memory,
- * and the checksum is computed over exactly the bytes emitted.
+ * and the checksum is computed over exactly the bytes emitted. A save
+ * reports the checksum it wrote, so that no caller reads its file back to
+ * learn it (the frontier records its filter file's in its manifest).
  *
  * Saving a regular file is atomic: the bytes go to a new file
  * "<dir>/.<name>.tmp.XXXXXX" in the file's directory (so the rename stays
@@ -200,6 +202,7 @@ typedef struct sink {
     int refused; /* the callback's nonzero answer that stopped the write */
     int fd;
     uint64_t written;
+    uint64_t sum; /* the checksum written in the trailer, once written */
 } sink;
 
 int amq__write_all(int fd, const void *data, uint64_t len, int64_t offset)
@@ -295,7 +298,8 @@ static int write_container(sink *s, const amq__container *c, const amq__piece *p
     size_t pad = (size_t)(align_up(end, TRAILER_ALIGN) - end);
     uint8_t tail[TRAILER_ALIGN - 1 + AMQ__FORMAT_TRAILER_SIZE] = { 0 };
     amq__checksum_update(&s->checksum, tail, pad);
-    amq__store_u64le(tail + pad, amq__checksum_final(&s->checksum));
+    s->sum = amq__checksum_final(&s->checksum);
+    amq__store_u64le(tail + pad, s->sum);
     return sink_output(s, tail, pad + AMQ__FORMAT_TRAILER_SIZE);
 }
 
@@ -721,9 +725,9 @@ static int keep_attributes(int fd, const save_target *t, const char *path, amq_d
  * place: there is no name to replace, so this is not atomic. An open
  * regular file is appended to, as the redirection that opened it (">" has
  * emptied it, ">>" keeps what it holds) would. */
-static int save_into(const save_target *t, const char *path, const amq__container *c,
-                     const amq__piece *pieces, size_t piece_count, uint64_t payload_len,
-                     amq_diag *diag)
+static int save_into(uint64_t *checksum, const save_target *t, const char *path,
+                     const amq__container *c, const amq__piece *pieces, size_t piece_count,
+                     uint64_t payload_len, amq_diag *diag)
 {
     bool regular = S_ISREG(t->st.st_mode);
     int fd = open(t->name, O_WRONLY | O_NOCTTY | O_CLOEXEC | (regular ? O_APPEND : 0));
@@ -740,13 +744,18 @@ static int save_into(const save_target *t, const char *path, const amq__containe
         saved_errno = errno;
         status = amq__io_fail(diag, errno, "saving '%s': closing it", path);
     }
+    if (status == AMQ_OK)
+        *checksum = s.sum;
     errno = saved_errno;
     return status;
 }
 
-int amq__format_save(const char *path, const amq__container *c, const amq__piece *pieces,
-                     size_t piece_count, amq_diag *diag)
+int amq__format_save(uint64_t *checksum, const char *path, const amq__container *c,
+                     const amq__piece *pieces, size_t piece_count, amq_diag *diag)
 {
+    uint64_t ignored;
+    if (!checksum)
+        checksum = &ignored;
     uint64_t payload_len = 0;
     int status = check_container(c, pieces, piece_count, &payload_len, diag);
     if (status == AMQ_OK)
@@ -758,7 +767,7 @@ int amq__format_save(const char *path, const amq__container *c, const amq__piece
     if (status != AMQ_OK)
         return status;
     if (target.kind == SAVE_INTO) {
-        status = save_into(&target, path, c, pieces, piece_count, payload_len, diag);
+        status = save_into(checksum, &target, path, c, pieces, piece_count, payload_len, diag);
         free(target.name);
         return status;
     }
@@ -787,8 +796,8 @@ int amq__format_save(const char *path, const amq__container *c, const amq__piece
 
     if (target.kind == SAVE_REPLACE)
         status = keep_attributes(fd, &target, path, diag);
+    sink s = { .memory = NULL, .fd = fd, .written = 0 };
     if (status == AMQ_OK) {
-        sink s = { .memory = NULL, .fd = fd, .written = 0 };
         if (write_container(&s, c, pieces, piece_count, payload_len) != 0)
             status = amq__io_fail(diag, errno, "saving '%s': writing '%s'", path, paths.temporary);
         else if (fsync(fd) != 0)
@@ -815,7 +824,9 @@ int amq__format_save(const char *path, const amq__container *c, const amq__piece
     }
     save_paths_free(&paths);
     free(target.name);
-    if (status != AMQ_OK)
+    if (status == AMQ_OK)
+        *checksum = s.sum;
+    else
         errno = saved_errno;
     return status;
 }

@@ -108,9 +108,12 @@ int amq__format_write(const amq__container *c, const amq__piece *pieces, size_t 
  * AMQ_OK, AMQ_EIO (errno kept; the diag names the path and the reason),
  * AMQ_EINVAL (as for encode, a path ending in '/', or a directory, socket
  * or block device), AMQ_ERANGE, AMQ_ENOMEM. format.c's opening comment has
- * the details. */
-int amq__format_save(const char *path, const amq__container *c, const amq__piece *pieces,
-                     size_t piece_count, amq_diag *diag);
+ * the details. On success *checksum (when checksum is not NULL) is the
+ * checksum the save wrote: the file's trailer, its last 8 bytes read as a
+ * little-endian u64 (for a file written into, the trailer of the container
+ * appended), so that a caller need not read the file back to learn it. */
+int amq__format_save(uint64_t *checksum, const char *path, const amq__container *c,
+                     const amq__piece *pieces, size_t piece_count, amq_diag *diag);
 
 /* Fill diag with the printf-style message, ": ", and strerror(saved_errno);
  * leave errno at saved_errno; return AMQ_EIO. For every file operation that

@@ -361,7 +361,7 @@ int amq_save(const amq_filter *f, const char *path, amq_diag *diag)
     amq__saved *saved = amq__filter_describe(f, &c, diag, &status);
     if (!saved)
         return status;
-    status = amq__format_save(path, &c, saved->pieces, saved->piece_count, diag);
+    status = amq__format_save(NULL, path, &c, saved->pieces, saved->piece_count, diag);
     amq__saved_free(saved);
     return status;
 }

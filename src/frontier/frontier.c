@@ -333,7 +333,7 @@ static int save_filter(amq_frontier *f, uint64_t generation, uint64_t *checksum,
             .params = saved->params.bytes,
             .params_len = saved->params.len,
         };
-        status = amq__format_save(path, &c, saved->pieces, saved->piece_count, diag);
+        status = amq__format_save(NULL, path, &c, saved->pieces, saved->piece_count, diag);
     }
     free(saved->scratch);
     free(saved);
@@ -445,7 +445,7 @@ static int write_manifest(amq_frontier *f, const manifest *m, amq_diag *diag)
             .params_len = w->len,
         };
         amq__piece piece = { table, table_len };
-        status = amq__format_save(path, &c, &piece, 1, diag);
+        status = amq__format_save(NULL, path, &c, &piece, 1, diag);
     }
     free(w);
     free(table);
