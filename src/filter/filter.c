@@ -19,6 +19,7 @@
 #include "core/util.h"
 
 #include <assert.h>
+#include <inttypes.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -315,12 +316,14 @@ amq__saved *amq__filter_describe(const amq_filter *f, amq__container *c, amq_dia
     assert(f && c && status);
     amq__saved *saved = calloc(1, sizeof *saved);
     if (!saved) {
-        *status = AMQ_ENOMEM;
+        *status = amq__fail(diag, AMQ_ENOMEM, "out of memory saving a %s filter", f->family->name);
         return NULL;
     }
     amq__params_init(&saved->params);
     *status = f->family->save(f->state, saved);
-    if (*status == AMQ_OK && saved->params.overflow)
+    if (*status != AMQ_OK)
+        amq__fail(diag, *status, "saving a %s filter: %s", f->family->name, amq_strerror(*status));
+    else if (saved->params.overflow)
         *status = amq__fail(diag, AMQ_EINVAL, "%s parameters do not fit the file header",
                             f->family->name);
     if (*status != AMQ_OK) {
@@ -352,18 +355,24 @@ uint64_t amq__saved_payload_len(const amq__saved *saved)
     return len;
 }
 
-int amq_save(const amq_filter *f, const char *path, amq_diag *diag)
+int amq__filter_save(uint64_t *checksum, const amq_filter *f, const char *path, amq_diag *diag)
 {
-    if (!f || !path)
-        return null_argument(diag, "amq_save", !f ? "f" : "path");
+    assert(f && path);
     amq__container c;
     int status;
     amq__saved *saved = amq__filter_describe(f, &c, diag, &status);
     if (!saved)
         return status;
-    status = amq__format_save(NULL, path, &c, saved->pieces, saved->piece_count, diag);
+    status = amq__format_save(checksum, path, &c, saved->pieces, saved->piece_count, diag);
     amq__saved_free(saved);
     return status;
+}
+
+int amq_save(const amq_filter *f, const char *path, amq_diag *diag)
+{
+    if (!f || !path)
+        return null_argument(diag, "amq_save", !f ? "f" : "path");
+    return amq__filter_save(NULL, f, path, diag);
 }
 
 int amq_saved_bytes(uint64_t *bytes, const amq_filter *f, amq_diag *diag)
@@ -433,21 +442,33 @@ int amq__filter_from_container(amq_filter **out, const amq__container *c, amq__f
     return from_container(out, c, image, false, where, diag);
 }
 
-int amq_load(amq_filter **out, const char *path, unsigned flags, amq_diag *diag)
+int amq__filter_load(amq_filter **out, const char *path, unsigned flags, const amq__family *family,
+                     amq_diag *diag)
 {
-    if (!out || !path)
-        return null_argument(diag, "amq_load", !out ? "out" : "path");
+    assert(out && path);
     *out = NULL;
     amq__file_image image;
     amq__container c;
     int status = amq__format_open(&image, &c, path, flags, diag);
     if (status != AMQ_OK)
         return status;
+    if (family && c.family != family->id) {
+        amq__file_image_close(&image);
+        return amq__fail(diag, AMQ_ECORRUPT, "it holds family %" PRIu32 ", not a %s filter",
+                         c.family, family->name);
+    }
     uint64_t checksum = amq__load_u64le(image.data + image.len - AMQ__FORMAT_TRAILER_SIZE);
     status = amq__filter_from_container(out, &c, &image, path, diag);
     if (status == AMQ_OK)
         (*out)->file_checksum = checksum;
     return status;
+}
+
+int amq_load(amq_filter **out, const char *path, unsigned flags, amq_diag *diag)
+{
+    if (!out || !path)
+        return null_argument(diag, "amq_load", !out ? "out" : "path");
+    return amq__filter_load(out, path, flags, NULL, diag);
 }
 
 /* ---- filters in memory ----------------------------------------------------- */

@@ -21,6 +21,20 @@ void amq__saved_free(amq__saved *saved);
 /* The payload's length: the sum of the pieces'. */
 uint64_t amq__saved_payload_len(const amq__saved *saved);
 
+/* amq_save (f and path not NULL), reporting in *checksum, when checksum
+ * is not NULL, the checksum the save wrote: the file's trailer, which
+ * amq_info's file_checksum gives for the filter loaded from it. Returns as
+ * amq_save. */
+int amq__filter_save(uint64_t *checksum, const amq_filter *f, const char *path, amq_diag *diag);
+
+/* amq_load (out and path not NULL) of a file that must hold a filter of
+ * family: a container of any other family, a bundle's or a frontier's
+ * manifest included, is refused with AMQ_ECORRUPT ("it holds family N, not
+ * a <name> filter") before any family's load reads it. family NULL: any
+ * filter, as amq_load. The filter's file checksum is the file's trailer. */
+int amq__filter_load(amq_filter **out, const char *path, unsigned flags, const amq__family *family,
+                     amq_diag *diag);
+
 /* The filter a validated container describes (c's family decides which
  * load runs; `where` names the source in messages). *image is the memory
  * c points into: the filter keeps it when the family borrows from it, else
