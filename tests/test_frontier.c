@@ -872,6 +872,71 @@ static void make_saved_at_limit(void **state, char *dir, amq_frontier_options *o
     set_manifest_field(manifest, field, UINT64_MAX);
 }
 
+/* The checkpoint of generation in dir: its filter file is an ordinary
+ * scalable-bloom file, which amq_load opens with the frontier's enqueued
+ * URLs, and its trailer, amq_info's file_checksum, is the checksum the
+ * manifest recorded. */
+static void check_filter_file(const char *dir, uint64_t generation, uint64_t enqueued)
+{
+    char manifest[AMQ_TEST_PATH_MAX], filter[AMQ_TEST_PATH_MAX];
+    snprintf(manifest, sizeof manifest, "%s/frontier.amq", dir);
+    snprintf(filter, sizeof filter, "%s/filter-%016" PRIx64 ".amq", dir, generation);
+    size_t len;
+    char *bytes = amq_test_read_file(manifest, &len);
+    assert_non_null(bytes);
+    amq__container c;
+    assert_int_equal(amq__format_parse(&c, (const uint8_t *)bytes, len, NULL), AMQ_OK);
+    assert_int_equal(amq__load_u64le(c.params + GENERATION), generation);
+    uint64_t recorded = amq__load_u64le(c.params + CHECKSUM);
+    free(bytes);
+    bytes = amq_test_read_file(filter, &len);
+    assert_non_null(bytes);
+    assert_true(len >= AMQ__FORMAT_TRAILER_SIZE);
+    assert_true(amq__load_u64le((const uint8_t *)bytes + len - AMQ__FORMAT_TRAILER_SIZE) ==
+                recorded);
+    free(bytes);
+    amq_filter *loaded = NULL;
+    amq_diag diag = { .message = "" };
+    if (amq_load(&loaded, filter, 0, &diag) != AMQ_OK)
+        fail_msg("%s does not load: %s", filter, diag.message);
+    assert_string_equal(amq_filter_family(loaded), "scalable-bloom");
+    amq_info info;
+    assert_int_equal(amq_info_get(&info, loaded), AMQ_OK);
+    assert_true(info.file_checksum == recorded);
+    assert_int_equal(info.keys, enqueued);
+    amq_free(loaded);
+}
+
+/* A save records the checksum its filter file's save reported (the
+ * frontier reads no file back to learn it): checkpoint after checkpoint,
+ * the manifest's checksum is the filter file's trailer, and the reopened
+ * frontier finds it so. */
+static void test_recorded_checksum(void **state)
+{
+    char dir[AMQ_TEST_PATH_MAX];
+    amq_frontier_options opt;
+    smallest_frontier(state, dir, &opt);
+    model m;
+    make_saved(dir, &opt, &m);
+    amq_frontier *f;
+    amq_frontier_stats st;
+    for (uint64_t generation = 1; generation <= 3; generation++) {
+        open_ok(&f, dir, &opt);
+        amq_frontier_stats_get(&st, f);
+        assert_int_equal(st.generation, generation);
+        check_filter_file(dir, generation, st.enqueued);
+        for (uint64_t id = 0; id < 2000; id++)
+            push_both(f, &m, 10000 * generation + id);
+        pop_both(f, &m);
+        assert_int_equal(amq_frontier_save(f, NULL), AMQ_OK);
+        amq_frontier_stats_get(&st, f);
+        check_filter_file(dir, generation + 1, st.enqueued);
+        amq_frontier_close(f);
+    }
+    reopen_and_check_seen(dir, &opt, &m);
+    model_free(&m);
+}
+
 /* Write the manifest with the given parameter block and segment table
  * (a correct container: damage only the frontier can find), then expect
  * opening to fail with status and a message holding fragment. */
@@ -1322,6 +1387,7 @@ int main(void)
         AMQ_TEST_WITH_SCRATCH(test_damaged_segments),
         AMQ_TEST_WITH_SCRATCH(test_damaged_manifest_and_filter),
         AMQ_TEST_WITH_SCRATCH(test_crafted_manifests),
+        AMQ_TEST_WITH_SCRATCH(test_recorded_checksum),
         AMQ_TEST_WITH_SCRATCH(test_segment_ids_exhausted),
         AMQ_TEST_WITH_SCRATCH(test_last_generation),
         AMQ_TEST_WITH_SCRATCH(test_push_count_at_its_limit),

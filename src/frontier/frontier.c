@@ -59,18 +59,19 @@
  * and the manifest is the commit point. amq_frontier_save (1) spills the
  * tail, (2) retires segments read to the end, (3) fsyncs the segments
  * written since they were last synced (and the directory, for new ones),
- * (4) writes the filter to filter-<g+1>.amq (temporary file, fsync,
- * rename, directory fsync: amq__format_save), (5) writes the manifest the
- * same way, naming generation g+1, the filter file's checksum, the
- * counters, the live segments with their lengths, and the read position
- * of the next URL to pop (inside the head's segment when the head holds
- * URLs). Only then (6) are filter-<g>.amq and the segments retired since
- * checkpoint g removed. A crash before (5) completes leaves checkpoint g
- * whole: its filter file was not touched, its segments were only appended
- * to or left for removal. A crash after it leaves g+1 whole, and the files
- * (6) did not remove are found by the next open, which removes every file
- * of the frontier's name patterns that the checkpoint does not list (and
- * nothing else), and cuts each listed segment back to its listed length.
+ * (4) writes the filter to filter-<g+1>.amq through the generic handle
+ * (temporary file, fsync, rename, directory fsync: amq__format_save, which
+ * reports the checksum it wrote), (5) writes the manifest the same way,
+ * naming generation g+1, that checksum, the counters, the live segments
+ * with their lengths, and the read position of the next URL to pop
+ * (inside the head's segment when the head holds URLs). Only then (6) are
+ * filter-<g>.amq and the segments retired since checkpoint g removed. A
+ * crash before (5) completes leaves checkpoint g whole: its filter file was
+ * not touched, its segments were only appended to or left for removal. A
+ * crash after it leaves g+1 whole, and the files (6) did not remove are
+ * found by the next open, which removes every file of the frontier's name
+ * patterns that the checkpoint does not list (and nothing else), and cuts
+ * each listed segment back to its listed length.
  *
  * So the state after a reopen is exactly the last checkpoint: URLs pushed
  * after it are gone together with their filter bits (nothing is "seen"
@@ -107,13 +108,20 @@
  * counted 2^64 - 1 pushes another push, with AMQ_ERANGE (only a damaged
  * manifest can say either).
  *
- * Allocation: open (the frontier, the filter, the segment table); push (the
- * tail grows by doubling up to its share; filter stages); pop (the
- * read-ahead buffer, once); save (the filter's description, the table
- * copy). Errors: AMQ_EINVAL (options, URL length, directory), AMQ_EIO
- * (system calls, the lock), AMQ_ECORRUPT and AMQ_EVERSION (the directory's
- * files), AMQ_ERANGE (filter bounds, a small pop buffer, a counter or the
- * segment ids at their limit), AMQ_ENOMEM.
+ * The filter is kept in a generic handle (amq_filter, filter/filter.h),
+ * which owns it: the filter file is saved and loaded through the handle,
+ * the one path by which any filter is persisted (a loaded file must hold a
+ * scalable Bloom filter, and its trailer, the checksum amq_info reports,
+ * must be the manifest's). Push and the figures use the typed filter
+ * inside it (amq_scalable_bloom_unwrap), at the typed calls' speed.
+ *
+ * Allocation: open (the frontier, the filter and its handle, the segment
+ * table); push (the tail grows by doubling up to its share; filter
+ * stages); pop (the read-ahead buffer, once); save (the filter's
+ * description, the table copy). Errors: AMQ_EINVAL (options, URL length,
+ * directory), AMQ_EIO (system calls, the lock), AMQ_ECORRUPT and
+ * AMQ_EVERSION (the directory's files), AMQ_ERANGE (filter bounds, a small
+ * pop buffer, a counter or the segment ids at their limit), AMQ_ENOMEM.
  */
 #define _DEFAULT_SOURCE /* flock, which the POSIX level alone hides */
 
@@ -123,6 +131,7 @@
 #include "core/format.h"
 #include "core/hash.h"
 #include "core/util.h"
+#include "filter/filter.h"
 #include "frontier/frontier_internal.h"
 
 #include <assert.h>
@@ -164,9 +173,10 @@ typedef struct record_buffer {
 } record_buffer;
 
 struct amq_frontier {
-    char *dir;  /* absolute path */
-    int dir_fd; /* held with an exclusive flock while open */
-    amq_scalable_bloom *filter;
+    char *dir;                  /* absolute path */
+    int dir_fd;                 /* held with an exclusive flock while open */
+    amq_filter *handle;         /* the filter's owner, through which it is saved and loaded */
+    amq_scalable_bloom *filter; /* the handle's filter, for the typed calls */
     amq_scalable_bloom_params filter_params; /* as made; stored in the manifest */
     amq_hasher hasher;
     amq_frontier_canonicalize_fn canonicalize;
@@ -308,54 +318,23 @@ static int open_directory(amq_frontier *f, const char *dir, amq_diag *diag)
 
 /* ---- the filter's file ------------------------------------------------------ */
 
-/* Write the filter as filter-<generation>.amq (atomically) and read back
- * its checksum. */
-static int save_filter(amq_frontier *f, uint64_t generation, uint64_t *checksum, amq_diag *diag)
+/* Write the filter as filter-<generation>.amq through the generic handle
+ * (atomically: amq__format_save) and learn the checksum the save wrote. */
+static int save_filter(uint64_t *checksum, amq_frontier *f, uint64_t generation, amq_diag *diag)
 {
     char name[FILTER_NAME_SIZE];
     filter_name(name, generation);
     char *path = path_in(f, name);
-    amq__saved *saved = calloc(1, sizeof *saved);
-    if (!path || !saved) {
-        free(path);
-        free(saved);
+    if (!path)
         return amq__fail(diag, AMQ_ENOMEM, "out of memory saving the filter");
-    }
-    amq__params_init(&saved->params);
-    int status = amq__scalable_bloom_family.save(f->filter, saved);
-    if (status != AMQ_OK) {
-        amq__fail(diag, status, "saving the filter: %s", amq_strerror(status));
-    } else {
-        assert(!saved->params.overflow);
-        amq__container c = {
-            .family = amq__scalable_bloom_family.id,
-            .hasher = saved->hasher,
-            .params = saved->params.bytes,
-            .params_len = saved->params.len,
-        };
-        status = amq__format_save(NULL, path, &c, saved->pieces, saved->piece_count, diag);
-    }
-    free(saved->scratch);
-    free(saved);
-    if (status == AMQ_OK) {
-        uint8_t trailer[AMQ__FORMAT_TRAILER_SIZE];
-        int fd = open(path, O_RDONLY | O_CLOEXEC);
-        struct stat st;
-        if (fd < 0 || fstat(fd, &st) != 0 || st.st_size < (off_t)sizeof trailer ||
-            pread(fd, trailer, sizeof trailer, st.st_size - (off_t)sizeof trailer) !=
-                (ssize_t)sizeof trailer)
-            status = amq__io_fail(diag, errno, "reading back '%s'", path);
-        else
-            *checksum = amq__load_u64le(trailer);
-        if (fd >= 0)
-            close(fd);
-    }
+    int status = amq__filter_save(checksum, f->handle, path, diag);
     free(path);
     return status;
 }
 
-/* Load filter-<generation>.amq, which must be the file whose checksum the
- * manifest holds. */
+/* Load filter-<generation>.amq through the generic handle: a scalable
+ * Bloom filter's file, which must be the one whose checksum the manifest
+ * holds. */
 static int load_filter(amq_frontier *f, uint64_t checksum, amq_diag *diag)
 {
     char name[FILTER_NAME_SIZE];
@@ -363,10 +342,9 @@ static int load_filter(amq_frontier *f, uint64_t checksum, amq_diag *diag)
     char *path = path_in(f, name);
     if (!path)
         return amq__fail(diag, AMQ_ENOMEM, "out of memory opening the filter");
-    amq__file_image image;
-    amq__container c;
+    amq_filter *handle = NULL;
     amq_diag inner = { .message = "" };
-    int status = amq__format_open(&image, &c, path, 0, &inner);
+    int status = amq__filter_load(&handle, path, 0, &amq__scalable_bloom_family, &inner);
     if (status == AMQ_EIO && errno == ENOENT) {
         status =
             amq__fail(diag, AMQ_ECORRUPT, "the checkpoint's filter file '%s' is missing", path);
@@ -374,26 +352,22 @@ static int load_filter(amq_frontier *f, uint64_t checksum, amq_diag *diag)
         return status;
     }
     if (status == AMQ_OK) {
-        uint64_t stored = amq__load_u64le(image.data + image.len - AMQ__FORMAT_TRAILER_SIZE);
-        if (c.family != amq__scalable_bloom_family.id)
-            status = amq__fail(&inner, AMQ_ECORRUPT, "it holds family %" PRIu32 ", not a %s filter",
-                               c.family, amq__scalable_bloom_family.name);
-        else if (stored != checksum)
+        amq_info info;
+        amq_info_get(&info, handle);
+        if (info.file_checksum != checksum)
             status = amq__fail(&inner, AMQ_ECORRUPT,
                                "its checksum %016" PRIx64 " is not the %016" PRIx64
                                " the manifest recorded: it belongs to another checkpoint",
-                               stored, checksum);
-        if (status == AMQ_OK) {
-            void *state = NULL;
-            bool borrows = false;
-            status = amq__scalable_bloom_family.load(&state, &c, &borrows, &inner);
-            assert(!borrows);
-            f->filter = state;
-        }
-        amq__file_image_close(&image);
+                               info.file_checksum, checksum);
     }
-    if (status != AMQ_OK)
+    if (status == AMQ_OK) {
+        f->handle = handle;
+        f->filter = amq_scalable_bloom_unwrap(handle);
+        assert(f->filter);
+    } else {
+        amq_free(handle);
         amq__fail(diag, status, "filter file '%s': %s", path, inner.message);
+    }
     free(path);
     return status;
 }
@@ -506,10 +480,12 @@ static int parse_manifest(manifest *m, const amq__container *c, amq_diag *diag)
     return AMQ_OK;
 }
 
-/* The filter a manifest describes, made empty (generation 0). */
+/* The filter a manifest describes, made empty (generation 0), in its
+ * handle. */
 static int make_filter(amq_frontier *f, amq_diag *diag)
 {
-    int status = amq_scalable_bloom_new(&f->filter, &f->filter_params, NULL);
+    amq_scalable_bloom *filter = NULL;
+    int status = amq_scalable_bloom_new(&filter, &f->filter_params, NULL);
     if (status == AMQ_EINVAL)
         return amq__fail(diag, status,
                          "the filter options are out of range: growth %g must be in [1.25, 16], "
@@ -521,6 +497,12 @@ static int make_filter(amq_frontier *f, amq_diag *diag)
                          f->filter_params.capacity, f->filter_params.fpr);
     if (status != AMQ_OK)
         return amq__fail(diag, status, "making the filter: %s", amq_strerror(status));
+    status = amq_scalable_bloom_wrap(&f->handle, filter, NULL);
+    if (status != AMQ_OK) {
+        amq_scalable_bloom_free(filter);
+        return amq__fail(diag, status, "out of memory for the filter's handle");
+    }
+    f->filter = filter;
     return AMQ_OK;
 }
 
@@ -637,7 +619,7 @@ static void share_memory(amq_frontier *f, const amq_frontier_options *opt)
 static void destroy(amq_frontier *f)
 {
     amq__spill_free(&f->spill);
-    amq_scalable_bloom_free(f->filter);
+    amq_free(f->handle); /* and the filter */
     free(f->head.bytes);
     free(f->tail.bytes);
     if (f->dir_fd >= 0)
@@ -872,7 +854,7 @@ int amq_frontier_save(amq_frontier *f, amq_diag *diag)
         .segments = f->spill.count,
     };
     if (status == AMQ_OK)
-        status = save_filter(f, m.generation, &m.filter_checksum, diag);
+        status = save_filter(&m.filter_checksum, f, m.generation, diag);
     if (status == AMQ_OK) {
         status = write_manifest(f, &m, diag);
         if (status != AMQ_OK) {
