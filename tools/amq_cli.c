@@ -3,7 +3,8 @@
  * --version, and the one check that standard output was written: every
  * command's output is flushed and closed here, and a failure (a full disk,
  * a closed descriptor) is an error, exit status 2. Each subcommand lives in
- * its own tools/cmd_<name>.c.
+ * its own tools/cmd_<name>.c. One command is not listed: `amq __options
+ * [TYPE]`, the filter types' options for the bash completion.
  */
 #include "cli.h"
 
@@ -92,6 +93,9 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < command_count; i++)
         if (strcmp(name, commands[i].name) == 0)
             return close_stdout(name, commands[i].run(argc - 1, argv + 1));
+    /* For the bash completion: the filter types' options (cli_options.c). */
+    if (strcmp(name, "__options") == 0)
+        return close_stdout(name, cli_options_command(argc - 1, argv + 1));
     cli_error("'%s' is not a command. See 'amq --help'.", name);
     return close_stdout(NULL, CLI_EXIT_ERROR);
 }

@@ -239,6 +239,43 @@ bool cli_family_grows(const char *family);
  * as "a, b<last>c": last is ", " or " or ". Cut short if cap is too small. */
 void cli_list_families(char *out, size_t cap, bool (*keep)(const char *family), const char *last);
 
+/* ---- the filter types' options (cli_options.c) ------------------------------ */
+
+/* The most options of the filter types the tool takes, all types together. */
+#define CLI_MAX_TYPE_OPTIONS 64
+
+/* One of the filter types' options as the command line takes it: --name,
+ * and -letter when the library gives it a one-letter alias build does not
+ * use for its own options. */
+typedef struct cli_type_option {
+    const char *name; /* the spec's key: "fingerprint-bits" */
+    char letter;      /* the short option, or 0 */
+    bool flag;        /* takes no value */
+} cli_type_option;
+
+/* The options of every filter type this build has (amq_family_option),
+ * each name once, in the order the types list them, into out (at most cap,
+ * CLI_MAX_TYPE_OPTIONS is enough): what `amq build` takes. Returns how many. */
+size_t cli_type_options(cli_type_option *out, size_t cap);
+
+/* The short option letter the tool gives the type option name[0..len), or
+ * 0 (also for a name no type has). */
+char cli_type_option_letter(const char *name, size_t len);
+
+/* Print, as usage text, the options of type, each with the library's help;
+ * for type NULL (or unknown) those of every type, noting which take each. */
+void cli_print_type_options(FILE *out, const char *type);
+
+/* Print one entry of usage text: "  LABEL", then text (and "(note)" when
+ * note is not NULL) from the help column, wrapped to 79 columns. */
+void cli_print_help_line(FILE *out, const char *label, const char *text, const char *note);
+
+/* `amq __options [TYPE]`, which the bash completion runs: a line for each
+ * option of TYPE (or of every type), "NAME LETTER KIND [WORD...]", LETTER
+ * '-' when the option has none, the WORDs a choice's. Not listed in
+ * `amq --help`. */
+int cli_options_command(int argc, char **argv);
+
 /* ---- keys in memory (cli_keys.c) ---------------------------------------------- */
 
 /* Keys read into memory for a build from all keys at once. */

@@ -135,19 +135,6 @@ int cli_spec_add(cli_spec *spec, const char *command, const char *key, const cha
     return 0;
 }
 
-/* The short option the tool gives a spec key, or 0. */
-static char short_option_of(const char *name, size_t len)
-{
-    static const struct {
-        const char *name;
-        char letter;
-    } shorts[] = { { "capacity", 'n' }, { "fpr", 'p' }, { "bits", 'm' }, { "hashes", 'k' } };
-    for (size_t i = 0; i < sizeof shorts / sizeof shorts[0]; i++)
-        if (strlen(shorts[i].name) == len && strncmp(shorts[i].name, name, len) == 0)
-            return shorts[i].letter;
-    return 0;
-}
-
 void cli_spec_error(const char *command, const char *message)
 {
     char text[1024];
@@ -165,7 +152,7 @@ void cli_spec_error(const char *command, const char *message)
             p = name;
             continue;
         }
-        char letter = short_option_of(name, len);
+        char letter = cli_type_option_letter(name, len);
         int n = letter ? snprintf(text + used, sizeof text - used, "%.*s--%.*s' (-%c",
                                   (int)(name - p), p, (int)len, name, letter)
                        : snprintf(text + used, sizeof text - used, "%.*s--%.*s", (int)(name - p), p,

@@ -3,14 +3,14 @@
  *
  * The family options are passed on to the library as a spec ("bloom
  * n=1000000 p=0.01 ..."), so each family accepts or refuses them by name in
- * one place (the spec parser). A dynamic family given -n is filled line by
- * line as the input streams past; otherwise (a static family, or no -n) all
- * keys are read first, repeated keys are dropped exactly (cli_keys.c), and
- * the filter is built from the distinct keys, sized to their number; a
- * counting-bloom filter keeps counting copies (each copy is added), still
- * sized for the distinct keys. Streaming into a cuckoo filter, a key is
- * added only if the filter does not already hold it (cli_family_adds_once),
- * since a cuckoo filter holds at most 2b copies of one key; with
+ * one place (the spec parser); which options there are, their short forms
+ * and their help come from the library's tables too (cli_options.c). A dynamic family given -n is
+ * filled line by line as the input streams past; otherwise (a static family, or no -n) all keys are
+ * read first, repeated keys are dropped exactly (cli_keys.c), and the filter is built from the
+ * distinct keys, sized to their number; a counting-bloom filter keeps counting copies (each copy is
+ * added), still sized for the distinct keys. Streaming into a cuckoo filter, a key is added only if
+ * the filter does not already hold it (cli_family_adds_once), since a cuckoo filter holds at most
+ * 2b copies of one key; with
  * --count-duplicates every copy is stored. A cuckoo filter is built to grow (--growth 2)
  * unless --growth says otherwise, so `amq add` never finds it full. Past
  * -n, a type that does not grow keeps every key but its false-positive rate
@@ -26,13 +26,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char build_usage[] =
+/* The usage text around the options of the filter types, which come from
+ * the library's tables (cli_options.c). */
+static const char build_usage_head[] =
     "Usage: amq build -t TYPE [OPTIONS] -o FILE [INPUT...]\n"
     "Build a filter from keys, one per line, read from the INPUT files ('-' or\n"
     "none: standard input), and save it to FILE.\n"
-    "\n"
-    "  -t, --type TYPE            bloom, blocked-bloom, counting-bloom, scalable-bloom,\n"
-    "                             cuckoo, gcs, hfb, fuse8, fuse16\n"
+    "\n";
+static const char build_usage_own[] =
     "  -o, --output FILE          where to save the filter\n"
     "      --force                overwrite FILE if it exists\n"
     "      --hex                  each key is hexadecimal, decoded to bytes\n"
@@ -40,29 +41,16 @@ static const char build_usage[] =
     "      --field N              the key is the Nth field of the line (empty if\n"
     "                             fewer)\n"
     "      --delimiter C          the byte between fields (default: tab; \\t: a tab)\n"
-    "  -n, --capacity N           keys to size for (default: the number of distinct\n"
-    "                             keys read; dynamic types only: a static type is\n"
-    "                             sized to its keys)\n"
-    "  -p, --fpr P                false-positive rate: 0.01, 1e-4, 1/8192, 0.5%\n"
-    "      --seed S               hash seed (xxh3)\n"
-    "      --hash xxh3|md5|siphash  key hash (default xxh3)\n"
-    "      --key HEX              SipHash key, 32 hex digits\n"
-    "  -m, --bits M  -k, --hashes K        bloom, blocked-bloom, counting-bloom\n"
-    "      --layout block|split            blocked-bloom\n"
-    "      --counter-bits 4|8              counting-bloom\n"
-    "      --growth S  --tightening R      scalable-bloom (--growth also cuckoo:\n"
-    "                                      0 fixed size, 1|2|4|8|16 chain tables;\n"
-    "                                      default 2)\n"
-    "      --count-duplicates              cuckoo: store every copy of a repeated\n"
-    "                                      key (default: each key once)\n"
-    "      --fingerprint-bits F  --bucket-size 2|4|8  --max-kicks K  --semi-sort   cuckoo\n"
-    "      --range M  --rice-bits P  --divisor D  --index S  --bip158-key HEX  gcs\n"
-    "      --bank-bits LEN                 hfb: banks of 2^LEN bits (default: the\n"
-    "                                      smallest stored filter for P); each line\n"
-    "                                      is a 16-byte ID in 32 hex digits unless\n"
-    "                                      --hash md5 hashes lines into IDs\n"
-    "      --arity 3|4                     fuse8, fuse16 (p: accepted down to 2^-8, 2^-16)\n"
+    "      --count-duplicates     cuckoo: store every copy of a repeated key\n"
+    "                             (default: each key once)\n"
+    "\n";
+static const char build_usage_tail[] =
     "\n"
+    "Without -n a filter is sized to the distinct keys read; a static type is\n"
+    "always sized to its keys and refuses -n. A cuckoo filter is built with\n"
+    "growth 2 unless --growth says otherwise. An hfb filter's lines are 16-byte\n"
+    "IDs in 32 hex digits unless --hash md5 hashes lines into IDs. fuse8 and\n"
+    "fuse16 have a fixed rate, 2^-8 and 2^-16, and take any P down to it.\n"
     "A line ends at \\n or \\r\\n (not part of the key), up to 64 MiB; gzip and\n"
     "zstd input is decompressed.\n"
     "A type refuses, by name, the options that do not apply to it.\n"
@@ -70,38 +58,25 @@ static const char build_usage[] =
     "more keys than -n went into a type that does not grow: its false-positive\n"
     "rate is above P (said on stderr).\n";
 
-/* Family options: passed into the spec under their long name. */
-static const struct option family_options[] = {
-    { "capacity", required_argument, NULL, 'n' },
-    { "fpr", required_argument, NULL, 'p' },
-    { "bits", required_argument, NULL, 'm' },
-    { "hashes", required_argument, NULL, 'k' },
-    { "seed", required_argument, NULL, 0 },
-    { "hash", required_argument, NULL, 0 },
-    { "key", required_argument, NULL, 0 },
-    { "layout", required_argument, NULL, 0 },
-    { "counter-bits", required_argument, NULL, 0 },
-    { "growth", required_argument, NULL, 0 },
-    { "tightening", required_argument, NULL, 0 },
-    { "fingerprint-bits", required_argument, NULL, 0 },
-    { "bucket-size", required_argument, NULL, 0 },
-    { "max-kicks", required_argument, NULL, 0 },
-    { "semi-sort", no_argument, NULL, 0 },
-    { "range", required_argument, NULL, 0 },
-    { "rice-bits", required_argument, NULL, 0 },
-    { "divisor", required_argument, NULL, 0 },
-    { "index", required_argument, NULL, 0 },
-    { "bip158-key", required_argument, NULL, 0 },
-    { "bank-bits", required_argument, NULL, 0 },
-    { "arity", required_argument, NULL, 0 },
-};
-#define FAMILY_OPTION_COUNT (sizeof family_options / sizeof family_options[0])
+/* `amq build --help`: with the options of type when it is known (-t before
+ * --help), else of every type. */
+static void print_usage(const char *type)
+{
+    fputs(build_usage_head, stdout);
+    char types[512];
+    cli_list_families(types, sizeof types, NULL, ", ");
+    cli_print_help_line(stdout, "-t, --type TYPE", types, NULL);
+    fputs(build_usage_own, stdout);
+    cli_print_type_options(stdout, type);
+    fputs(build_usage_tail, stdout);
+}
 
 /* The value given for a family option, or NULL. */
-static const char *given_value(const char *const *given, const char *name)
+static const char *given_value(const cli_type_option *options, size_t count,
+                               const char *const *given, const char *name)
 {
-    for (size_t i = 0; i < FAMILY_OPTION_COUNT; i++)
-        if (strcmp(family_options[i].name, name) == 0)
+    for (size_t i = 0; i < count; i++)
+        if (strcmp(options[i].name, name) == 0)
             return given[i];
     return NULL;
 }
@@ -117,11 +92,11 @@ static void print_warning(const amq_filter *filter, const char *output)
                   output);
 }
 
-/* The family option a short option letter stands for. */
-static int family_option_index(int letter)
+/* The family option a short option letter stands for, or -1. */
+static int family_option_index(const cli_type_option *options, size_t count, int letter)
 {
-    for (size_t i = 0; i < FAMILY_OPTION_COUNT; i++)
-        if (family_options[i].val == letter)
+    for (size_t i = 0; i < count; i++)
+        if (options[i].letter && options[i].letter == letter)
             return (int)i;
     return -1;
 }
@@ -170,32 +145,64 @@ static int add_key(amq_filter *filter, const void *key, size_t len, bool count_c
 int cli_build(int argc, char **argv)
 {
     enum { OPT_FORCE = 1000, OPT_HELP, OPT_COUNT_DUPLICATES };
-    struct option options[FAMILY_OPTION_COUNT + 5 + CLI_INPUT_LONG_OPTIONS];
-    memcpy(options, family_options, sizeof family_options);
-    options[FAMILY_OPTION_COUNT + 0] = (struct option){ "type", required_argument, NULL, 't' };
-    options[FAMILY_OPTION_COUNT + 1] = (struct option){ "output", required_argument, NULL, 'o' };
-    options[FAMILY_OPTION_COUNT + 2] = (struct option){ "force", no_argument, NULL, OPT_FORCE };
-    options[FAMILY_OPTION_COUNT + 3] = (struct option){ "help", no_argument, NULL, 'h' };
-    options[FAMILY_OPTION_COUNT + 4] =
+    /* The filter types' options first, from the library's tables, then
+     * build's own and the input options. */
+    cli_type_option family[CLI_MAX_TYPE_OPTIONS];
+    size_t family_count = cli_type_options(family, CLI_MAX_TYPE_OPTIONS);
+    struct option options[CLI_MAX_TYPE_OPTIONS + 5 + CLI_INPUT_LONG_OPTIONS];
+    char shorts[2 * CLI_MAX_TYPE_OPTIONS + 8] = ":t:o:h";
+    size_t shorts_len = strlen(shorts);
+    for (size_t i = 0; i < family_count; i++) {
+        options[i] =
+            (struct option){ family[i].name, family[i].flag ? no_argument : required_argument, NULL,
+                             family[i].letter };
+        if (family[i].letter) {
+            shorts[shorts_len++] = family[i].letter;
+            if (!family[i].flag)
+                shorts[shorts_len++] = ':';
+        }
+    }
+    shorts[shorts_len] = '\0';
+    options[family_count + 0] = (struct option){ "type", required_argument, NULL, 't' };
+    options[family_count + 1] = (struct option){ "output", required_argument, NULL, 'o' };
+    options[family_count + 2] = (struct option){ "force", no_argument, NULL, OPT_FORCE };
+    options[family_count + 3] = (struct option){ "help", no_argument, NULL, 'h' };
+    options[family_count + 4] =
         (struct option){ "count-duplicates", no_argument, NULL, OPT_COUNT_DUPLICATES };
-    memcpy(options + FAMILY_OPTION_COUNT + 5, cli_input_long_options,
-           sizeof cli_input_long_options);
+    memcpy(options + family_count + 5, cli_input_long_options, sizeof cli_input_long_options);
     cli_input_options input = { 0 };
 
     const char *type = NULL, *output = NULL;
     bool force = false, capacity_given = false, count_duplicates = false;
     /* Family options are collected first and appended once the type is known. */
-    const char *given[FAMILY_OPTION_COUNT] = { NULL };
-    bool flag_given[FAMILY_OPTION_COUNT] = { false };
+    const char *given[CLI_MAX_TYPE_OPTIONS] = { NULL };
+    bool flag_given[CLI_MAX_TYPE_OPTIONS] = { false };
 
     optind = 1;
     opterr = 0;
     int c, index = -1;
-    while ((c = getopt_long(argc, argv, ":t:o:n:p:m:k:h", options, &index)) != -1) {
+    while ((c = getopt_long(argc, argv, shorts, options, &index)) != -1) {
         int taken = cli_input_option(&input, "build", c, optarg);
         if (taken < 0)
             return CLI_EXIT_ERROR;
         if (taken) {
+            index = -1;
+            continue;
+        }
+        int letter_index = c > 0 && c < 256 ? family_option_index(family, family_count, c) : -1;
+        if (c == 0 || letter_index >= 0) {
+            if (c != 0)
+                index = letter_index;
+            if (index < 0 || (size_t)index >= family_count)
+                return cli_usage_error("build", "unexpected option");
+            if (given[index] || flag_given[index])
+                return cli_usage_error("build", "--%s is given twice", options[index].name);
+            if (options[index].has_arg == no_argument)
+                flag_given[index] = true;
+            else
+                given[index] = optarg;
+            if (strcmp(options[index].name, "capacity") == 0)
+                capacity_given = true;
             index = -1;
             continue;
         }
@@ -217,26 +224,8 @@ int cli_build(int argc, char **argv)
             force = true;
             break;
         case 'h':
-            fputs(build_usage, stdout);
+            print_usage(type);
             return CLI_EXIT_OK;
-        case 'n':
-        case 'p':
-        case 'm':
-        case 'k':
-        case 0:
-            if (c != 0)
-                index = family_option_index(c);
-            if (index < 0 || (size_t)index >= FAMILY_OPTION_COUNT)
-                return cli_usage_error("build", "unexpected option");
-            if (given[index] || flag_given[index])
-                return cli_usage_error("build", "--%s is given twice", options[index].name);
-            if (options[index].has_arg == no_argument)
-                flag_given[index] = true;
-            else
-                given[index] = optarg;
-            if (strcmp(options[index].name, "capacity") == 0)
-                capacity_given = true;
-            break;
         default:
             return cli_option_error("build", c, argc, argv, options);
         }
@@ -269,19 +258,19 @@ int cli_build(int argc, char **argv)
         count_duplicates || (cli_family_removes(type) && !cli_family_adds_once(type));
     cli_spec spec;
     cli_spec_init(&spec, type);
-    for (size_t i = 0; i < FAMILY_OPTION_COUNT; i++)
+    for (size_t i = 0; i < family_count; i++)
         if ((given[i] || flag_given[i]) &&
-            cli_spec_add(&spec, "build", family_options[i].name, given[i]) < 0)
+            cli_spec_add(&spec, "build", family[i].name, given[i]) < 0)
             return CLI_EXIT_ERROR;
     /* A cuckoo filter grows unless told not to (--growth 0), so later adds
      * never find it full. */
-    if (strcmp(type, "cuckoo") == 0 && !given_value(given, "growth") &&
+    if (strcmp(type, "cuckoo") == 0 && !given_value(family, family_count, given, "growth") &&
         cli_spec_add(&spec, "build", "growth", CLI_CUCKOO_GROWTH) < 0)
         return CLI_EXIT_ERROR;
     if (!force && cli_refuse_overwrite("build", output))
         return CLI_EXIT_ERROR;
 
-    bool ids = cli_type_takes_ids(type, given_value(given, "hash"));
+    bool ids = cli_type_takes_ids(type, given_value(family, family_count, given, "hash"));
     cli_input in;
     input.hex = input.hex || ids;
     if (cli_input_open(&in, argv + optind, argc - optind, "build", &input) < 0)

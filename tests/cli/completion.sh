@@ -9,16 +9,19 @@
 script=$(cd "$(dirname "$0")/../../tools/completion" && pwd)/amq.bash
 
 # candidates WORD...: the completions bash offers for the last WORD of
-# "amq WORD...", sorted, one per line, into $dir/got (run in $dir).
+# "amq WORD...", sorted, one per line, into $dir/got (run in $dir). The
+# command word is the amq under test, which the script asks for the filter
+# types' options (amq __options).
 candidates() {
     (cd "$dir" && bash -c '
 . "$1" || exit 1
-shift
-COMP_WORDS=(amq "$@")
+amq=$2
+shift 2
+COMP_WORDS=("$amq" "$@")
 COMP_CWORD=$#
 _amq
 printf "%s\n" "${COMPREPLY[@]}"
-' completion "$script" "$@") | sed '/^$/d' | LC_ALL=C sort >"$dir/got"
+' completion "$script" "$amq" "$@") | sed '/^$/d' | LC_ALL=C sort >"$dir/got"
     last="completion of 'amq $*'"
 }
 

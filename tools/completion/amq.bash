@@ -6,7 +6,11 @@
 # share/bash-completion/completions/amq, which bash-completion loads on the
 # first `amq <TAB>`; `source` it to try it.
 #
-# The lists are kept in step with the tool by tests/cli/completion.sh: the
+# The filter types' options (build's -n, --layout, --arity...) and the words
+# of those that take one of a few are not written here: the script asks the
+# amq being completed (`amq __options`, which reads the library's tables),
+# so an option a type adds is completed as soon as the tool has it. The
+# other lists are kept in step with the tool by tests/cli/completion.sh: the
 # types must be those `amq --help` lists, each subcommand's long options
 # those its --help shows.
 
@@ -16,16 +20,25 @@ _amq_types="bloom blocked-bloom counting-bloom scalable-bloom cuckoo gcs hfb fus
 # dedup): how its lines give keys.
 _amq_input_options="--hex --binary --field --delimiter"
 
-# The options of one subcommand.
+# The filter types' options, one a line, "NAME LETTER KIND [WORD...]" (LETTER
+# "-" when none), from the amq being completed ($1: the command as typed).
+_amq_type_options()
+{
+    local amq=${1/#\~/$HOME}
+    "$amq" __options 2>/dev/null
+}
+
+# The options of one subcommand ($2: the amq command as typed).
 _amq_options()
 {
     case $1 in
     build)
-        echo "-t --type -o --output --force $_amq_input_options -n --capacity -p --fpr" \
-            "--seed --hash" \
-            "--key -m --bits -k --hashes --layout --counter-bits --growth --tightening" \
-            "--fingerprint-bits --bucket-size --max-kicks --semi-sort --range --rice-bits" \
-            "--divisor --index --bip158-key --bank-bits --arity --count-duplicates --help" ;;
+        local name letter kind words
+        echo "-t --type -o --output --force $_amq_input_options --count-duplicates --help"
+        while read -r name letter kind words; do
+            printf '%s\n' "--$name"
+            [ "$letter" != - ] && printf '%s\n' "-$letter"
+        done < <(_amq_type_options "$2") ;;
     add) echo "--count-duplicates $_amq_input_options --help" ;;
     remove) echo "$_amq_input_options --help" ;;
     query) echo "-v --invert -c --count $_amq_input_options --help" ;;
@@ -62,21 +75,28 @@ _amq()
     local command=${COMP_WORDS[1]}
     case $command:$prev in
     *:-t | *:--type) _amq_words "$_amq_types" "$cur"; return 0 ;;
-    *:--hash) _amq_words "xxh3 md5 siphash" "$cur"; return 0 ;;
-    *:--layout) _amq_words "block split" "$cur"; return 0 ;;
-    *:--counter-bits) _amq_words "4 8" "$cur"; return 0 ;;
-    *:--bucket-size) _amq_words "2 4 8" "$cur"; return 0 ;;
-    *:--arity) _amq_words "3 4" "$cur"; return 0 ;;
     export:-f | export:--format) _amq_words "raw bip158" "$cur"; return 0 ;;
     *:-o | *:--output) _amq_files "$cur"; return 0 ;;
-    *:-n | *:--capacity | *:-p | *:--fpr | *:-m | *:--bits | *:-k | *:--hashes | *:--seed | \
-        *:--key | *:--growth | *:--tightening | *:--fingerprint-bits | *:--max-kicks | \
-        *:--range | *:--rice-bits | *:--divisor | *:--index | *:--bip158-key | \
-        *:--bank-bits | *:--keys | *:--runs | *:--filter | *:--field | *:--delimiter)
-        return 0 ;; # a number, a key or a byte to type
+    dedup:-n | dedup:--capacity | dedup:-p | dedup:--fpr | calc:-n | calc:--capacity | \
+        calc:-p | calc:--fpr | calc:-m | calc:--bits | calc:-k | calc:--hashes | \
+        bench:--seed | *:--keys | *:--runs | *:--filter | *:--field | *:--delimiter)
+        return 0 ;; # a number or a byte to type
     esac
+    # After an option of the filter types (build's): its words, or nothing
+    # to offer when it takes a number or a key.
+    if [[ $command == build && $prev == -* ]]; then
+        local name letter kind words
+        while read -r name letter kind words; do
+            [[ $prev == "--$name" || ($letter != - && $prev == "-$letter") ]] || continue
+            case $kind in
+            flag) break ;;
+            choice) _amq_words "$words" "$cur"; return 0 ;;
+            *) return 0 ;;
+            esac
+        done < <(_amq_type_options "${COMP_WORDS[0]}")
+    fi
     if [[ $cur == -* ]]; then
-        _amq_words "$(_amq_options "$command")" "$cur"
+        _amq_words "$(_amq_options "$command" "${COMP_WORDS[0]}")" "$cur"
     else
         _amq_files "$cur"
     fi
