@@ -176,6 +176,7 @@ int main(int argc, char **argv)
     for (uint64_t i = 0; i < calibration; i++)
         sink += make_url(url, i, seed);
     double make_ns = (now() - start) * 1e9 / (double)calibration;
+    (void)sink; /* written only so the loop is not optimized away */
 
     amq_diag diag = { .message = "" };
     amq_frontier *f;
