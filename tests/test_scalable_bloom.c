@@ -131,8 +131,9 @@ static void test_parameter_errors(void **state)
     } cases[] = {
         { { .capacity = 10, .fpr = 1.5 }, AMQ_EINVAL },
         { { .capacity = 10, .fpr = -0.1 }, AMQ_EINVAL },
-        { { .capacity = 10, .growth = 1.2 }, AMQ_EINVAL },
-        { { .capacity = 10, .growth = 17 }, AMQ_EINVAL },
+        { { .capacity = 10, .growth = 0.99 }, AMQ_EINVAL },
+        { { .capacity = 10, .growth = 32769 }, AMQ_EINVAL },
+        { { .capacity = 10, .growth = -1 }, AMQ_EINVAL },
         { { .capacity = 10, .growth = NAN }, AMQ_EINVAL },
         { { .capacity = 10, .tightening = 0.49 }, AMQ_EINVAL },
         { { .capacity = 10, .tightening = 0.96 }, AMQ_EINVAL },
@@ -214,6 +215,66 @@ static void test_fpr_tenth_percent(void **state)
 {
     (void)state;
     check_fpr(1000000, 0.001, false);
+}
+
+/* Growth 1, RedisBloom's EXPANSION 1 at its tightening 0.5: every stage
+ * holds the initial capacity, stage i at error p (1 - r) r^i, and twenty
+ * equal stages keep the compound rate within p (the tightening keeps the
+ * bound, whatever the growth): the stages' design rates, (1 - e^(-kc/m))^k
+ * + c/m^2 at their capacity c, add up to less than p. Measured over 20 n
+ * absent keys, the rate is what the stages' fills predict (within 4
+ * sigma), and near p: at r = 0.5 the design sum is p (1 - 2^-20), and a
+ * filter's fills wander around their design by a few percent. The largest
+ * growth, 32768, makes a second stage that many times the first. */
+static void test_growth_one_and_largest(void **state)
+{
+    (void)state;
+    const double p = 0.01, r = 0.5;
+    const uint64_t capacity = 1000, n = 20 * capacity;
+    amq_scalable_bloom *f = new_filter(capacity, p, 1, r);
+    uint64_t added = add_range(f, 0, 0, n);
+    check_invariants(f);
+    size_t stages = amq_scalable_bloom_stages(f);
+    assert_int_equal(stages, (added + capacity - 1) / capacity);
+    assert_true(stages >= 19);
+    assert_int_equal(amq_scalable_bloom_capacity(f), stages * capacity);
+    double stage_p = p * (1 - r), design = 0;
+    for (size_t i = 0; i < stages; i++) {
+        const amq_bloom *stage = amq_scalable_bloom_stage(f, i);
+        assert_int_equal(amq_bloom_capacity(stage), capacity);
+        double c = (double)capacity, m = (double)amq_bloom_bits(stage);
+        double k = amq_bloom_hashes(stage);
+        double rate = pow(-expm1(-k * c / m), k) + c / (m * m);
+        assert_true(rate <= stage_p);
+        design += rate;
+        stage_p *= r;
+    }
+    assert_true(design < p);
+    uint64_t trials = 20 * n, positives = 0;
+    for (uint64_t i = 0; i < trials; i++) {
+        amq_test_key key = amq_test_make_key(seed, 1, i);
+        positives += amq_scalable_bloom_contains(f, &key, sizeof key);
+    }
+    double measured = (double)positives / (double)trials;
+    double predicted = amq_scalable_bloom_expected_fpr(f);
+    double sigma_p = sqrt(p * (1 - p) / (double)trials);
+    double sigma = sqrt(predicted * (1 - predicted) / (double)trials);
+    print_message("growth 1: %zu stages of %llu keys, design FPR %.6f, measured %.6f, from "
+                  "fills %.6f, bound %g\n",
+                  stages, (unsigned long long)capacity, design, measured, predicted, p);
+    if (measured > 1.1 * p + 4 * sigma_p)
+        fail_msg("FPR %.6f is above 1.1 p = %g + 4 sigma (%.6f)", measured, 1.1 * p, 4 * sigma_p);
+    if (fabs(measured - predicted) > 4 * sigma)
+        fail_msg("FPR %.6f is more than 4 sigma (%.6f) from the stages' %.6f", measured, 4 * sigma,
+                 predicted);
+    amq_scalable_bloom_free(f);
+
+    f = new_filter(10, p, 32768, r);
+    add_range(f, 2, 0, 100);
+    check_invariants(f);
+    assert_int_equal(amq_scalable_bloom_stages(f), 2);
+    assert_int_equal(amq_bloom_capacity(amq_scalable_bloom_stage(f, 1)), 10 * 32768);
+    amq_scalable_bloom_free(f);
 }
 
 /* What stage i of a scalable filter is queried with (bloom.h): the key's
@@ -575,8 +636,8 @@ static void test_generic_spec_errors(void **state)
     (void)state;
     const amq_test_spec_case cases[] = {
         { "scalable-bloom n=0", AMQ_EINVAL, "capacity" },
-        { "scalable-bloom growth=1", AMQ_EINVAL, "growth" },
-        { "scalable-bloom growth=20", AMQ_EINVAL, "growth" },
+        { "scalable-bloom growth=0.5", AMQ_EINVAL, "growth" },
+        { "scalable-bloom growth=40000", AMQ_EINVAL, "growth" },
         { "scalable-bloom tightening=0.99", AMQ_EINVAL, "tightening" },
         { "scalable-bloom tightening=abc", AMQ_EINVAL, "tightening" },
         { "scalable-bloom m=1000", AMQ_EINVAL, "unknown option 'm' for scalable-bloom" },
@@ -586,21 +647,28 @@ static void test_generic_spec_errors(void **state)
     };
     amq_test_expect_spec_errors(cases, sizeof cases / sizeof cases[0]);
     /* Without n a spec starts at 1024 keys; md5 and siphash hashers work. */
-    const char *good[] = {
-        "scalable-bloom",
-        "scalable-bloom n=10 hash=siphash key=000102030405060708090a0b0c0d0e0f",
-        "scalable-bloom n=10 hash=md5 growth=16 tightening=0.5",
+    /* Growth 1 and 32768, the ends of its range, too: after 100 keys the
+     * stages' capacities add up to 100 and 10 + 327680. */
+    const struct {
+        const char *spec;
+        uint64_t capacity;
+    } good[] = {
+        { "scalable-bloom", 1024 },
+        { "scalable-bloom n=10 hash=siphash key=000102030405060708090a0b0c0d0e0f", 150 },
+        { "scalable-bloom n=10 hash=md5 growth=16 tightening=0.5", 170 },
+        { "scalable-bloom n=10 growth=1", 100 },
+        { "scalable-bloom n=10 growth=32768", 327690 },
     };
     for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
         amq_filter *f = NULL;
-        assert_int_equal(amq_new(&f, good[i], NULL), AMQ_OK);
+        assert_int_equal(amq_new(&f, good[i].spec, NULL), AMQ_OK);
         for (int key = 0; key < 100; key++)
             assert_int_equal(amq_add(f, &key, sizeof key), AMQ_OK);
         for (int key = 0; key < 100; key++)
             assert_int_equal(amq_contains(f, &key, sizeof key), 1);
         amq_info info;
         amq_info_get(&info, f);
-        assert_int_equal(info.capacity, i == 0 ? 1024 : i == 1 ? 150 : 170);
+        assert_int_equal(info.capacity, good[i].capacity);
         amq_free(f);
     }
     /* amq_build without n starts the filter at the number of keys. */
@@ -686,7 +754,8 @@ static void test_damaged_files(void **state)
         { HEAD_CAPACITY, FIELD_U64, 101, 0, 0, "not sized" },
         { HEAD_FPR, FIELD_F64, 1.5, 0, 0, "fpr" },
         { HEAD_FPR, FIELD_F64, 0.02, 0, 0, "not sized" },
-        { HEAD_GROWTH, FIELD_F64, 1.0, 0, 0, "growth" },
+        { HEAD_GROWTH, FIELD_F64, 0.5, 0, 0, "growth" },
+        { HEAD_GROWTH, FIELD_F64, 32769, 0, 0, "growth" },
         { HEAD_GROWTH, FIELD_F64, NAN, 0, 0, "growth" },
         { HEAD_TIGHTENING, FIELD_F64, 0.99, 0, 0, "tightening" },
         { HEAD_COUNT, FIELD_U64, 1000, 0, 0, "sum" },
@@ -731,6 +800,7 @@ int main(void)
         cmocka_unit_test(test_fpr_10_percent),
         cmocka_unit_test(test_fpr_1_percent),
         cmocka_unit_test(test_fpr_tenth_percent),
+        cmocka_unit_test(test_growth_one_and_largest),
         cmocka_unit_test(test_tiny_initial_capacity),
         cmocka_unit_test(test_stages_do_not_correlate),
         cmocka_unit_test(test_add_answers_and_forms_agree),

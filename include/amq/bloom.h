@@ -603,7 +603,7 @@ typedef struct amq_scalable_bloom_params {
     uint64_t capacity; /**< keys in the first stage; 0 = 1024 */
     double fpr;        /**< p: the bound on the compound FPR, in (0, 1); 0 = 0.01 */
     double growth;     /**< s: each stage holds s times the keys of the one before, in
-                            [1.25, 16]; 0 = 2 */
+                            [1, 32768] (1: equal stages); 0 = 2 */
     double tightening; /**< r: each stage's error is r times the one before, in
                             [0.5, 0.95]; 0 = the default, 0.9 (docs/BLOOM.md says why) */
     amq_hasher hasher; /**< key hash; all-zero = XXH3 with seed 0 */

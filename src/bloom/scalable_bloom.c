@@ -164,9 +164,9 @@ struct amq_scalable_bloom {
 #define DEFAULT_CAPACITY   1024
 #define DEFAULT_FPR        0.01
 #define DEFAULT_GROWTH     2.0
-#define DEFAULT_TIGHTENING 0.9 /* docs/BLOOM.md: bits per key against r */
-#define MIN_GROWTH         1.25
-#define MAX_GROWTH         16.0
+#define DEFAULT_TIGHTENING 0.9     /* docs/BLOOM.md: bits per key against r */
+#define MIN_GROWTH         1.0     /* equal stages (RedisBloom's EXPANSION 1) */
+#define MAX_GROWTH         32768.0 /* RedisBloom's largest EXPANSION; stages stay capped */
 #define MIN_TIGHTENING     0.5
 #define MAX_TIGHTENING     0.95
 /* The largest stage capacity (the spec's largest n), and the largest count
@@ -678,7 +678,7 @@ static const amq__option option_growth = {
     .real_min = MIN_GROWTH,
     .real_max = MAX_GROWTH,
     .value_name = "S",
-    .help = "how many times larger each new stage is, 1.25 to 16 (default 2)",
+    .help = "how many times larger each new stage is, 1 to 32768 (default 2)",
 };
 static const amq__option option_tightening = {
     .name = "tightening",

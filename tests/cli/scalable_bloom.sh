@@ -68,8 +68,8 @@ run 2 build -t scalable-bloom --tightening 0.99 -o "$dir/x.amq" "$dir/keys.txt" 
     expect err "option '--tightening': '0.99' is not between 0.5 and 0.95"
 run 2 build -t scalable-bloom --tightening 0 -o "$dir/x.amq" "$dir/keys.txt" &&
     expect err "tightening"
-run 2 build -t scalable-bloom --growth 1 -o "$dir/x.amq" "$dir/keys.txt" &&
-    expect err "option '--growth': '1' is not between 1.25 and 16"
+run 2 build -t scalable-bloom --growth 0.5 -o "$dir/x.amq" "$dir/keys.txt" &&
+    expect err "option '--growth': '0.5' is not between 1 and 32768"
 run 2 build -t scalable-bloom --growth two -o "$dir/x.amq" "$dir/keys.txt" &&
     expect err "option '--growth': 'two' is not a number"
 run 2 build -t scalable-bloom -m 1000 -o "$dir/x.amq" "$dir/keys.txt" &&
