@@ -23,7 +23,7 @@
 #include <string.h>
 
 #define IMAGE_MAGIC        "AMQRVAL1"
-#define IMAGE_HEADER_BYTES 64
+#define IMAGE_HEADER_BYTES VALUE_IMAGE_HEADER_BYTES
 /* The RDB layout of a value (the data type's encoding version). */
 #define VALUE_ENCODING 1
 
@@ -127,6 +127,15 @@ static uint64_t get_u64(const uint8_t *p)
     return x;
 }
 
+/* The checksum of a header's first 56 bytes, kept in its last 8: the
+ * filter's file has its own, and this one covers the figures. */
+static uint64_t header_checksum(const uint8_t *header)
+{
+    amq_hasher hasher;
+    amq_hasher_xxh3(&hasher, 0);
+    return amq_hash64(&hasher, header, IMAGE_HEADER_BYTES - 8);
+}
+
 static void header_encode(uint8_t header[IMAGE_HEADER_BYTES], const value *v)
 {
     memset(header, 0, IMAGE_HEADER_BYTES);
@@ -141,6 +150,12 @@ static void header_encode(uint8_t header[IMAGE_HEADER_BYTES], const value *v)
     put_u32(header + 36, v->max_iterations);
     put_u64(header + 40, v->items);
     put_u64(header + 48, v->deletes);
+    put_u64(header + 56, header_checksum(header));
+}
+
+void value_image_header(uint8_t header[VALUE_IMAGE_HEADER_BYTES], const value *v)
+{
+    header_encode(header, v);
 }
 
 bool value_is_image(const void *bytes, size_t len)
@@ -180,6 +195,12 @@ value *value_from_bytes(const void *bytes, size_t len, amq_diag *diag)
     }
     if (!image)
         return v;
+    if (get_u64(p + 56) != header_checksum(p)) {
+        snprintf(diag->message, sizeof diag->message,
+                 "the image's header does not match its checksum");
+        value_free(v);
+        return NULL;
+    }
     value_kind kind = (value_kind)get_u32(p + 8);
     if (kind != v->kind) {
         snprintf(diag->message, sizeof diag->message,

@@ -56,12 +56,20 @@ amq_bloom *value_classic(value *v);
 amq_cuckoo *value_cuckoo(value *v);
 
 /*
- * The value's image: a 64-byte header of the figures above, then the
- * filter in amq's file format. What the AOF rewrite sends to AMQ.RESTORE,
+ * The value's image: a 64-byte header of the figures above (little-endian,
+ * the last 8 bytes a checksum of the first 56), then the filter in amq's
+ * file format. What the AOF rewrite sends to AMQ.RESTORE,
  * so the figures survive with the filter. Allocated with malloc; NULL when
  * out of memory.
  */
 uint8_t *value_image(const value *v, size_t *len);
+
+/* The bytes of a value image's header. */
+#define VALUE_IMAGE_HEADER_BYTES 64
+
+/* The header of v's image alone: the figures and their checksum (what
+ * value_image puts before the filter's file). */
+void value_image_header(uint8_t header[VALUE_IMAGE_HEADER_BYTES], const value *v);
 
 /* Whether bytes begin as a value image does. */
 bool value_is_image(const void *bytes, size_t len);

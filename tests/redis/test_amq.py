@@ -126,6 +126,19 @@ class AmqCommands(unittest.TestCase):
             with self.assertRaisesRegex(redis.ResponseError, "bad data"):
                 self.r.execute_command("AMQ.RESTORE", "t", noise)
         self.assertEqual(self.r.exists("t"), 0)
+        # A value image (a header of the figures, then the filter): its
+        # header's checksum refuses any damaged figure.
+        self.r.execute_command("CF.RESERVE", "c", 1000)
+        self.r.execute_command("CF.ADD", "c", "x")
+        iterator, image = self.r.execute_command("CF.SCANDUMP", "c", 0)
+        self.assertEqual(self.r.execute_command("CF.SCANDUMP", "c", iterator), [0, None])
+        self.assertEqual(self.r.execute_command("AMQ.RESTORE", "t", image), b"OK")
+        self.assertEqual(self.r.execute_command("CF.EXISTS", "t", "x"), 1)
+        for byte in range(64):
+            damaged = bytearray(image)
+            damaged[byte] ^= 0x04
+            with self.assertRaisesRegex(redis.ResponseError, "bad data"):
+                self.r.execute_command("AMQ.RESTORE", "t", bytes(damaged), "REPLACE")
         # The server's own RESTORE of a damaged DUMP payload.
         payload = bytearray(self.r.dump("g"))
         payload[len(payload) // 2] ^= 0x10
