@@ -53,9 +53,9 @@
 #define CF_MAX_EXPANSION      32768
 #define CF_FINGERPRINT_BITS   8                  /* RedisBloom's: an FPR of 2b/255 */
 #define CF_CHUNK_BYTES        ((size_t)16 << 20) /* a SCANDUMP chunk: at most 16 MiB */
-#define VALUE_HEADER_BYTES    64                 /* value.h: the image's header */
-#define CONTAINER_HEADER_LEN  64                 /* docs/FORMAT.md: the file's header */
-#define CONTAINER_MAX_PARAMS  4096               /* docs/FORMAT.md: P's limit */
+#define VALUE_HEADER_BYTES    VALUE_IMAGE_HEADER_BYTES
+#define CONTAINER_HEADER_LEN  64   /* docs/FORMAT.md: the file's header */
+#define CONTAINER_MAX_PARAMS  4096 /* docs/FORMAT.md: P's limit */
 #define ERR_EXISTS            "ERR item exists"
 #define ERR_NOT_FOUND         "ERR not found"
 #define ERR_NO_MEMORY         "ERR Insufficient memory"
@@ -668,36 +668,6 @@ static int window_take(void *context, const void *data, size_t len)
     return w->len == w->want;
 }
 
-/*
- * The image's 64-byte header for v (value.h). value.h offers only the
- * whole image, which would copy the filter; the header depends on the
- * value's figures alone, so it is taken from the image of a copy of the
- * figures around a tiny filter. False when out of memory.
- */
-static bool image_header(uint8_t header[VALUE_HEADER_BYTES], const value *v)
-{
-    amq_cuckoo_params params;
-    amq_cuckoo_params_init(&params);
-    params.capacity = 1;
-    amq_cuckoo *tiny = NULL;
-    amq_filter *filter = NULL;
-    if (amq_cuckoo_new(&tiny, &params, NULL) != AMQ_OK)
-        return false;
-    if (amq_cuckoo_wrap(&filter, tiny, NULL) != AMQ_OK) {
-        amq_cuckoo_free(tiny);
-        return false;
-    }
-    value figures = *v;
-    figures.filter = filter;
-    size_t len = 0;
-    uint8_t *image = value_image(&figures, &len);
-    if (image)
-        memcpy(header, image, VALUE_HEADER_BYTES);
-    free(image);
-    amq_free(filter);
-    return image != NULL;
-}
-
 /* Gather w's piece of v's image: the header, then the filter's file from
  * amq_save_to_writer, which stops once the piece is full. False when out of
  * memory or the save failed. */
@@ -705,8 +675,7 @@ static bool image_window(window *w, const value *v)
 {
     if (w->start < VALUE_HEADER_BYTES) {
         uint8_t header[VALUE_HEADER_BYTES];
-        if (!image_header(header, v))
-            return false;
+        value_image_header(header, v);
         window_take(w, header, sizeof header);
     } else {
         w->pos = VALUE_HEADER_BYTES;
