@@ -14,6 +14,8 @@
  *   BF.INFO key [CAPACITY | SIZE | FILTERS | ITEMS | EXPANSION]
  *                                    the figures by name, or [one figure]
  *   BF.CARD key                      the adds that answered 1
+ *   BF.SCANDUMP key iterator         the filter in chunks: [iterator, bytes]
+ *   BF.LOADCHUNK key iterator data   a filter from SCANDUMP's chunks; OK
  *
  * A filter that grows is amq's scalable Bloom filter: its first stage
  * holds the capacity at error_rate * (1 - r), each further stage EXPANSION
@@ -31,13 +33,29 @@
  * Replies, errors and their order are RedisBloom's (docs/REDIS.md lists
  * where they differ): under RESP3 the 1/0 answers are booleans and BF.INFO
  * a map. A missing key answers 0 to EXISTS, MEXISTS and CARD and "ERR not
- * found" to INFO; a key of another type (or a filter of the
+ * found" to INFO and SCANDUMP; a key of another type (or a filter of the
  * module's other kinds) answers WRONGTYPE, except to EXISTS and MEXISTS,
  * which answer 0 as RedisBloom's do.
+ *
+ * SCANDUMP and LOADCHUNK move the value's image (value.h: a 64-byte header
+ * of the figures, then the filter in amq's file format) in consecutive
+ * pieces: the first is the two headers (128 bytes), the others at most
+ * 16 MiB. A chunk's iterator is 1 + its offset in the image; SCANDUMP key 0
+ * gives [1, first chunk], SCANDUMP key it the chunk after the one it
+ * named, and [0, ""] after the last. A chunk is read from the filter
+ * through a writer that keeps only its window, so no call copies the whole
+ * filter. LOADCHUNK takes the chunks in order: iterator 1 starts a load,
+ * kept in a table of the module's (pending loads, keyed by database and key
+ * name) until the image is complete - amq's file header gives its length -
+ * and then loaded, checked, and stored in the key, replacing what it held.
+ * Until then the key is untouched; any inconsistency drops the load with
+ * an error, and damaged data never becomes a queryable filter.
  */
 #include "command.h"
 #include "commands.h"
 
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -52,6 +70,9 @@
 #define ERR_INSERT         "ERR problem inserting into filter"
 #define ERR_NO_MEMORY      "ERR Insufficient memory to create filter"
 #define ERR_CREATE         "ERR could not create filter"
+#define ERR_BAD_DATA       "ERR received bad data"
+#define ERR_BAD_OFFSET     "ERR invalid offset - no link found"
+#define ERR_TOO_BIG        "ERR invalid chunk - Too big for current filter"
 #define ERR_CANNOT_EXPAND  "Nonscaling filters cannot expand"
 #define ERR_UNKNOWN_OPTION "Unknown argument received"
 
@@ -579,6 +600,358 @@ static int cmd_bf_card(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     return reply;
 }
 
+/* ---- the image in chunks ---------------------------------------------------------- */
+
+/* value.h's image: a header of this many bytes, then amq's file. */
+#define VALUE_HEADER_BYTES 64
+/* amq's file begins with a 64-byte header (docs/FORMAT.md). */
+#define FILE_HEADER_BYTES 64
+/* The first chunk: both headers, so a load knows the image's length. */
+#define FIRST_CHUNK_BYTES (VALUE_HEADER_BYTES + FILE_HEADER_BYTES)
+/* The largest chunk (RedisBloom's). */
+#define CHUNK_BYTES ((uint64_t)16 << 20)
+
+/*
+ * The chunk SCANDUMP answers to iterator (0: the first; else the one
+ * after the chunk at offset iterator - 1) of an image of total bytes:
+ * true with its offset and length, false past the end.
+ */
+static bool next_chunk(uint64_t iterator, uint64_t total, uint64_t *start, uint64_t *len)
+{
+    if (iterator == 0)
+        *start = 0;
+    else if (iterator - 1 < FIRST_CHUNK_BYTES)
+        *start = FIRST_CHUNK_BYTES;
+    else
+        *start = iterator - 1 + CHUNK_BYTES;
+    if (*start >= total) /* iterator <= 2^63: no wrap */
+        return false;
+    uint64_t size = *start == 0 ? FIRST_CHUNK_BYTES : CHUNK_BYTES;
+    *len = total - *start < size ? total - *start : size;
+    return true;
+}
+
+/* A writer for amq_save_to_writer that keeps the bytes of [start, end) of
+ * the file and stops the save once past them. */
+typedef struct window {
+    uint8_t *out;        /* receives the window's bytes */
+    uint64_t start, end; /* the window, as offsets in the file */
+    uint64_t at;         /* the offset of the next byte the save hands over */
+} window;
+
+static int window_take(void *context, const void *data, size_t len)
+{
+    window *w = context;
+    uint64_t from = w->at, to = w->at + len;
+    uint64_t low = from > w->start ? from : w->start;
+    uint64_t high = to < w->end ? to : w->end;
+    if (low < high)
+        memcpy(w->out + (low - w->start), (const uint8_t *)data + (low - from),
+               (size_t)(high - low));
+    w->at = to;
+    return w->at >= w->end; /* the window is full: stop */
+}
+
+/*
+ * The image's value header: value_image of v's figures around a 64-bit
+ * filter. The header holds the figures alone (value.h), so it is v's,
+ * encoded by value.c, without copying v's filter. false when out of
+ * memory.
+ */
+static bool image_header(uint8_t out[VALUE_HEADER_BYTES], const value *v)
+{
+    amq_bloom_params small = { .capacity = 1, .fpr = 0.5 };
+    amq_bloom *bloom = NULL;
+    amq_filter *tiny = NULL;
+    if (amq_bloom_new(&bloom, &small, NULL) != AMQ_OK)
+        return false;
+    if (amq_bloom_wrap(&tiny, bloom, NULL) != AMQ_OK) {
+        amq_bloom_free(bloom);
+        return false;
+    }
+    value figures = *v;
+    figures.filter = tiny;
+    size_t len = 0;
+    uint8_t *image = value_image(&figures, &len);
+    amq_free(tiny);
+    if (!image)
+        return false;
+    memcpy(out, image, VALUE_HEADER_BYTES);
+    free(image);
+    return true;
+}
+
+/* Bytes [start, start + len) of v's image into out; false when the
+ * filter cannot be saved (out of memory). */
+static bool read_image(uint8_t *out, const value *v, uint64_t start, uint64_t len)
+{
+    uint64_t end = start + len;
+    if (start < VALUE_HEADER_BYTES) {
+        uint8_t header[VALUE_HEADER_BYTES];
+        if (!image_header(header, v))
+            return false;
+        uint64_t upto = end < VALUE_HEADER_BYTES ? end : VALUE_HEADER_BYTES;
+        memcpy(out, header + start, (size_t)(upto - start));
+    }
+    if (end <= VALUE_HEADER_BYTES)
+        return true;
+    uint64_t from = start > VALUE_HEADER_BYTES ? start : VALUE_HEADER_BYTES;
+    window w = { .out = out + (from - start),
+                 .start = from - VALUE_HEADER_BYTES,
+                 .end = end - VALUE_HEADER_BYTES };
+    amq_save_to_writer(v->filter, window_take, &w, NULL);
+    return w.at >= w.end;
+}
+
+static int cmd_bf_scandump(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    if (argc != 3)
+        return RedisModule_WrongArity(ctx);
+    long long iterator = 0;
+    if (!arg_long(argv[2], &iterator))
+        return RedisModule_ReplyWithError(ctx, "Second argument must be numeric");
+    if (iterator < 0)
+        return RedisModule_ReplyWithError(ctx, "ERR invalid iterator");
+    RedisModuleKey *key;
+    value *v;
+    key_state state = bf_open(ctx, argv[1], REDISMODULE_READ, &key, &v);
+    int reply;
+    uint64_t file_bytes = 0, start = 0, len = 0;
+    if (state == KEY_WRONG_TYPE) {
+        reply = RedisModule_ReplyWithError(ctx, REDISMODULE_ERRORMSG_WRONGTYPE);
+    } else if (state == KEY_EMPTY) {
+        reply = RedisModule_ReplyWithError(ctx, ERR_NOT_FOUND);
+    } else if (amq_saved_bytes(&file_bytes, v->filter, NULL) != AMQ_OK) {
+        reply = RedisModule_ReplyWithError(ctx, "ERR could not save the filter");
+    } else if (!next_chunk((uint64_t)iterator, VALUE_HEADER_BYTES + file_bytes, &start, &len)) {
+        RedisModule_ReplyWithArray(ctx, 2);
+        RedisModule_ReplyWithLongLong(ctx, 0);
+        reply = RedisModule_ReplyWithStringBuffer(ctx, "", 0);
+    } else {
+        uint8_t *chunk = malloc((size_t)len);
+        if (!chunk || !read_image(chunk, v, start, len)) {
+            reply = RedisModule_ReplyWithError(ctx, "ERR could not save the filter");
+        } else {
+            RedisModule_ReplyWithArray(ctx, 2);
+            RedisModule_ReplyWithLongLong(ctx, (long long)(start + 1));
+            reply = RedisModule_ReplyWithStringBuffer(ctx, (const char *)chunk, (size_t)len);
+        }
+        free(chunk);
+    }
+    close_key(key);
+    return reply;
+}
+
+/* ---- loads in progress -------------------------------------------------------------- */
+
+/* The most loads in progress at once; a load beyond them drops the one
+ * least recently given a chunk. */
+#define MAX_PENDING 64
+
+/* An image being received by BF.LOADCHUNK for the key name of database db. */
+typedef struct pending_load {
+    int db;
+    char *name;
+    size_t name_len;
+    uint8_t *image; /* the bytes received; NULL: the slot is free */
+    size_t len, room, total;
+    uint64_t used; /* when it last took a chunk (the table's clock) */
+} pending_load;
+
+static pending_load pending[MAX_PENDING];
+static uint64_t pending_clock;
+
+static void pending_drop(pending_load *load)
+{
+    if (!load)
+        return;
+    free(load->name);
+    free(load->image);
+    *load = (pending_load){ 0 };
+}
+
+static pending_load *pending_find(int db, const char *name, size_t name_len)
+{
+    for (size_t i = 0; i < MAX_PENDING; i++)
+        if (pending[i].image && pending[i].db == db && pending[i].name_len == name_len &&
+            memcmp(pending[i].name, name, name_len) == 0)
+            return &pending[i];
+    return NULL;
+}
+
+/* A slot for a new load: the key's own, a free one, or the least
+ * recently used one, emptied. */
+static pending_load *pending_slot(int db, const char *name, size_t name_len)
+{
+    pending_load *slot = pending_find(db, name, name_len);
+    for (size_t i = 0; !slot && i < MAX_PENDING; i++)
+        if (!pending[i].image)
+            slot = &pending[i];
+    if (!slot) {
+        slot = &pending[0];
+        for (size_t i = 1; i < MAX_PENDING; i++)
+            if (pending[i].used < slot->used)
+                slot = &pending[i];
+    }
+    pending_drop(slot);
+    return slot;
+}
+
+/*
+ * The image's length from the first chunk's two headers (docs/FORMAT.md:
+ * the file is round_up(round_up(64 + P, 64) + N, 8) + 8 bytes for its
+ * parameter block's P and payload's N); 0 when they are not a value
+ * image's headers.
+ */
+static size_t image_length(const uint8_t *chunk, size_t len)
+{
+    static const uint8_t file_magic[8] = { 0x89, 'A', 'M', 'Q', '\r', '\n', 0x1a, '\n' };
+    if (len < FIRST_CHUNK_BYTES || !value_is_image(chunk, len))
+        return 0;
+    const uint8_t *file = chunk + VALUE_HEADER_BYTES;
+    if (memcmp(file, file_magic, sizeof file_magic) != 0)
+        return 0;
+    uint64_t params = 0, payload = 0;
+    for (int i = 3; i >= 0; i--)
+        params = (params << 8) | file[40 + i];
+    for (int i = 7; i >= 0; i--)
+        payload = (payload << 8) | file[56 + i];
+    if (params > 4096 || payload > ((uint64_t)1 << 62))
+        return 0;
+    uint64_t offset = (FILE_HEADER_BYTES + params + 63) / 64 * 64;
+    uint64_t total = VALUE_HEADER_BYTES + (offset + payload + 7) / 8 * 8 + 8;
+    return total <= SIZE_MAX ? (size_t)total : 0;
+}
+
+/* Append a chunk to a load; false when out of memory. */
+static bool pending_append(pending_load *load, const void *chunk, size_t len)
+{
+    if (load->room - load->len < len) {
+        size_t room = load->room * 2 > load->len + len ? load->room * 2 : load->len + len;
+        room = room < load->total ? room : load->total;
+        uint8_t *grown = realloc(load->image, room);
+        if (!grown)
+            return false;
+        load->image = grown;
+        load->room = room;
+    }
+    memcpy(load->image + load->len, chunk, len);
+    load->len += len;
+    load->used = ++pending_clock;
+    return true;
+}
+
+/* Start a load with its first chunk: NULL, or the error to answer. */
+static const char *pending_start(pending_load **out, int db, const char *name, size_t name_len,
+                                 const uint8_t *chunk, size_t len)
+{
+    size_t total = image_length(chunk, len);
+    if (!total || len > total)
+        return ERR_BAD_DATA;
+    pending_load *load = pending_slot(db, name, name_len);
+    load->db = db;
+    load->name = malloc(name_len ? name_len : 1);
+    load->name_len = name_len;
+    load->image = malloc(len);
+    load->room = len;
+    load->total = total;
+    if (!load->name || !load->image) {
+        pending_drop(load);
+        return "ERR Insufficient memory";
+    }
+    memcpy(load->name, name, name_len);
+    pending_append(load, chunk, len);
+    *out = load;
+    return NULL;
+}
+
+/* Whether a loaded value's figures agree with its filter, as BF.* relies
+ * on them. */
+static bool figures_agree(value *v)
+{
+    if (v->kind != VALUE_BLOOM)
+        return false;
+    amq_info info;
+    amq_info_get(&info, v->filter);
+    if (v->error_rate != info.target_fpr)
+        return false;
+    amq_scalable_bloom *scalable = value_scalable(v);
+    if (scalable)
+        return v->expansion >= 1 && v->expansion <= MAX_EXPANSION &&
+               v->expansion == (uint32_t)lround(amq_scalable_bloom_growth(scalable)) &&
+               v->capacity == amq_bloom_capacity(amq_scalable_bloom_stage(scalable, 0)) &&
+               v->items == amq_scalable_bloom_keys(scalable);
+    /* A classic filter does not count its keys: BF's count is the image's,
+     * which BF's adds keep at most the capacity. */
+    return v->expansion == 0 && v->capacity >= 1 &&
+           v->capacity == amq_bloom_capacity(value_classic(v)) && v->items <= v->capacity;
+}
+
+/* The complete image of load as a value (the load is dropped); NULL when
+ * it is not a sound BF filter. */
+static value *pending_finish(RedisModuleCtx *ctx, pending_load *load)
+{
+    amq_diag diag = { .message = "" };
+    value *v = value_from_bytes(load->image, load->len, &diag);
+    pending_drop(load);
+    if (v && !figures_agree(v)) {
+        snprintf(diag.message, sizeof diag.message, "its figures disagree with its filter");
+        value_free(v);
+        v = NULL;
+    }
+    if (!v)
+        RedisModule_Log(ctx, "verbose", "amq: BF.LOADCHUNK refused the image: %s", diag.message);
+    return v;
+}
+
+static int cmd_bf_loadchunk(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    if (argc != 4)
+        return RedisModule_WrongArity(ctx);
+    long long iterator = 0;
+    if (!arg_long(argv[2], &iterator))
+        return RedisModule_ReplyWithError(ctx, "ERR Second argument must be numeric");
+    RedisModuleKey *key;
+    value *existing;
+    key_state state = bf_open(ctx, argv[1], REDISMODULE_READ | REDISMODULE_WRITE, &key, &existing);
+    if (state == KEY_WRONG_TYPE) {
+        close_key(key);
+        return RedisModule_ReplyWithError(ctx, REDISMODULE_ERRORMSG_WRONGTYPE);
+    }
+    int db = RedisModule_GetSelectedDb(ctx);
+    size_t name_len = 0, len = 0;
+    const char *name = RedisModule_StringPtrLen(argv[1], &name_len);
+    const uint8_t *chunk = (const uint8_t *)RedisModule_StringPtrLen(argv[3], &len);
+    pending_load *load = pending_find(db, name, name_len);
+    const char *error = NULL;
+    if (iterator == 1) {
+        error = pending_start(&load, db, name, name_len, chunk, len);
+    } else if (iterator < 1 || !load || load->len != (uint64_t)iterator - 1) {
+        error = ERR_BAD_OFFSET;
+    } else if (len > load->total - load->len) {
+        error = ERR_TOO_BIG;
+    } else if (!pending_append(load, chunk, len)) {
+        error = "ERR Insufficient memory";
+    }
+    if (error) {
+        pending_drop(load);
+    } else if (load->len == load->total) {
+        value *v = pending_finish(ctx, load);
+        if (!v) {
+            error = ERR_BAD_DATA;
+        } else {
+            if (state == KEY_VALUE)
+                RedisModule_DeleteKey(key);
+            RedisModule_ModuleTypeSetValue(key, value_type, v);
+        }
+    }
+    close_key(key);
+    if (error)
+        return RedisModule_ReplyWithError(ctx, error);
+    RedisModule_ReplicateVerbatim(ctx);
+    return RedisModule_ReplyWithSimpleString(ctx, "OK");
+}
+
 const command_entry bf_commands[] = {
     { "bf.reserve", cmd_bf_reserve, "write deny-oom" },
     { "bf.add", cmd_bf_add, "write deny-oom" },
@@ -588,5 +961,7 @@ const command_entry bf_commands[] = {
     { "bf.mexists", cmd_bf_mexists, "readonly fast" },
     { "bf.info", cmd_bf_info, "readonly fast" },
     { "bf.card", cmd_bf_card, "readonly fast" },
+    { "bf.scandump", cmd_bf_scandump, "readonly" },
+    { "bf.loadchunk", cmd_bf_loadchunk, "write deny-oom" },
     { NULL, NULL, NULL },
 };

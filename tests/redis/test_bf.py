@@ -1,12 +1,13 @@
 """The module's BF.* commands against a real redis-server: what RedisBloom's
 flow tests check (/work/shared/REDIS.md, 1.8 "Bloom"), its exact replies and
 error strings (on the wire, through a raw RESP2/RESP3 client), python3-redis's
-bf() helpers, persistence and replication.
+bf() helpers, SCANDUMP/LOADCHUNK, persistence and replication.
 
 Usage: test_bf.py MODULE_SO AMQ_BINARY
 """
 import math
 import os
+import random
 import socket
 import sys
 import time
@@ -27,6 +28,11 @@ WRONGTYPE = "WRONGTYPE Operation against a key holding the wrong kind of value"
 
 class Error(str):
     """An error reply, its text exactly as sent (prefix included)."""
+
+
+NO_LINK = Error("ERR invalid offset - no link found")
+TOO_BIG = Error("ERR invalid chunk - Too big for current filter")
+BAD_DATA = Error("ERR received bad data")
 
 
 class Map(list):
@@ -111,6 +117,28 @@ def madd(r, key, keys, batch=10000):
     for i in range(0, len(keys), batch):
         answers += r.call("BF.MADD", key, *keys[i:i + batch])
     return answers
+
+
+def dump(r, key):
+    """Every (iterator, chunk) of BF.SCANDUMP, up to the end marker."""
+    chunks, it = [], 0
+    while True:
+        reply = r.call("BF.SCANDUMP", key, it)
+        assert isinstance(reply, list) and len(reply) == 2, reply
+        it, data = reply
+        if it == 0:
+            assert data == b"", data
+            return chunks
+        chunks.append((it, data))
+
+
+def load(r, key, chunks):
+    for it, data in chunks:
+        reply = r.call("BF.LOADCHUNK", key, it, data)
+        if isinstance(reply, Error):
+            return reply
+        assert reply == b"OK", reply
+    return b"OK"
 
 
 class BfTest(unittest.TestCase):
@@ -215,7 +243,9 @@ class Basics(BfTest):
         for args in [["BF.ADD"], ["BF.ADD", "k"], ["BF.ADD", "k", "a", "b"], ["BF.MADD"],
                      ["BF.MADD", "k"], ["BF.EXISTS", "k"], ["BF.EXISTS", "k", "a", "b"],
                      ["BF.MEXISTS", "k"], ["BF.INSERT", "k", "ITEMS"], ["BF.CARD"],
-                     ["BF.CARD", "k", "x"], ["BF.INFO"], ["BF.INFO", "k", "CAPACITY", "SIZE"]]:
+                     ["BF.CARD", "k", "x"], ["BF.INFO"], ["BF.INFO", "k", "CAPACITY", "SIZE"],
+                     ["BF.SCANDUMP", "k"], ["BF.SCANDUMP", "k", "0", "1"],
+                     ["BF.LOADCHUNK", "k", "1"], ["BF.LOADCHUNK", "k", "1", "a", "b"]]:
             self.assertEqual(r.call(*args), arity_error(args[0].lower()), args)
         self.assertEqual(r.call("EXISTS", "k"), 0)
 
@@ -227,7 +257,8 @@ class Basics(BfTest):
         for key in ["s", "cuckoo", "fuse"]:
             for args in [["BF.RESERVE", key, "0.01", "100"], ["BF.ADD", key, "a"],
                          ["BF.MADD", key, "a"], ["BF.INSERT", key, "ITEMS", "a"],
-                         ["BF.INFO", key], ["BF.INFO", key, "SIZE"], ["BF.CARD", key]]:
+                         ["BF.INFO", key], ["BF.INFO", key, "SIZE"], ["BF.CARD", key],
+                         ["BF.SCANDUMP", key, "0"], ["BF.LOADCHUNK", key, "1", "x" * 200]]:
                 self.assertEqual(r.call(*args), Error(WRONGTYPE), args)
             # RedisBloom's quirk: the queries answer 0 on a key of another type.
             self.assertEqual(r.call("BF.EXISTS", key, "a"), 0)
@@ -422,6 +453,189 @@ class Figures(BfTest):
             self.assertLessEqual(false_positives, n * p + tolerance, (p, false_positives / n))
 
 
+# ---- BF.SCANDUMP, BF.LOADCHUNK -----------------------------------------------------------
+
+
+class Chunks(BfTest):
+    def assert_same(self, a, b, probe):
+        r = self.r
+        self.assertEqual(info(r, a), info(r, b))
+        self.assertEqual(r.call("BF.CARD", a), r.call("BF.CARD", b))
+        self.assertEqual(mexists(r, a, probe), mexists(r, b, probe))
+        self.assertEqual(dump(r, a), dump(r, b))
+
+    def test_round_trips(self):
+        r = self.r
+        probe = items(b"k", 3000) + items(b"other", 3000)
+        r.call("BF.RESERVE", "small", "0.01", "100")
+        r.call("BF.MADD", "small", *items(b"k", 50))
+        r.call("BF.RESERVE", "grown", "0.001", "10", "EXPANSION", "3")
+        madd(r, "grown", items(b"k", 3000))
+        r.call("BF.RESERVE", "fixed", "0.01", "100", "NONSCALING")
+        r.call("BF.MADD", "fixed", *items(b"k", 150))  # full: stops at an error
+        self.assertGreater(info(r, "grown")["Number of filters"], 4)
+        for key in ["small", "grown", "fixed"]:
+            chunks = dump(r, key)
+            # The first chunk is the two headers, at iterator 1; each
+            # iterator is 1 + the chunk's offset.
+            self.assertEqual(chunks[0][0], 1)
+            self.assertEqual(len(chunks[0][1]), 128)
+            offset = 0
+            for it, data in chunks:
+                self.assertEqual(it, offset + 1)
+                offset += len(data)
+            self.assertEqual(load(r, "copy-" + key, chunks), b"OK")
+            self.assert_same(key, "copy-" + key, probe)
+        # The full non-scaling filter stays full.
+        self.assertEqual(r.call("BF.CARD", "copy-fixed"), 100)
+        self.assertEqual(r.call("BF.ADD", "copy-fixed", "new item"),
+                         r.call("BF.ADD", "fixed", "new item"))
+        # LOADCHUNK replaces what the key held.
+        self.assertEqual(load(r, "small", dump(r, "grown")), b"OK")
+        self.assert_same("small", "grown", probe)
+
+    def test_large_filter_in_several_chunks(self):
+        r = self.r
+        r.call("BF.RESERVE", "big", "0.01", "40000000")
+        some = items(b"k", 20000)
+        madd(r, "big", some)
+        chunks = dump(r, "big")
+        self.assertGreaterEqual(len(chunks), 5)
+        self.assertTrue(all(len(data) <= 16 << 20 for _, data in chunks))
+        self.assertEqual(max(len(data) for _, data in chunks), 16 << 20)
+        self.assertEqual(load(r, "copy", chunks), b"OK")
+        self.assertEqual(mexists(r, "copy", some), [1] * len(some))
+        self.assertEqual(info(r, "copy"), info(r, "big"))
+        r.call("DEL", "copy")
+
+    def test_the_key_appears_when_complete(self):
+        r = self.r
+        r.call("BF.RESERVE", "f", "0.01", "100")
+        r.call("BF.MADD", "f", "a", "b")
+        chunks = dump(r, "f")
+        self.assertEqual(r.call("BF.LOADCHUNK", "g", *chunks[0]), b"OK")
+        self.assertEqual(r.call("EXISTS", "g"), 0)
+        self.assertEqual(r.call("BF.EXISTS", "g", "a"), 0)
+        # In another database the same key name is another load.
+        other = Raw(self.server.port)
+        try:
+            self.assertEqual(other.call("SELECT", 1), b"OK")
+            self.assertEqual(other.call("BF.LOADCHUNK", "g", *chunks[1]), NO_LINK)
+            self.assertEqual(other.call("EXISTS", "g"), 0)
+        finally:
+            other.close()
+        self.assertEqual(load(r, "g", chunks[1:]), b"OK")
+        self.assertEqual(r.call("BF.EXISTS", "g", "a"), 1)
+
+    def test_at_most_64_loads(self):
+        r = self.r
+        r.call("BF.RESERVE", "f", "0.01", "100")
+        r.call("BF.MADD", "f", "a", "b")
+        header, body = dump(r, "f")
+        for i in range(65):
+            self.assertEqual(r.call("BF.LOADCHUNK", "g%d" % i, *header), b"OK")
+        # The 65th load dropped the one least recently given a chunk.
+        self.assertEqual(r.call("BF.LOADCHUNK", "g0", *body), NO_LINK)
+        for i in range(1, 65):
+            self.assertEqual(r.call("BF.LOADCHUNK", "g%d" % i, *body), b"OK")
+            self.assertEqual(r.call("BF.MEXISTS", "g%d" % i, "a", "b"), [1, 1])
+        self.assertEqual(r.call("EXISTS", "g0"), 0)
+
+    def test_refusals(self):
+        r = self.r
+        r.call("BF.RESERVE", "f", "0.01", "100")
+        r.call("BF.MADD", "f", *items(b"k", 80))
+        chunks = dump(r, "f")
+        header, body = chunks[0], chunks[1]
+        self.assertEqual(r.call("BF.SCANDUMP", "missing", "0"), Error("ERR not found"))
+        self.assertEqual(r.call("BF.SCANDUMP", "f", "x"),
+                         Error("Second argument must be numeric"))
+        self.assertEqual(r.call("BF.LOADCHUNK", "g", "x", b"data"),
+                         Error("ERR Second argument must be numeric"))
+        # A chunk without its load, or out of order.
+        self.assertEqual(r.call("BF.LOADCHUNK", "g", *body), NO_LINK)
+        self.assertEqual(r.call("BF.LOADCHUNK", "g", *header), b"OK")
+        self.assertEqual(r.call("BF.LOADCHUNK", "g", body[0] + 1, body[1]), NO_LINK)
+        # ... which dropped the load.
+        self.assertEqual(r.call("BF.LOADCHUNK", "g", *body), NO_LINK)
+        # A chunk past the image's end.
+        self.assertEqual(r.call("BF.LOADCHUNK", "g", *header), b"OK")
+        self.assertEqual(r.call("BF.LOADCHUNK", "g", body[0], body[1] + b"x"),
+                         TOO_BIG)
+        # A truncated image never completes; the rest of it is then too big.
+        self.assertEqual(r.call("BF.LOADCHUNK", "g", *header), b"OK")
+        self.assertEqual(r.call("BF.LOADCHUNK", "g", body[0], body[1][:-9]), b"OK")
+        self.assertEqual(r.call("EXISTS", "g"), 0)
+        self.assertEqual(r.call("BF.LOADCHUNK", "g", body[0] + len(body[1]) - 9,
+                                body[1][-9:] + b"x"), TOO_BIG)
+        self.assertEqual(r.call("EXISTS", "g"), 0)
+        # Damaged headers.
+        for damaged in [b"", header[1][:127], b"x" * 128, header[1][:64] + b"y" * 64,
+                        b"z" * 64 + header[1][64:]]:
+            self.assertEqual(r.call("BF.LOADCHUNK", "g", 1, damaged), BAD_DATA)
+        for iterator in [0, -1, -2**63]:
+            self.assertEqual(r.call("BF.LOADCHUNK", "g", iterator, header[1]), NO_LINK)
+        # Single bits flipped anywhere in the image: refused (at the header,
+        # or when the image completes and fails its checks), or waiting for
+        # the bytes a larger length asks for; the key never appears, but for
+        # the header bytes BF.* does not read.
+        rng = random.Random(1)
+        image = header[1] + body[1]
+        for _ in range(200):
+            position = rng.randrange(len(image))
+            damaged = bytearray(image)
+            damaged[position] ^= 1 << rng.randrange(8)
+            damaged = bytes(damaged)
+            reply = load(r, "g", [(1, damaged[:128]), (129, damaged[128:])])
+            self.assertIn(reply, [BAD_DATA, TOO_BIG, b"OK"])
+            if r.call("EXISTS", "g"):
+                # Only the value header's bytes BF.* does not use (a cuckoo
+                # filter's figures, the reserved ones) change unnoticed.
+                self.assertTrue(32 <= position < 40 or 48 <= position < 64, position)
+                self.assertEqual(mexists(r, "g", items(b"k", 80)), [1] * 80)
+                r.call("DEL", "g")
+            # Otherwise refused, or waiting for bytes that a larger length
+            # field asks for, and the key never appears.
+        self.assertEqual(r.call("EXISTS", "g"), 0)
+
+    def test_random_chunks_and_iterators(self):
+        r = self.r
+        r.call("BF.RESERVE", "f", "0.01", "100", "EXPANSION", "2")
+        r.call("BF.MADD", "f", *items(b"k", 300))
+        chunks = dump(r, "f")
+        allowed = {BAD_DATA, NO_LINK, TOO_BIG, b"OK"}
+        rng = random.Random(2)
+        for i in range(500):
+            kind = rng.randrange(4)
+            if kind == 0:  # noise
+                data = bytes(rng.randrange(256) for _ in range(rng.randrange(300)))
+            elif kind == 1:  # a real header, then noise
+                data = chunks[0][1] + bytes(rng.randrange(256) for _ in range(rng.randrange(300)))
+            elif kind == 2:  # a real chunk cut short or grown
+                data = rng.choice(chunks)[1]
+                data = data[:rng.randrange(len(data) + 1)] + b"\0" * rng.randrange(3)
+            else:  # the header with its length fields changed
+                data = bytearray(chunks[0][1])
+                data[64 + rng.choice([40, 56, 57, 62, 63])] = rng.randrange(256)
+                data = bytes(data)
+            iterator = rng.choice([1, 1, rng.randrange(-5, 3000), rng.randrange(2**63)])
+            reply = r.call("BF.LOADCHUNK", "g%d" % (i % 5), iterator, data)
+            self.assertIn(reply, allowed, (iterator, data[:20]))
+            if rng.randrange(10) == 0:
+                reply = r.call("BF.SCANDUMP", "f", rng.choice([rng.randrange(3000),
+                                                               rng.randrange(2**63)]))
+                self.assertTrue(isinstance(reply, list) and type(reply[0]) is int, reply)
+        for i in range(5):
+            reply = r.call("BF.EXISTS", "g%d" % i, "k-1")
+            self.assertIn(reply, [0, 1])
+        for iterator in [-1, -2**63]:
+            self.assertEqual(r.call("BF.SCANDUMP", "f", iterator), Error("ERR invalid iterator"))
+        for iterator in [2**63 - 1, 10**9, 129 + len(chunks[1][1])]:
+            self.assertEqual(r.call("BF.SCANDUMP", "f", iterator), [0, b""])
+        self.assertEqual(r.call("PING"), b"PONG")
+        self.assertEqual(dump(r, "f"), chunks)
+
+
 # ---- persistence and replication ------------------------------------------------------
 
 
@@ -436,7 +650,7 @@ class Persistence(unittest.TestCase):
     def snapshot(self, r):
         probe = items(b"k", 1000) + items(b"absent", 5000)
         return {key: (r.call("BF.CARD", key), info(r, key), mexists(r, key, probe),
-                      r.call("BF.ADD", key, "k-1"))
+                      r.call("BF.ADD", key, "k-1"), dump(r, key))
                 for key in ["grown", "fixed", "one"]}
 
     def test_debug_reload_and_restart(self):
@@ -496,11 +710,11 @@ class Persistence(unittest.TestCase):
                 time.sleep(0.05)
             self.fill(m)
             m.call("BF.ADD", "added", "a")
+            self.assertEqual(load(m, "loaded", dump(m, "grown")), b"OK")
             self.assertEqual(m.call("WAIT", 1, 10000), 1)
-            probe = items(b"k", 1000) + items(b"absent", 5000)
-            for key in ["grown", "fixed", "one", "added"]:
+            for key in ["grown", "fixed", "one", "added", "loaded"]:
                 self.assertEqual(info(s, key), info(m, key), key)
-                self.assertEqual(mexists(s, key, probe), mexists(m, key, probe), key)
+                self.assertEqual(dump(s, key), dump(m, key), key)
         finally:
             m.close()
             s.close()
@@ -539,6 +753,8 @@ class Clients(BfTest):
             self.assertEqual(r3.call("BF.INSERT", "n", "ITEMS", "a", "b"),
                              [True, Error("ERR non scaling filter is full")])
             self.assertIsNone(dict(r3.call("BF.INFO", "n"))[b"Expansion rate"])
+            reply = r3.call("BF.SCANDUMP", "f", 0)
+            self.assertEqual((reply[0], len(reply[1])), (1, 128))
         finally:
             r3.close()
 
@@ -573,6 +789,20 @@ class Clients(BfTest):
         self.assertGreater(figures.size, 0)
         self.assertIsNone(bf.info("n").expansionRate)
         self.assertEqual(client.execute_command("BF.CARD", "f"), 3)
+        # scandump and loadchunk, python3-redis's documented loop.
+        for i in range(2000):
+            bf.add("g", "item-%d" % i)
+        chunks, it = [], 0
+        while True:
+            it, data = bf.scandump("g", it)
+            if it == 0:
+                break
+            chunks.append((it, data))
+        self.assertGreater(len(chunks), 1)
+        for it, data in chunks:
+            self.assertTrue(bf.loadchunk("copy", it, data))
+        self.assertEqual(bf.mexists("copy", *["item-%d" % i for i in range(2000)]), [1] * 2000)
+        self.assertEqual(vars(bf.info("copy")), vars(bf.info("g")))
 
 
 if __name__ == "__main__":
