@@ -38,7 +38,7 @@
  * which answer 0 as RedisBloom's do.
  *
  * SCANDUMP and LOADCHUNK move the value's image (value.h: a 64-byte header
- * of the figures, then the filter in amq's file format) in consecutive
+ * of the figures and their checksum, then the filter in amq's file format) in consecutive
  * pieces: the first is the two headers (128 bytes), the others at most
  * 16 MiB. A chunk's iterator is 1 + its offset in the image; SCANDUMP key 0
  * gives [1, first chunk], SCANDUMP key it the chunk after the one it
@@ -602,12 +602,11 @@ static int cmd_bf_card(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 
 /* ---- the image in chunks ---------------------------------------------------------- */
 
-/* value.h's image: a header of this many bytes, then amq's file. */
-#define VALUE_HEADER_BYTES 64
-/* amq's file begins with a 64-byte header (docs/FORMAT.md). */
+/* The value image (value.h) is a header of VALUE_IMAGE_HEADER_BYTES, then
+ * amq's file, which begins with a 64-byte header (docs/FORMAT.md). */
 #define FILE_HEADER_BYTES 64
 /* The first chunk: both headers, so a load knows the image's length. */
-#define FIRST_CHUNK_BYTES (VALUE_HEADER_BYTES + FILE_HEADER_BYTES)
+#define FIRST_CHUNK_BYTES (VALUE_IMAGE_HEADER_BYTES + FILE_HEADER_BYTES)
 /* The largest chunk (RedisBloom's). */
 #define CHUNK_BYTES ((uint64_t)16 << 20)
 
@@ -652,53 +651,23 @@ static int window_take(void *context, const void *data, size_t len)
     return w->at >= w->end; /* the window is full: stop */
 }
 
-/*
- * The image's value header: value_image of v's figures around a 64-bit
- * filter. The header holds the figures alone (value.h), so it is v's,
- * encoded by value.c, without copying v's filter. false when out of
- * memory.
- */
-static bool image_header(uint8_t out[VALUE_HEADER_BYTES], const value *v)
-{
-    amq_bloom_params small = { .capacity = 1, .fpr = 0.5 };
-    amq_bloom *bloom = NULL;
-    amq_filter *tiny = NULL;
-    if (amq_bloom_new(&bloom, &small, NULL) != AMQ_OK)
-        return false;
-    if (amq_bloom_wrap(&tiny, bloom, NULL) != AMQ_OK) {
-        amq_bloom_free(bloom);
-        return false;
-    }
-    value figures = *v;
-    figures.filter = tiny;
-    size_t len = 0;
-    uint8_t *image = value_image(&figures, &len);
-    amq_free(tiny);
-    if (!image)
-        return false;
-    memcpy(out, image, VALUE_HEADER_BYTES);
-    free(image);
-    return true;
-}
-
 /* Bytes [start, start + len) of v's image into out; false when the
  * filter cannot be saved (out of memory). */
 static bool read_image(uint8_t *out, const value *v, uint64_t start, uint64_t len)
 {
     uint64_t end = start + len;
-    if (start < VALUE_HEADER_BYTES) {
-        uint8_t header[VALUE_HEADER_BYTES];
-        if (!image_header(header, v))
-            return false;
-        uint64_t upto = end < VALUE_HEADER_BYTES ? end : VALUE_HEADER_BYTES;
+    if (start < VALUE_IMAGE_HEADER_BYTES) {
+        uint8_t header[VALUE_IMAGE_HEADER_BYTES];
+        value_image_header(header, v);
+        uint64_t upto = end < VALUE_IMAGE_HEADER_BYTES ? end : VALUE_IMAGE_HEADER_BYTES;
         memcpy(out, header + start, (size_t)(upto - start));
     }
-    if (end <= VALUE_HEADER_BYTES)
+    if (end <= VALUE_IMAGE_HEADER_BYTES)
         return true;
-    uint64_t from = start > VALUE_HEADER_BYTES ? start : VALUE_HEADER_BYTES;
+    uint64_t from = start > VALUE_IMAGE_HEADER_BYTES ? start : VALUE_IMAGE_HEADER_BYTES;
     window w = { .out = out + (from - start),
-                 .start = from - VALUE_HEADER_BYTES,
-                 .end = end - VALUE_HEADER_BYTES };
+                 .start = from - VALUE_IMAGE_HEADER_BYTES,
+                 .end = end - VALUE_IMAGE_HEADER_BYTES };
     amq_save_to_writer(v->filter, window_take, &w, NULL);
     return w.at >= w.end;
 }
@@ -723,7 +692,8 @@ static int cmd_bf_scandump(RedisModuleCtx *ctx, RedisModuleString **argv, int ar
         reply = RedisModule_ReplyWithError(ctx, ERR_NOT_FOUND);
     } else if (amq_saved_bytes(&file_bytes, v->filter, NULL) != AMQ_OK) {
         reply = RedisModule_ReplyWithError(ctx, "ERR could not save the filter");
-    } else if (!next_chunk((uint64_t)iterator, VALUE_HEADER_BYTES + file_bytes, &start, &len)) {
+    } else if (!next_chunk((uint64_t)iterator, VALUE_IMAGE_HEADER_BYTES + file_bytes, &start,
+                           &len)) {
         RedisModule_ReplyWithArray(ctx, 2);
         RedisModule_ReplyWithLongLong(ctx, 0);
         reply = RedisModule_ReplyWithStringBuffer(ctx, "", 0);
@@ -808,7 +778,7 @@ static size_t image_length(const uint8_t *chunk, size_t len)
     static const uint8_t file_magic[8] = { 0x89, 'A', 'M', 'Q', '\r', '\n', 0x1a, '\n' };
     if (len < FIRST_CHUNK_BYTES || !value_is_image(chunk, len))
         return 0;
-    const uint8_t *file = chunk + VALUE_HEADER_BYTES;
+    const uint8_t *file = chunk + VALUE_IMAGE_HEADER_BYTES;
     if (memcmp(file, file_magic, sizeof file_magic) != 0)
         return 0;
     uint64_t params = 0, payload = 0;
@@ -819,7 +789,7 @@ static size_t image_length(const uint8_t *chunk, size_t len)
     if (params > 4096 || payload > ((uint64_t)1 << 62))
         return 0;
     uint64_t offset = (FILE_HEADER_BYTES + params + 63) / 64 * 64;
-    uint64_t total = VALUE_HEADER_BYTES + (offset + payload + 7) / 8 * 8 + 8;
+    uint64_t total = VALUE_IMAGE_HEADER_BYTES + (offset + payload + 7) / 8 * 8 + 8;
     return total <= SIZE_MAX ? (size_t)total : 0;
 }
 
