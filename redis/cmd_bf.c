@@ -28,7 +28,9 @@
  * ADD, MADD and INSERT create a missing key with the module's defaults
  * (commands.h) or INSERT's options; MADD and INSERT stop at the first item
  * that fails, whose error is then the array's last element. MEXISTS asks
- * the library once for all its items (the batch query).
+ * the library once for all its items (the batch query). A write that
+ * changed the key is replicated verbatim (an add that changed nothing is
+ * not), and so is every chunk LOADCHUNK accepts.
  *
  * Replies, errors and their order are RedisBloom's (docs/REDIS.md lists
  * where they differ): under RESP3 the 1/0 answers are booleans and BF.INFO
@@ -38,9 +40,9 @@
  * which answer 0 as RedisBloom's do.
  *
  * SCANDUMP and LOADCHUNK move the value's image (value.h: a 64-byte header
- * of the figures and their checksum, then the filter in amq's file format) in consecutive
- * pieces: the first is the two headers (128 bytes), the others at most
- * 16 MiB. A chunk's iterator is 1 + its offset in the image; SCANDUMP key 0
+ * of the figures and their checksum, then the filter in amq's file format)
+ * in consecutive pieces: the first is the two headers (128 bytes), the
+ * others at most 16 MiB. A chunk's iterator is 1 + its offset in the image; SCANDUMP key 0
  * gives [1, first chunk], SCANDUMP key it the chunk after the one it
  * named, and [0, ""] after the last. A chunk is read from the filter
  * through a writer that keeps only its window, so no call copies the whole
