@@ -1214,7 +1214,7 @@ static void test_option_and_directory_errors(void **state)
     opt.initial_capacity = 0;
     expect_open_error(dir, &opt, AMQ_EINVAL, "option initial_capacity");
     amq_frontier_options_init(&opt);
-    opt.growth = 100;
+    opt.growth = 100000;
     expect_open_error(dir, &opt, AMQ_EINVAL, "growth");
     assert_int_equal(count_files(dir, "frontier.amq"), 0); /* nothing was made */
 

@@ -81,7 +81,7 @@ typedef struct amq_frontier_options {
                                     default 0.01 */
     uint64_t initial_capacity; /**< URLs in the filter's first stage; default 2^20 */
     double growth;             /**< each stage holds this times the URLs of the one
-                                    before, in [1.25, 16]; default 2 */
+                                    before, in [1, 32768]; default 2 */
     double tightening;         /**< each stage's error is this times the one before's,
                                     in [0.5, 0.95]; default 0.9 */
     uint64_t seed;             /**< the filter's XXH3 seed; default 0 */

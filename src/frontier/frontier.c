@@ -485,12 +485,10 @@ static int parse_manifest(manifest *m, const amq__container *c, amq_diag *diag)
 static int make_filter(amq_frontier *f, amq_diag *diag)
 {
     amq_scalable_bloom *filter = NULL;
-    int status = amq_scalable_bloom_new(&filter, &f->filter_params, NULL);
+    amq_diag inner = { .message = "" };
+    int status = amq_scalable_bloom_new(&filter, &f->filter_params, &inner);
     if (status == AMQ_EINVAL)
-        return amq__fail(diag, status,
-                         "the filter options are out of range: growth %g must be in [1.25, 16], "
-                         "tightening %g in [0.5, 0.95]",
-                         f->filter_params.growth, f->filter_params.tightening);
+        return amq__fail(diag, status, "the filter options are out of range: %s", inner.message);
     if (status == AMQ_ERANGE)
         return amq__fail(diag, status,
                          "a filter stage of %" PRIu64 " URLs at fpr %g would be too large",
