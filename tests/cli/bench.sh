@@ -24,7 +24,8 @@ code=$?
 [ "$code" -eq 2 ] || fail "$last exited $code, expected 2"
 empty out
 expect err "amq: bench: the benchmark program amq_bench is not installed"
-expect err "$dir/alone, $dir/alone/bench and \$PATH"
+# (amq names the directories /proc/self/exe gives: $dir with its links resolved)
+expect err "/alone, " && expect err "/alone/bench and \$PATH"
 expect err "-DAMQ_BUILD_BENCH=ON"
 
 last="amq bench (amq_bench on PATH)"
@@ -44,7 +45,7 @@ chmod -x "$dir/beside/amq_bench"
 "$dir/beside/amq" bench --list >"$dir/out" 2>"$dir/err"
 code=$?
 [ "$code" -eq 2 ] || fail "$last exited $code, expected 2"
-expect err "amq: bench: cannot run $dir/beside/amq_bench: Permission denied"
+expect err "amq: bench: cannot run " && expect err "/beside/amq_bench: Permission denied"
 
 if [ -z "$bench" ]; then
     finish "cli bench (without amq_bench)"
