@@ -1,8 +1,7 @@
 /*
- * bench_run.c - the benchmark runner that amq_bench and `amq bench` share:
- * amq's own workloads, the command line, the selection and the timing loop.
- * amq_bench (bench_main.c) adds the peer libraries; `amq bench`
- * (tools/cmd_bench.c) runs amq's workloads alone.
+ * bench_run.c - amq_bench's runner (which `amq bench` runs): amq's
+ * workloads, the command line, the selection and the timing loop.
+ * bench_main.c adds the peer libraries.
  *
  * For each selected workload (see bench.h for what a workload is), peers
  * first and otherwise in the order of the table below:
@@ -23,8 +22,8 @@
  * the peer run first, even when --filter did not select it, and each of its
  * phases gets the ratio of its median to the peer's phase of the same name:
  * below 1 is faster than the peer. Figures reported under the same name by
- * both get the same ratio. A peer the program does not have (`amq bench`
- * has none) leaves the ratios out.
+ * both get the same ratio. A peer the build does not have (libbloom not
+ * installed) leaves the ratios out.
  *
  * Exit status: 0 when every selected workload ran, 1 when one could not be
  * set up (it is reported and the others still run), 2 for a bad command line.

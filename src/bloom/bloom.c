@@ -30,9 +30,8 @@
  * stops the filter from reaching p anyway. It costs
  * a 64-bit multiply-add per position in the chain and the multiply-high of
  * the reduction beside it, where version 1 adds and subtracts; but no
- * position waits on a comparison with m, and in one process at n = 10^6,
- * p = 1% a present key's query took 0.90-0.92 of version 1's time and an
- * absent key's 0.99 (docs/PERFORMANCE.md, "Probe sequence").
+ * position waits on a comparison with m, so a query is no slower than
+ * version 1's (CHANGELOG.md's performance history has the measurement).
  *
  * Version 1, enhanced double hashing (P. C. Dillinger and P. Manolios,
  * "Bloom Filters in Probabilistic Verification", FMCAD 2004): with
@@ -72,7 +71,7 @@
  * puts an unpredictable branch after each read, and each mispredicted exit
  * costs more than the read it saves; reading all k bits before one branch
  * is no faster for present keys and reads k words for every absent one
- * (docs/PERFORMANCE.md has the figures). The filter counts its set bits X as they
+ * (CHANGELOG.md's performance history has the figures). The filter counts its set bits X as they
  * change (an add knows whether each bit was already set), which gives in
  * O(1):
  *

@@ -155,8 +155,8 @@ static AMQ__ALWAYS_INLINE bool amq__bloom_all_set_k(const void *filter,
  * The hash counts that sizing from the usual rates gives (p = 10%, 5%, 1%,
  * 0.1%, 0.01%: k = 3, 4, 7, 10, 13) each get the loop with k a constant,
  * which the compiler unrolls; other counts share the loop. Unrolled, a
- * present key's query took 0.88-0.93 of the loop's time at k = 7 and 10,
- * n = 10^6 and 10^7 (docs/PERFORMANCE.md). Each version gets its own copies,
+ * present key's query is measurably faster than the loop's (CHANGELOG.md's
+ * performance history). Each version gets its own copies,
  * so that neither tests the version inside the loop. */
 static AMQ__ALWAYS_INLINE bool amq__bloom_all_set_version(const void *filter,
                                                           bool (*slot_set)(const void *, uint64_t),

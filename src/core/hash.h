@@ -22,8 +22,8 @@
  * length out of line, behind a call that saves registers for the long-key
  * paths. For such keys the hot path calls the header's own short-key
  * functions (the ones those entry points call for len <= 16; same values),
- * so that the hash inlines into the query: the split-block query of a
- * 16-byte key took 0.94-0.96 of its time (docs/PERFORMANCE.md). They are
+ * so that the hash inlines into the query, which saves a call on every
+ * short key (CHANGELOG.md's performance history has the figures). They are
  * internal to xxhash, named so throughout 0.8.x; another version takes the
  * public entry point for every length. */
 #if XXH_VERSION_NUMBER >= 800 && XXH_VERSION_NUMBER < 900
