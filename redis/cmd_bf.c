@@ -41,18 +41,17 @@
  *
  * SCANDUMP and LOADCHUNK move the value's image (value.h: a 64-byte header
  * of the figures and their checksum, then the filter in amq's file format)
- * in consecutive pieces: the first is the two headers (128 bytes), the
- * others at most 16 MiB. A chunk's iterator is 1 + its offset in the image; SCANDUMP key 0
- * gives [1, first chunk], SCANDUMP key it the chunk after the one it
- * named, and [0, ""] after the last. A chunk is read from the filter
- * through a writer that keeps only its window, so no call copies the whole
- * filter. LOADCHUNK takes the chunks in order: iterator 1 starts a load,
- * kept in a table of the module's (pending loads, keyed by database and key
- * name) until the image is complete - amq's file header gives its length -
- * and then loaded, checked, and stored in the key, replacing what it held.
- * Until then the key is untouched; any inconsistency drops the load with
- * an error, and damaged data never becomes a queryable filter.
+ * in the chunks of chunks.h, shared with CF.*: pieces of 16 MiB from offset
+ * 0, each with 1 + its offset as its iterator; SCANDUMP key 0 gives [1,
+ * first chunk], SCANDUMP key it the chunk after the one it named, and
+ * [0, ""] after the last. LOADCHUNK takes the chunks in order, each as
+ * SCANDUMP cut it: iterator 1 starts a load, kept by chunks.c until the
+ * image is complete, then loaded, checked against its figures and stored
+ * in the key, replacing what it held. Until then the key is untouched; any
+ * inconsistency drops the load with an error, and damaged data never
+ * becomes a queryable filter.
  */
+#include "chunks.h"
 #include "command.h"
 #include "commands.h"
 
@@ -602,77 +601,7 @@ static int cmd_bf_card(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     return reply;
 }
 
-/* ---- the image in chunks ---------------------------------------------------------- */
-
-/* The value image (value.h) is a header of VALUE_IMAGE_HEADER_BYTES, then
- * amq's file, which begins with a 64-byte header (docs/FORMAT.md). */
-#define FILE_HEADER_BYTES 64
-/* The first chunk: both headers, so a load knows the image's length. */
-#define FIRST_CHUNK_BYTES (VALUE_IMAGE_HEADER_BYTES + FILE_HEADER_BYTES)
-/* The largest chunk (RedisBloom's). */
-#define CHUNK_BYTES ((uint64_t)16 << 20)
-
-/*
- * The chunk SCANDUMP answers to iterator (0: the first; else the one
- * after the chunk at offset iterator - 1) of an image of total bytes:
- * true with its offset and length, false past the end.
- */
-static bool next_chunk(uint64_t iterator, uint64_t total, uint64_t *start, uint64_t *len)
-{
-    if (iterator == 0)
-        *start = 0;
-    else if (iterator - 1 < FIRST_CHUNK_BYTES)
-        *start = FIRST_CHUNK_BYTES;
-    else
-        *start = iterator - 1 + CHUNK_BYTES;
-    if (*start >= total) /* iterator <= 2^63: no wrap */
-        return false;
-    uint64_t size = *start == 0 ? FIRST_CHUNK_BYTES : CHUNK_BYTES;
-    *len = total - *start < size ? total - *start : size;
-    return true;
-}
-
-/* A writer for amq_save_to_writer that keeps the bytes of [start, end) of
- * the file and stops the save once past them. */
-typedef struct window {
-    uint8_t *out;        /* receives the window's bytes */
-    uint64_t start, end; /* the window, as offsets in the file */
-    uint64_t at;         /* the offset of the next byte the save hands over */
-} window;
-
-static int window_take(void *context, const void *data, size_t len)
-{
-    window *w = context;
-    uint64_t from = w->at, to = w->at + len;
-    uint64_t low = from > w->start ? from : w->start;
-    uint64_t high = to < w->end ? to : w->end;
-    if (low < high)
-        memcpy(w->out + (low - w->start), (const uint8_t *)data + (low - from),
-               (size_t)(high - low));
-    w->at = to;
-    return w->at >= w->end; /* the window is full: stop */
-}
-
-/* Bytes [start, start + len) of v's image into out; false when the
- * filter cannot be saved (out of memory). */
-static bool read_image(uint8_t *out, const value *v, uint64_t start, uint64_t len)
-{
-    uint64_t end = start + len;
-    if (start < VALUE_IMAGE_HEADER_BYTES) {
-        uint8_t header[VALUE_IMAGE_HEADER_BYTES];
-        value_image_header(header, v);
-        uint64_t upto = end < VALUE_IMAGE_HEADER_BYTES ? end : VALUE_IMAGE_HEADER_BYTES;
-        memcpy(out, header + start, (size_t)(upto - start));
-    }
-    if (end <= VALUE_IMAGE_HEADER_BYTES)
-        return true;
-    uint64_t from = start > VALUE_IMAGE_HEADER_BYTES ? start : VALUE_IMAGE_HEADER_BYTES;
-    window w = { .out = out + (from - start),
-                 .start = from - VALUE_IMAGE_HEADER_BYTES,
-                 .end = end - VALUE_IMAGE_HEADER_BYTES };
-    amq_save_to_writer(v->filter, window_take, &w, NULL);
-    return w.at >= w.end;
-}
+/* ---- the image in chunks (chunks.h) --------------------------------------------------- */
 
 static int cmd_bf_scandump(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
@@ -687,162 +616,37 @@ static int cmd_bf_scandump(RedisModuleCtx *ctx, RedisModuleString **argv, int ar
     value *v;
     key_state state = bf_open(ctx, argv[1], REDISMODULE_READ, &key, &v);
     int reply;
-    uint64_t file_bytes = 0, start = 0, len = 0;
+    chunk c = { 0 };
     if (state == KEY_WRONG_TYPE) {
         reply = RedisModule_ReplyWithError(ctx, REDISMODULE_ERRORMSG_WRONGTYPE);
     } else if (state == KEY_EMPTY) {
         reply = RedisModule_ReplyWithError(ctx, ERR_NOT_FOUND);
-    } else if (amq_saved_bytes(&file_bytes, v->filter, NULL) != AMQ_OK) {
-        reply = RedisModule_ReplyWithError(ctx, "ERR could not save the filter");
-    } else if (!next_chunk((uint64_t)iterator, VALUE_IMAGE_HEADER_BYTES + file_bytes, &start,
-                           &len)) {
-        RedisModule_ReplyWithArray(ctx, 2);
-        RedisModule_ReplyWithLongLong(ctx, 0);
-        reply = RedisModule_ReplyWithStringBuffer(ctx, "", 0);
     } else {
-        uint8_t *chunk = malloc((size_t)len);
-        if (!chunk || !read_image(chunk, v, start, len)) {
-            reply = RedisModule_ReplyWithError(ctx, "ERR could not save the filter");
-        } else {
+        switch (chunk_read(&c, v, (uint64_t)iterator)) {
+        case CHUNK_OK:
             RedisModule_ReplyWithArray(ctx, 2);
-            RedisModule_ReplyWithLongLong(ctx, (long long)(start + 1));
-            reply = RedisModule_ReplyWithStringBuffer(ctx, (const char *)chunk, (size_t)len);
+            RedisModule_ReplyWithLongLong(ctx, (long long)c.iterator);
+            reply = RedisModule_ReplyWithStringBuffer(ctx, (const char *)c.bytes, c.len);
+            free(c.bytes);
+            break;
+        case CHUNK_END:
+            RedisModule_ReplyWithArray(ctx, 2);
+            RedisModule_ReplyWithLongLong(ctx, 0);
+            reply = RedisModule_ReplyWithStringBuffer(ctx, "", 0);
+            break;
+        default:
+            reply = RedisModule_ReplyWithError(ctx, "ERR could not save the filter");
+            break;
         }
-        free(chunk);
     }
     close_key(key);
     return reply;
 }
 
-/* ---- loads in progress -------------------------------------------------------------- */
-
-/* The most loads in progress at once; a load beyond them drops the one
- * least recently given a chunk. */
-#define MAX_PENDING 64
-
-/* An image being received by BF.LOADCHUNK for the key name of database db. */
-typedef struct pending_load {
-    int db;
-    char *name;
-    size_t name_len;
-    uint8_t *image; /* the bytes received; NULL: the slot is free */
-    size_t len, room, total;
-    uint64_t used; /* when it last took a chunk (the table's clock) */
-} pending_load;
-
-static pending_load pending[MAX_PENDING];
-static uint64_t pending_clock;
-
-static void pending_drop(pending_load *load)
-{
-    if (!load)
-        return;
-    free(load->name);
-    free(load->image);
-    *load = (pending_load){ 0 };
-}
-
-static pending_load *pending_find(int db, const char *name, size_t name_len)
-{
-    for (size_t i = 0; i < MAX_PENDING; i++)
-        if (pending[i].image && pending[i].db == db && pending[i].name_len == name_len &&
-            memcmp(pending[i].name, name, name_len) == 0)
-            return &pending[i];
-    return NULL;
-}
-
-/* A slot for a new load: the key's own, a free one, or the least
- * recently used one, emptied. */
-static pending_load *pending_slot(int db, const char *name, size_t name_len)
-{
-    pending_load *slot = pending_find(db, name, name_len);
-    for (size_t i = 0; !slot && i < MAX_PENDING; i++)
-        if (!pending[i].image)
-            slot = &pending[i];
-    if (!slot) {
-        slot = &pending[0];
-        for (size_t i = 1; i < MAX_PENDING; i++)
-            if (pending[i].used < slot->used)
-                slot = &pending[i];
-    }
-    pending_drop(slot);
-    return slot;
-}
-
-/*
- * The image's length from the first chunk's two headers (docs/FORMAT.md:
- * the file is round_up(round_up(64 + P, 64) + N, 8) + 8 bytes for its
- * parameter block's P and payload's N); 0 when they are not a value
- * image's headers.
- */
-static size_t image_length(const uint8_t *chunk, size_t len)
-{
-    static const uint8_t file_magic[8] = { 0x89, 'A', 'M', 'Q', '\r', '\n', 0x1a, '\n' };
-    if (len < FIRST_CHUNK_BYTES || !value_is_image(chunk, len))
-        return 0;
-    const uint8_t *file = chunk + VALUE_IMAGE_HEADER_BYTES;
-    if (memcmp(file, file_magic, sizeof file_magic) != 0)
-        return 0;
-    uint64_t params = 0, payload = 0;
-    for (int i = 3; i >= 0; i--)
-        params = (params << 8) | file[40 + i];
-    for (int i = 7; i >= 0; i--)
-        payload = (payload << 8) | file[56 + i];
-    if (params > 4096 || payload > ((uint64_t)1 << 62))
-        return 0;
-    uint64_t offset = (FILE_HEADER_BYTES + params + 63) / 64 * 64;
-    uint64_t total = VALUE_IMAGE_HEADER_BYTES + (offset + payload + 7) / 8 * 8 + 8;
-    return total <= SIZE_MAX ? (size_t)total : 0;
-}
-
-/* Append a chunk to a load; false when out of memory. */
-static bool pending_append(pending_load *load, const void *chunk, size_t len)
-{
-    if (load->room - load->len < len) {
-        size_t room = load->room * 2 > load->len + len ? load->room * 2 : load->len + len;
-        room = room < load->total ? room : load->total;
-        uint8_t *grown = realloc(load->image, room);
-        if (!grown)
-            return false;
-        load->image = grown;
-        load->room = room;
-    }
-    memcpy(load->image + load->len, chunk, len);
-    load->len += len;
-    load->used = ++pending_clock;
-    return true;
-}
-
-/* Start a load with its first chunk: NULL, or the error to answer. */
-static const char *pending_start(pending_load **out, int db, const char *name, size_t name_len,
-                                 const uint8_t *chunk, size_t len)
-{
-    size_t total = image_length(chunk, len);
-    if (!total || len > total)
-        return ERR_BAD_DATA;
-    pending_load *load = pending_slot(db, name, name_len);
-    load->db = db;
-    load->name = malloc(name_len ? name_len : 1);
-    load->name_len = name_len;
-    load->image = malloc(len);
-    load->room = len;
-    load->total = total;
-    if (!load->name || !load->image) {
-        pending_drop(load);
-        return "ERR Insufficient memory";
-    }
-    memcpy(load->name, name, name_len);
-    pending_append(load, chunk, len);
-    *out = load;
-    return NULL;
-}
-
-/* Whether a loaded value's figures agree with its filter, as BF.* relies
- * on them. */
+/* Whether a loaded value's figures agree with its filter (of the Bloom
+ * kind, chunk_load checks that), as BF.* relies on them. */
 static bool figures_agree(value *v)
 {
-    if (v->kind != VALUE_BLOOM)
-        return false;
     amq_info info;
     amq_info_get(&info, v->filter);
     if (v->error_rate != info.target_fpr)
@@ -859,21 +663,19 @@ static bool figures_agree(value *v)
            v->capacity == amq_bloom_capacity(value_classic(v)) && v->items <= v->capacity;
 }
 
-/* The complete image of load as a value (the load is dropped); NULL when
- * it is not a sound BF filter. */
-static value *pending_finish(RedisModuleCtx *ctx, pending_load *load)
+/* RedisBloom's BF.LOADCHUNK error for a refused chunk. */
+static const char *load_error(chunk_status status)
 {
-    amq_diag diag = { .message = "" };
-    value *v = value_from_bytes(load->image, load->len, &diag);
-    pending_drop(load);
-    if (v && !figures_agree(v)) {
-        snprintf(diag.message, sizeof diag.message, "its figures disagree with its filter");
-        value_free(v);
-        v = NULL;
+    switch (status) {
+    case CHUNK_NO_LOAD:
+        return ERR_BAD_OFFSET;
+    case CHUNK_TOO_LONG:
+        return ERR_TOO_BIG;
+    case CHUNK_NO_MEMORY:
+        return "ERR Insufficient memory";
+    default: /* not an image, a chunk cut short, an image that fails its checks */
+        return ERR_BAD_DATA;
     }
-    if (!v)
-        RedisModule_Log(ctx, "verbose", "amq: BF.LOADCHUNK refused the image: %s", diag.message);
-    return v;
 }
 
 static int cmd_bf_loadchunk(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
@@ -890,36 +692,28 @@ static int cmd_bf_loadchunk(RedisModuleCtx *ctx, RedisModuleString **argv, int a
         close_key(key);
         return RedisModule_ReplyWithError(ctx, REDISMODULE_ERRORMSG_WRONGTYPE);
     }
-    int db = RedisModule_GetSelectedDb(ctx);
     size_t name_len = 0, len = 0;
     const char *name = RedisModule_StringPtrLen(argv[1], &name_len);
-    const uint8_t *chunk = (const uint8_t *)RedisModule_StringPtrLen(argv[3], &len);
-    pending_load *load = pending_find(db, name, name_len);
-    const char *error = NULL;
-    if (iterator == 1) {
-        error = pending_start(&load, db, name, name_len, chunk, len);
-    } else if (iterator < 1 || !load || load->len != (uint64_t)iterator - 1) {
-        error = ERR_BAD_OFFSET;
-    } else if (len > load->total - load->len) {
-        error = ERR_TOO_BIG;
-    } else if (!pending_append(load, chunk, len)) {
-        error = "ERR Insufficient memory";
+    const char *data = RedisModule_StringPtrLen(argv[3], &len);
+    amq_diag diag = { .message = "" };
+    value *v = NULL;
+    chunk_status status = chunk_load(&v, RedisModule_GetSelectedDb(ctx), name, name_len, iterator,
+                                     data, len, VALUE_BLOOM, &diag);
+    if (status == CHUNK_DONE && !figures_agree(v)) {
+        snprintf(diag.message, sizeof diag.message, "its figures disagree with its filter");
+        value_free(v);
+        status = CHUNK_BAD_IMAGE;
     }
-    if (error) {
-        pending_drop(load);
-    } else if (load->len == load->total) {
-        value *v = pending_finish(ctx, load);
-        if (!v) {
-            error = ERR_BAD_DATA;
-        } else {
-            if (state == KEY_VALUE)
-                RedisModule_DeleteKey(key);
-            RedisModule_ModuleTypeSetValue(key, value_type, v);
-        }
+    if (status == CHUNK_BAD_IMAGE)
+        RedisModule_Log(ctx, "verbose", "amq: BF.LOADCHUNK refused the image: %s", diag.message);
+    if (status == CHUNK_DONE) {
+        if (state == KEY_VALUE)
+            RedisModule_DeleteKey(key);
+        RedisModule_ModuleTypeSetValue(key, value_type, v);
     }
     close_key(key);
-    if (error)
-        return RedisModule_ReplyWithError(ctx, error);
+    if (status != CHUNK_OK && status != CHUNK_DONE)
+        return RedisModule_ReplyWithError(ctx, load_error(status));
     RedisModule_ReplicateVerbatim(ctx);
     return RedisModule_ReplyWithSimpleString(ctx, "OK");
 }

@@ -39,6 +39,7 @@
  * (bucket sizes other than 2, 4 and 8; expansions above 16), they are mapped
  * as cf_shape says; docs/REDIS.md lists every difference and its reason.
  */
+#include "chunks.h"
 #include "command.h"
 #include "commands.h"
 
@@ -51,11 +52,7 @@
 #define CF_MAX_BUCKET_SIZE    255
 #define CF_MAX_ITERATIONS     65535
 #define CF_MAX_EXPANSION      32768
-#define CF_FINGERPRINT_BITS   8                  /* RedisBloom's: an FPR of 2b/255 */
-#define CF_CHUNK_BYTES        ((size_t)16 << 20) /* a SCANDUMP chunk: at most 16 MiB */
-#define VALUE_HEADER_BYTES    VALUE_IMAGE_HEADER_BYTES
-#define CONTAINER_HEADER_LEN  64   /* docs/FORMAT.md: the file's header */
-#define CONTAINER_MAX_PARAMS  4096 /* docs/FORMAT.md: P's limit */
+#define CF_FINGERPRINT_BITS   8 /* RedisBloom's: an FPR of 2b/255 */
 #define ERR_EXISTS            "ERR item exists"
 #define ERR_NOT_FOUND         "ERR not found"
 #define ERR_NO_MEMORY         "ERR Insufficient memory"
@@ -641,76 +638,12 @@ static int cmd_cf_compact(RedisModuleCtx *ctx, RedisModuleString **argv, int arg
     return RedisModule_ReplyWithSimpleString(ctx, "OK");
 }
 
-/* ---- CF.SCANDUMP ----------------------------------------------------------------------- */
-
-/* A piece of the value's image, [start, start + want), gathered from the
- * bytes a save hands over in order; the save is stopped once it is full. */
-typedef struct window {
-    uint64_t start;
-    size_t want;
-    uint64_t pos; /* image bytes seen so far */
-    uint8_t *bytes;
-    size_t len; /* bytes of the piece gathered */
-} window;
-
-static int window_take(void *context, const void *data, size_t len)
-{
-    window *w = context;
-    uint64_t end = w->pos + len;
-    uint64_t from = w->pos > w->start ? w->pos : w->start;
-    uint64_t to = end < w->start + w->want ? end : w->start + w->want;
-    if (from < to) {
-        memcpy(w->bytes + (from - w->start), (const uint8_t *)data + (from - w->pos),
-               (size_t)(to - from));
-        w->len = (size_t)(to - w->start);
-    }
-    w->pos = end;
-    return w->len == w->want;
-}
-
-/* Gather w's piece of v's image: the header, then the filter's file from
- * amq_save_to_writer, which stops once the piece is full. False when out of
- * memory or the save failed. */
-static bool image_window(window *w, const value *v)
-{
-    if (w->start < VALUE_HEADER_BYTES) {
-        uint8_t header[VALUE_HEADER_BYTES];
-        value_image_header(header, v);
-        window_take(w, header, sizeof header);
-    } else {
-        w->pos = VALUE_HEADER_BYTES;
-    }
-    if (w->len == w->want)
-        return true;
-    int status = amq_save_to_writer(v->filter, window_take, w, NULL);
-    return status == AMQ_OK || (status == AMQ_EIO && w->len == w->want);
-}
-
-/* The start of the chunk after the one SCANDUMP answered with iterator
- * (1 + its start), or 0 for iterator 0. Chunks start at multiples of
- * CF_CHUNK_BYTES. */
-static uint64_t chunk_start(long long iterator)
-{
-    if (iterator == 0)
-        return 0;
-    uint64_t previous = (uint64_t)iterator - 1;
-    return (previous / CF_CHUNK_BYTES + 1) * CF_CHUNK_BYTES;
-}
-
-static int reply_scan_end(RedisModuleCtx *ctx)
-{
-    RedisModule_ReplyWithArray(ctx, 2);
-    RedisModule_ReplyWithLongLong(ctx, 0);
-    return RedisModule_ReplyWithNull(ctx);
-}
+/* ---- CF.SCANDUMP, CF.LOADCHUNK (chunks.h) ------------------------------------------------ */
 
 /*
- * CF.SCANDUMP key iterator: the value's image (value.h: a 64-byte header
- * of the figures, then the filter in amq's file format) in consecutive
- * chunks of at most 16 MiB. Iterator 0 answers [1, the first chunk]; each
- * chunk comes with 1 + its byte offset, which is both the iterator of the
- * next SCANDUMP and the one LOADCHUNK takes with the chunk; [0, nil] is the
- * end. An empty filter answers [0, nil] at once, as RedisBloom's does.
+ * CF.SCANDUMP key iterator: the value's image in the chunks of chunks.h,
+ * each as [1 + its offset, its bytes]; [0, nil] after the last. An empty
+ * filter answers [0, nil] at once, as RedisBloom's does.
  */
 static int cmd_cf_scandump(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
@@ -723,193 +656,36 @@ static int cmd_cf_scandump(RedisModuleCtx *ctx, RedisModuleString **argv, int ar
     value *v;
     if (!open_for_figures(ctx, argv[1], &key, &v, ERR_NOT_FOUND))
         return REDISMODULE_OK;
-    uint64_t saved = 0;
+    chunk c = { 0 };
+    chunk_status status =
+        amq_cuckoo_keys(value_cuckoo(v)) == 0 ? CHUNK_END : chunk_read(&c, v, (uint64_t)iterator);
     int reply;
-    window w = { .start = chunk_start(iterator) };
-    if (amq_cuckoo_keys(value_cuckoo(v)) == 0) {
-        reply = reply_scan_end(ctx);
-    } else if (amq_saved_bytes(&saved, v->filter, NULL) != AMQ_OK) {
-        reply = RedisModule_ReplyWithError(ctx, ERR_NO_MEMORY);
-    } else if (w.start >= VALUE_HEADER_BYTES + saved) {
-        reply = reply_scan_end(ctx);
+    if (status == CHUNK_OK) {
+        RedisModule_ReplyWithArray(ctx, 2);
+        RedisModule_ReplyWithLongLong(ctx, (long long)c.iterator);
+        reply = RedisModule_ReplyWithStringBuffer(ctx, (const char *)c.bytes, c.len);
+        free(c.bytes);
+    } else if (status == CHUNK_END) {
+        RedisModule_ReplyWithArray(ctx, 2);
+        RedisModule_ReplyWithLongLong(ctx, 0);
+        reply = RedisModule_ReplyWithNull(ctx);
     } else {
-        uint64_t rest = VALUE_HEADER_BYTES + saved - w.start;
-        w.want = rest < CF_CHUNK_BYTES ? (size_t)rest : CF_CHUNK_BYTES;
-        w.bytes = malloc(w.want);
-        if (!w.bytes || !image_window(&w, v) || w.len != w.want) {
-            reply = RedisModule_ReplyWithError(ctx, ERR_NO_MEMORY);
-        } else {
-            RedisModule_ReplyWithArray(ctx, 2);
-            RedisModule_ReplyWithLongLong(ctx, (long long)(w.start + 1));
-            reply = RedisModule_ReplyWithStringBuffer(ctx, (const char *)w.bytes, w.len);
-        }
-        free(w.bytes);
+        reply = RedisModule_ReplyWithError(ctx, ERR_NO_MEMORY);
     }
     close_key(key);
     return reply;
 }
 
-/* ---- CF.LOADCHUNK ----------------------------------------------------------------------- */
-
 /*
- * A load in progress: the chunks of one key's image received so far, in
- * order. Loads live here, in the module, keyed by database and key name,
- * until their last chunk arrives; only then does the key appear, holding
- * the complete filter (so no half-loaded filter is ever queried, saved or
- * replicated as a value). The LOADCHUNK commands themselves are replicated
- * and written to the AOF, so a replica or an AOF replay rebuilds the same
- * load. A load that is never finished stays until its key starts another
- * load (iterator 1) or one of its chunks is refused.
- */
-typedef struct pending_load {
-    struct pending_load *next;
-    int db;
-    char *name;
-    size_t name_len;
-    uint8_t *bytes;
-    size_t len, allocated;
-    uint64_t total; /* the image's length, from its first chunk */
-} pending_load;
-
-static pending_load *pending_loads;
-
-/* The load in progress for db and name, or NULL; *link is where it is
- * linked from. */
-static pending_load *pending_find(int db, const char *name, size_t name_len, pending_load ***link)
-{
-    for (*link = &pending_loads; **link; *link = &(**link)->next) {
-        pending_load *p = **link;
-        if (p->db == db && p->name_len == name_len && memcmp(p->name, name, name_len) == 0)
-            return p;
-    }
-    return NULL;
-}
-
-/* Unlink and free the load at *link. */
-static void pending_drop(pending_load **link)
-{
-    pending_load *p = *link;
-    *link = p->next;
-    free(p->name);
-    free(p->bytes);
-    free(p);
-}
-
-static uint64_t get_le(const uint8_t *p, int bytes)
-{
-    uint64_t x = 0;
-    for (int i = bytes - 1; i >= 0; i--)
-        x = (x << 8) | p[i];
-    return x;
-}
-
-static uint64_t round_up(uint64_t x, uint64_t to)
-{
-    return (x + to - 1) / to * to;
-}
-
-/*
- * The length of the image a first chunk begins, from the headers it
- * starts with: the value's (value.h) and the filter file's (docs/FORMAT.md:
- * params length P at 40, payload length N at 56; the file is
- * round_up(round_up(64 + P, 64) + N, 8) + 8 bytes). 0 when the chunk cannot
- * begin an image. Everything else is checked when the load completes.
- */
-static uint64_t image_length(const uint8_t *chunk, size_t len)
-{
-    static const uint8_t file_magic[8] = { 0x89, 'A', 'M', 'Q', '\r', '\n', 0x1a, '\n' };
-    if (len < VALUE_HEADER_BYTES + CONTAINER_HEADER_LEN || !value_is_image(chunk, len))
-        return 0;
-    const uint8_t *file = chunk + VALUE_HEADER_BYTES;
-    uint64_t params = get_le(file + 40, 4);
-    uint64_t payload = get_le(file + 56, 8);
-    if (memcmp(file, file_magic, sizeof file_magic) != 0 || params > CONTAINER_MAX_PARAMS ||
-        payload > ((uint64_t)1 << 62))
-        return 0;
-    return VALUE_HEADER_BYTES + round_up(round_up(CONTAINER_HEADER_LEN + params, 64) + payload, 8) +
-           8;
-}
-
-/* The length of the chunk at offset of an image of total bytes, as
- * SCANDUMP cuts it: a chunk of any other length is damaged. */
-static uint64_t chunk_length(uint64_t total, uint64_t offset)
-{
-    return total - offset < CF_CHUNK_BYTES ? total - offset : CF_CHUNK_BYTES;
-}
-
-/* Start the load of db/name with its first chunk; NULL when out of
- * memory. */
-static pending_load *pending_start(int db, const char *name, size_t name_len, uint64_t total)
-{
-    pending_load *p = calloc(1, sizeof *p);
-    if (!p)
-        return NULL;
-    p->name = malloc(name_len ? name_len : 1);
-    if (!p->name) {
-        free(p);
-        return NULL;
-    }
-    memcpy(p->name, name, name_len);
-    p->name_len = name_len;
-    p->db = db;
-    p->total = total;
-    p->next = pending_loads;
-    pending_loads = p;
-    return p;
-}
-
-/* Append a chunk; false when out of memory. */
-static bool pending_append(pending_load *p, const char *data, size_t len)
-{
-    if (p->len + len > p->allocated) {
-        size_t want = p->allocated ? p->allocated : len;
-        while (want < p->len + len)
-            want *= 2;
-        if (want > p->total)
-            want = (size_t)p->total;
-        uint8_t *grown = realloc(p->bytes, want);
-        if (!grown)
-            return false;
-        p->bytes = grown;
-        p->allocated = want;
-    }
-    memcpy(p->bytes + p->len, data, len);
-    p->len += len;
-    return true;
-}
-
-/* Turn a complete load into the key's value; the reply. */
-static int pending_finish(RedisModuleCtx *ctx, RedisModuleString *name, const pending_load *p)
-{
-    amq_diag diag = { .message = "" };
-    value *v = value_from_bytes(p->bytes, p->len, &diag);
-    if (!v || v->kind != VALUE_CUCKOO) {
-        value_free(v);
-        return RedisModule_ReplyWithError(ctx, ERR_CANNOT_LOAD_CHUNK);
-    }
-    RedisModuleKey *key;
-    value *existing;
-    if (command_open(ctx, name, REDISMODULE_READ | REDISMODULE_WRITE, &key, &existing) !=
-        KEY_EMPTY) {
-        value_free(v);
-        close_key(key);
-        return RedisModule_ReplyWithError(ctx, ERR_EXISTS);
-    }
-    RedisModule_ModuleTypeSetValue(key, value_type, v);
-    close_key(key);
-    RedisModule_ReplicateVerbatim(ctx);
-    return RedisModule_ReplyWithSimpleString(ctx, "OK");
-}
-
-/*
- * CF.LOADCHUNK key iterator bytes: the chunks SCANDUMP gave, each with its
- * iterator (1 + its offset), in order, each of the length SCANDUMP cut it
- * to. Iterator 1 starts a load of a key that must not exist ("ERR item
- * exists"); a first chunk that does not begin an image, or is not as long as
- * the image's first chunk, is "Couldn't create filter!"; a chunk that does
- * not continue the load where it stands or is not as long as the chunk
- * there, or an image that fails its checks when complete, is "Couldn't load
- * chunk!" and ends the load.
+ * CF.LOADCHUNK key iterator bytes: the chunks SCANDUMP gave, with their
+ * iterators, in order (chunks.h); the key appears with the last one, and
+ * every accepted chunk is replicated. Iterator 1 starts a load of a key
+ * that must not exist ("ERR item exists"); a first chunk that does not
+ * begin an image, or is not as long as the image's first chunk, is
+ * "Couldn't create filter!"; a chunk that does not continue the load where
+ * it stands or is not as long as the chunk there, or an image that fails
+ * its checks when complete, is "Couldn't load chunk!". Every error drops
+ * the load.
  */
 static int cmd_cf_loadchunk(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
@@ -922,40 +698,46 @@ static int cmd_cf_loadchunk(RedisModuleCtx *ctx, RedisModuleString **argv, int a
     size_t name_len = 0, len = 0;
     const char *name = RedisModule_StringPtrLen(argv[1], &name_len);
     const char *data = RedisModule_StringPtrLen(argv[3], &len);
-    pending_load **link;
-    pending_load *p = pending_find(db, name, name_len, &link);
+    RedisModuleKey *key;
+    value *existing;
     if (iterator == 1) {
-        if (p)
-            pending_drop(link);
-        RedisModuleKey *key;
-        value *existing;
         key_state state = command_open(ctx, argv[1], REDISMODULE_READ, &key, &existing);
         close_key(key);
-        if (state != KEY_EMPTY)
+        if (state != KEY_EMPTY) {
+            chunk_forget(db, name, name_len);
             return RedisModule_ReplyWithError(ctx, ERR_EXISTS);
-        uint64_t total = image_length((const uint8_t *)data, len);
-        if (total == 0 || len != chunk_length(total, 0))
-            return RedisModule_ReplyWithError(ctx, ERR_CANNOT_CREATE);
-        p = pending_start(db, name, name_len, total);
-        if (!p)
-            return RedisModule_ReplyWithError(ctx, ERR_NO_MEMORY);
-        link = &pending_loads; /* pending_start put it first */
-    } else if (!p || (uint64_t)iterator - 1 != p->len || len != chunk_length(p->total, p->len)) {
-        if (p)
-            pending_drop(link);
-        return RedisModule_ReplyWithError(ctx, ERR_CANNOT_LOAD_CHUNK);
+        }
     }
-    if (!pending_append(p, data, len)) {
-        pending_drop(link);
-        return RedisModule_ReplyWithError(ctx, ERR_NO_MEMORY);
-    }
-    if (p->len < p->total) {
+    amq_diag diag = { .message = "" };
+    value *v = NULL;
+    chunk_status status =
+        chunk_load(&v, db, name, name_len, iterator, data, len, VALUE_CUCKOO, &diag);
+    switch (status) {
+    case CHUNK_OK:
         RedisModule_ReplicateVerbatim(ctx);
         return RedisModule_ReplyWithSimpleString(ctx, "OK");
+    case CHUNK_DONE:
+        break;
+    case CHUNK_NO_MEMORY:
+        return RedisModule_ReplyWithError(ctx, ERR_NO_MEMORY);
+    case CHUNK_BAD_IMAGE:
+        RedisModule_Log(ctx, "verbose", "amq: CF.LOADCHUNK refused the image: %s", diag.message);
+        return RedisModule_ReplyWithError(ctx, ERR_CANNOT_LOAD_CHUNK);
+    default: /* a chunk that does not begin or continue the load */
+        return RedisModule_ReplyWithError(ctx, iterator == 1 ? ERR_CANNOT_CREATE
+                                                             : ERR_CANNOT_LOAD_CHUNK);
     }
-    int reply = pending_finish(ctx, argv[1], p);
-    pending_drop(link);
-    return reply;
+    /* The key must still be missing when its image is complete. */
+    if (command_open(ctx, argv[1], REDISMODULE_READ | REDISMODULE_WRITE, &key, &existing) !=
+        KEY_EMPTY) {
+        value_free(v);
+        close_key(key);
+        return RedisModule_ReplyWithError(ctx, ERR_EXISTS);
+    }
+    RedisModule_ModuleTypeSetValue(key, value_type, v);
+    close_key(key);
+    RedisModule_ReplicateVerbatim(ctx);
+    return RedisModule_ReplyWithSimpleString(ctx, "OK");
 }
 
 /* ---- the table ---------------------------------------------------------------------- */

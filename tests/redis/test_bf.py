@@ -30,6 +30,7 @@ class Error(str):
     """An error reply, its text exactly as sent (prefix included)."""
 
 
+FILE_MAGIC = b"\x89AMQ\r\n\x1a\n"
 NO_LINK = Error("ERR invalid offset - no link found")
 TOO_BIG = Error("ERR invalid chunk - Too big for current filter")
 BAD_DATA = Error("ERR received bad data")
@@ -130,6 +131,15 @@ def dump(r, key):
             assert data == b"", data
             return chunks
         chunks.append((it, data))
+
+
+def two_chunks(r, key):
+    """A filter whose image is two chunks, the first 16 MiB: its chunks."""
+    r.call("BF.RESERVE", key, "0.01", "13000000")
+    r.call("BF.MADD", key, "a", "b")
+    chunks = dump(r, key)
+    assert len(chunks) == 2 and len(chunks[0][1]) == 16 << 20, [len(d) for _, d in chunks]
+    return chunks
 
 
 def load(r, key, chunks):
@@ -476,10 +486,12 @@ class Chunks(BfTest):
         self.assertGreater(info(r, "grown")["Number of filters"], 4)
         for key in ["small", "grown", "fixed"]:
             chunks = dump(r, key)
-            # The first chunk is the two headers, at iterator 1; each
-            # iterator is 1 + the chunk's offset.
+            # The first chunk, at iterator 1, begins with the two headers
+            # (here it is the whole image); each iterator is 1 + the
+            # chunk's offset.
             self.assertEqual(chunks[0][0], 1)
-            self.assertEqual(len(chunks[0][1]), 128)
+            self.assertEqual(len(chunks), 1)
+            self.assertEqual(chunks[0][1][64:72], FILE_MAGIC)
             offset = 0
             for it, data in chunks:
                 self.assertEqual(it, offset + 1)
@@ -500,7 +512,8 @@ class Chunks(BfTest):
         some = items(b"k", 20000)
         madd(r, "big", some)
         chunks = dump(r, "big")
-        self.assertGreaterEqual(len(chunks), 5)
+        self.assertGreaterEqual(len(chunks), 4)
+        self.assertEqual([it for it, _ in chunks], [1 + (k << 24) for k in range(len(chunks))])
         self.assertTrue(all(len(data) <= 16 << 20 for _, data in chunks))
         self.assertEqual(max(len(data) for _, data in chunks), 16 << 20)
         self.assertEqual(load(r, "copy", chunks), b"OK")
@@ -510,9 +523,7 @@ class Chunks(BfTest):
 
     def test_the_key_appears_when_complete(self):
         r = self.r
-        r.call("BF.RESERVE", "f", "0.01", "100")
-        r.call("BF.MADD", "f", "a", "b")
-        chunks = dump(r, "f")
+        chunks = two_chunks(r, "f")
         self.assertEqual(r.call("BF.LOADCHUNK", "g", *chunks[0]), b"OK")
         self.assertEqual(r.call("EXISTS", "g"), 0)
         self.assertEqual(r.call("BF.EXISTS", "g", "a"), 0)
@@ -529,9 +540,7 @@ class Chunks(BfTest):
 
     def test_at_most_64_loads(self):
         r = self.r
-        r.call("BF.RESERVE", "f", "0.01", "100")
-        r.call("BF.MADD", "f", "a", "b")
-        header, body = dump(r, "f")
+        header, body = two_chunks(r, "f")
         for i in range(65):
             self.assertEqual(r.call("BF.LOADCHUNK", "g%d" % i, *header), b"OK")
         # The 65th load dropped the one least recently given a chunk.
@@ -545,8 +554,8 @@ class Chunks(BfTest):
         r = self.r
         r.call("BF.RESERVE", "f", "0.01", "100")
         r.call("BF.MADD", "f", *items(b"k", 80))
-        chunks = dump(r, "f")
-        header, body = chunks[0], chunks[1]
+        [(_, image)] = dump(r, "f")
+        header, body = two_chunks(r, "big")
         self.assertEqual(r.call("BF.SCANDUMP", "missing", "0"), Error("ERR not found"))
         self.assertEqual(r.call("BF.SCANDUMP", "f", "x"),
                          Error("Second argument must be numeric"))
@@ -562,31 +571,34 @@ class Chunks(BfTest):
         self.assertEqual(r.call("BF.LOADCHUNK", "g", *header), b"OK")
         self.assertEqual(r.call("BF.LOADCHUNK", "g", body[0], body[1] + b"x"),
                          TOO_BIG)
-        # A truncated image never completes; the rest of it is then too big.
+        # A chunk cut short is refused, first or later (chunks must be as
+        # SCANDUMP cut them); the load is dropped, so the rest of the image
+        # has no link.
+        self.assertEqual(r.call("BF.LOADCHUNK", "g", 1, header[1][:-1]), BAD_DATA)
         self.assertEqual(r.call("BF.LOADCHUNK", "g", *header), b"OK")
-        self.assertEqual(r.call("BF.LOADCHUNK", "g", body[0], body[1][:-9]), b"OK")
+        self.assertEqual(r.call("BF.LOADCHUNK", "g", body[0], body[1][:-9]), BAD_DATA)
         self.assertEqual(r.call("EXISTS", "g"), 0)
         self.assertEqual(r.call("BF.LOADCHUNK", "g", body[0] + len(body[1]) - 9,
-                                body[1][-9:] + b"x"), TOO_BIG)
+                                body[1][-9:] + b"x"), NO_LINK)
         self.assertEqual(r.call("EXISTS", "g"), 0)
         # Damaged headers.
-        for damaged in [b"", header[1][:127], b"x" * 128, header[1][:64] + b"y" * 64,
-                        b"z" * 64 + header[1][64:]]:
+        head = image[:128]
+        for damaged in [b"", head[:127], b"x" * 128, head[:64] + b"y" * 64, b"z" * 64 + head[64:]]:
             self.assertEqual(r.call("BF.LOADCHUNK", "g", 1, damaged), BAD_DATA)
         for iterator in [0, -1, -2**63]:
-            self.assertEqual(r.call("BF.LOADCHUNK", "g", iterator, header[1]), NO_LINK)
-        # Single bits flipped anywhere in the image: refused (at the header,
-        # or when the image completes and fails its checksums), or waiting
-        # for the bytes a larger length field asks for; never a filter.
+            self.assertEqual(r.call("BF.LOADCHUNK", "g", iterator, head), NO_LINK)
+        # Single bits flipped anywhere in the image: refused at the header
+        # (a length field that changed makes the chunk too short or too
+        # long), or when the image completes and fails its checksums; never
+        # a filter.
         rng = random.Random(1)
-        image = header[1] + body[1]
         for _ in range(300):
             position = rng.randrange(len(image))
             damaged = bytearray(image)
             damaged[position] ^= 1 << rng.randrange(8)
             damaged = bytes(damaged)
-            reply = load(r, "g", [(1, damaged[:128]), (129, damaged[128:])])
-            self.assertIn(reply, [BAD_DATA, TOO_BIG, b"OK"], position)
+            reply = load(r, "g", [(1, damaged)])
+            self.assertIn(reply, [BAD_DATA, TOO_BIG], position)
             self.assertEqual(r.call("EXISTS", "g"), 0, position)
         self.assertEqual(r.call("EXISTS", "g"), 0)
 
@@ -622,7 +634,7 @@ class Chunks(BfTest):
             self.assertIn(reply, [0, 1])
         for iterator in [-1, -2**63]:
             self.assertEqual(r.call("BF.SCANDUMP", "f", iterator), Error("ERR invalid iterator"))
-        for iterator in [2**63 - 1, 10**9, 129 + len(chunks[1][1])]:
+        for iterator in [2**63 - 1, 10**9, 1 + sum(len(data) for _, data in chunks)]:
             self.assertEqual(r.call("BF.SCANDUMP", "f", iterator), [0, b""])
         self.assertEqual(r.call("PING"), b"PONG")
         self.assertEqual(dump(r, "f"), chunks)
@@ -746,7 +758,9 @@ class Clients(BfTest):
                              [True, Error("ERR non scaling filter is full")])
             self.assertIsNone(dict(r3.call("BF.INFO", "n"))[b"Expansion rate"])
             reply = r3.call("BF.SCANDUMP", "f", 0)
-            self.assertEqual((reply[0], len(reply[1])), (1, 128))
+            self.assertEqual(tuple(reply), dump(self.r, "f")[0])
+            self.assertEqual(reply[0], 1)
+            self.assertEqual(r3.call("BF.SCANDUMP", "f", reply[0]), [0, b""])
         finally:
             r3.close()
 
@@ -784,17 +798,27 @@ class Clients(BfTest):
         # scandump and loadchunk, python3-redis's documented loop.
         for i in range(2000):
             bf.add("g", "item-%d" % i)
-        chunks, it = [], 0
-        while True:
-            it, data = bf.scandump("g", it)
-            if it == 0:
-                break
-            chunks.append((it, data))
-        self.assertGreater(len(chunks), 1)
-        for it, data in chunks:
-            self.assertTrue(bf.loadchunk("copy", it, data))
+
+        def copy(key, to):
+            chunks, it = [], 0
+            while True:
+                it, data = bf.scandump(key, it)
+                if it == 0:
+                    break
+                chunks.append((it, data))
+            for it, data in chunks:
+                self.assertTrue(bf.loadchunk(to, it, data))
+            return len(chunks)
+
+        self.assertEqual(copy("g", "copy"), 1)
         self.assertEqual(bf.mexists("copy", *["item-%d" % i for i in range(2000)]), [1] * 2000)
         self.assertEqual(vars(bf.info("copy")), vars(bf.info("g")))
+        # An image of more than one chunk.
+        self.assertTrue(bf.create("big", 0.01, 13000000))
+        self.assertEqual(bf.madd("big", "a", "b"), [1, 1])
+        self.assertGreater(copy("big", "big-copy"), 1)
+        self.assertEqual(bf.mexists("big-copy", "a", "b"), [1, 1])
+        self.assertEqual(vars(bf.info("big-copy")), vars(bf.info("big")))
 
 
 if __name__ == "__main__":
