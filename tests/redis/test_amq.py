@@ -230,6 +230,32 @@ class Replication(unittest.TestCase):
             primary.cleanup()
 
 
+class Migrate(unittest.TestCase):
+    """MIGRATE (what resharding a cluster uses) carries every kind of key
+    to another server with the same answers."""
+
+    def test_migrate_keeps_answers(self):
+        source, target = Server(MODULE), Server(MODULE)
+        try:
+            r = source.client()
+            r.execute_command("AMQ.BUILD", "static", "fuse8", "ITEMS", *KEYS[:5000])
+            r.execute_command("BF.MADD", "bf", *KEYS[:5000])
+            r.execute_command("CF.INSERT", "cf", "ITEMS", *KEYS[:5000])
+            queries = KEYS[:5000] + ABSENT[:5000]
+            before = {k: answers(r, k, queries) for k in ["static", "bf", "cf"]}
+            cards = r.execute_command("BF.CARD", "bf")
+            for key in before:
+                self.assertEqual(r.migrate("127.0.0.1", target.port, key, 0, 5000), b"OK")
+                self.assertEqual(r.exists(key), 0)
+            t = target.client()
+            for key, expected in before.items():
+                self.assertEqual(answers(t, key, queries), expected, key)
+            self.assertEqual(t.execute_command("BF.CARD", "bf"), cards)
+        finally:
+            source.cleanup()
+            target.cleanup()
+
+
 if __name__ == "__main__":
     MODULE, AMQ = sys.argv[1], sys.argv[2]
     unittest.main(argv=sys.argv[:1], verbosity=2)
