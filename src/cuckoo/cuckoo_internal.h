@@ -385,8 +385,9 @@ static AMQ__ALWAYS_INLINE bool amq__cuckoo_table_holds(const amq_cuckoo *f,
 {
     bool held = !plain && f->semi_sorted
                     ? amq__cuckoo_semisort_holds(f, t, at1, at2, fingerprint)
-                    : amq__cuckoo_plain_holds(f, t, at1, fingerprint, plain) |
-                          amq__cuckoo_plain_holds(f, t, at2, fingerprint, plain);
+                    /* | not ||: both buckets are read, with no branch between */
+                    : ((int)amq__cuckoo_plain_holds(f, t, at1, fingerprint, plain) |
+                       (int)amq__cuckoo_plain_holds(f, t, at2, fingerprint, plain)) != 0;
     return held || amq__cuckoo_stash_holds(f, t, fingerprint, at1, at2);
 }
 
