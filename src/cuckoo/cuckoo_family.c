@@ -25,6 +25,8 @@ static const amq__option option_fingerprint_bits = {
     .type = AMQ__OPTION_COUNT,
     .count_min = AMQ_CUCKOO_MIN_FINGERPRINT_BITS,
     .count_max = AMQ_CUCKOO_MAX_FINGERPRINT_BITS,
+    .value_name = "F",
+    .help = "the bits of a fingerprint, 4 to 32 (default: from fpr)",
 };
 static const char *const bucket_size_names[] = { "2", "4", "8", NULL };
 static const uint32_t bucket_size_values[] = { 2, 4, 8 };
@@ -32,22 +34,29 @@ static const amq__option option_bucket_size = {
     .name = "bucket-size",
     .type = AMQ__OPTION_CHOICE,
     .choices = bucket_size_names,
+    .help = "the slots per bucket (default 4)",
 };
 static const amq__option option_max_kicks = {
     .name = "max-kicks",
     .type = AMQ__OPTION_COUNT,
     .count_min = 1,
     .count_max = AMQ_CUCKOO_MAX_KICKS,
+    .value_name = "K",
+    .help = "the fingerprints an insert may relocate before the filter is full (default 500)",
 };
 static const amq__option option_growth = {
     .name = "growth",
     .type = AMQ__OPTION_COUNT,
     .count_min = 0,
     .count_max = AMQ_CUCKOO_MAX_GROWTH,
+    .value_name = "S",
+    .help = "0: a fixed size, full when full (default); 1, 2, 4, 8 or 16: chain a table that many "
+            "times larger",
 };
 static const amq__option option_semi_sort = {
     .name = "semi-sort",
     .type = AMQ__OPTION_FLAG,
+    .help = "semi-sorted buckets: one bit less per slot, slower inserts",
 };
 
 static const amq__option *const cuckoo_options[] = {
