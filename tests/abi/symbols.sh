@@ -10,7 +10,10 @@ library=$1 list=$2 include=$3 scratch=$4
 mkdir -p "$scratch"
 export LC_ALL=C
 
-nm -D --defined-only "$library" | awk 'NF == 3 { print $3 }' | sort -u >"$scratch/exported"
+# __start_X / __stop_X are the linker's bounds of section X, which a
+# coverage-instrumented build (libFuzzer's sancov sections) exports.
+nm -D --defined-only "$library" | awk 'NF == 3 && $3 !~ /^__(start|stop)_/ { print $3 }' |
+    sort -u >"$scratch/exported"
 # Every public declaration is one line starting "AMQ_API <type> amq_name(".
 grep -h '^AMQ_API [^(]*(' "$include"/amq/*.h | sed 's/(.*//; s/.*[ *]//' | sort -u \
     >"$scratch/declared"
