@@ -10,39 +10,12 @@
  * are those of amq__option_type in lower case; a descriptor without its
  * own placeholder gets its kind's ("N" for a count, "P" for a
  * probability). Nothing is allocated.
- *
- * One exception, for now: cuckoo's descriptors are written in a file that
- * is being split in two, so their help lines wait here (pending_help),
- * keyed by option name, until they move into cuckoo's own table.
  */
 #include "core/family.h"
 #include "core/spec.h"
 #include "filter/filter.h"
 
 #include <string.h>
-
-/* Help for descriptors that do not carry their own yet (see above). */
-static const struct pending_help {
-    const char *family, *option, *value_name, *help;
-} pending_help[] = {
-    { "cuckoo", "fingerprint-bits", "F", "the bits of a fingerprint, 4 to 32 (default: from fpr)" },
-    { "cuckoo", "bucket-size", NULL, "the slots per bucket (default 4)" },
-    { "cuckoo", "max-kicks", "K",
-      "the fingerprints an insert may relocate before the filter is full (default 500)" },
-    { "cuckoo", "growth", "S",
-      "0: a fixed size, full when full (default); 1, 2, 4, 8 or 16: chain a table that many "
-      "times larger" },
-    { "cuckoo", "semi-sort", NULL, "semi-sorted buckets: one bit less per slot, slower inserts" },
-};
-
-static const struct pending_help *find_pending_help(const char *family, const char *option)
-{
-    for (size_t i = 0; i < sizeof pending_help / sizeof pending_help[0]; i++)
-        if (strcmp(pending_help[i].family, family) == 0 &&
-            strcmp(pending_help[i].option, option) == 0)
-            return &pending_help[i];
-    return NULL;
-}
 
 /* The placeholder a kind's value gets in usage text when the option names
  * none; NULL for a flag. */
@@ -110,13 +83,6 @@ int amq_family_option(amq_option_info *out, const char *family, size_t index)
                       : option->value_name             ? option->value_name
                                                        : default_value_name(option->type);
     out->help = option->help ? option->help : "";
-    const struct pending_help *pending =
-        option->help ? NULL : find_pending_help(family, option->name);
-    if (pending) {
-        out->help = pending->help;
-        if (pending->value_name && out->value_name)
-            out->value_name = pending->value_name;
-    }
     switch (option->type) {
     case AMQ__OPTION_COUNT:
         out->word = option->count_word;
