@@ -203,6 +203,53 @@ class Persistence(unittest.TestCase):
             server.cleanup()
 
 
+class RdbPayloads(unittest.TestCase):
+    """The module's RDB loader meets damaged data: the server's RESTORE of
+    a DUMP payload, with the payload's own CRC check switched off so that
+    every damaged byte reaches the loader. Each one is refused with
+    "Bad data format" or, where the damage falls on bytes the RDB
+    compression makes redundant, loads as exactly the original filter."""
+
+    def test_damaged_payloads_reach_the_loader_and_are_refused(self):
+        server = Server(MODULE)
+        try:
+            r = server.client()
+            r.execute_command("DEBUG", "SET-SKIP-CHECKSUM-VALIDATION", "1")
+            r.execute_command("BF.RESERVE", "bf", 0.01, 200, "EXPANSION", 2)
+            r.execute_command("BF.MADD", "bf", *KEYS[:1000])
+            r.execute_command("CF.RESERVE", "cf", 500)
+            r.execute_command("CF.INSERT", "cf", "ITEMS", *KEYS[:1500])
+            r.execute_command("AMQ.BUILD", "fuse", "fuse8", "ITEMS", *KEYS[:1000])
+            r.execute_command("AMQ.BUILD", "gcs", "gcs", "ITEMS", *KEYS[:1000])
+            rng = random.Random(11)
+            for key in ["bf", "cf", "fuse", "gcs"]:
+                payload = r.dump(key)
+                original = r.execute_command("AMQ.DUMP", key)
+                # The last 10 bytes are the RDB version and the CRC.
+                body, trailer = payload[:-10], payload[-10:]
+                damaged = [body[:cut] + trailer for cut in range(1, len(body), 7)]
+                for _ in range(150):
+                    flipped = bytearray(body)
+                    flipped[rng.randrange(len(flipped))] ^= 1 << rng.randrange(8)
+                    damaged.append(bytes(flipped) + trailer)
+                refused = 0
+                for blob in damaged:
+                    try:
+                        r.restore("t", 0, blob, replace=True)
+                    except redis.ResponseError as e:
+                        self.assertEqual(str(e), "Bad data format", key)
+                        refused += 1
+                        continue
+                    self.assertEqual(r.execute_command("AMQ.DUMP", "t"), original, key)
+                self.assertGreater(refused, len(damaged) * 3 // 4, key)
+                # The undamaged payload still loads.
+                r.restore("t", 0, payload, replace=True)
+                self.assertEqual(r.execute_command("AMQ.DUMP", "t"), original, key)
+            self.assertTrue(server.alive())
+        finally:
+            server.cleanup()
+
+
 class Replication(unittest.TestCase):
     """A replica started against a primary holds identical filters: the
     full sync (RDB) and then the stream of writes (ReplicateVerbatim)."""
