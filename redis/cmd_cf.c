@@ -102,7 +102,7 @@ typedef struct cf_params {
     uint32_t expansion;      /* 0..32768, rounded up to a power of two */
 } cf_params;
 
-/* The module's defaults (load arguments cf-*). */
+/* The module's defaults (the settings cf-*, config.c). */
 static cf_params cf_defaults(void)
 {
     cf_params p = {

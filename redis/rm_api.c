@@ -51,6 +51,19 @@ RedisModuleCallReply *(*RedisModule_CallReplyArrayElement)(RedisModuleCallReply 
                                                            size_t index);
 const char *(*RedisModule_CallReplyStringPtr)(RedisModuleCallReply *reply, size_t *len);
 void (*RedisModule_FreeCallReply)(RedisModuleCallReply *reply);
+int (*RedisModule_RegisterNumericConfig)(RedisModuleCtx *ctx, const char *name,
+                                         long long default_value, unsigned int flags, long long min,
+                                         long long max, RedisModuleConfigGetNumericFunc get,
+                                         RedisModuleConfigSetNumericFunc set,
+                                         RedisModuleConfigApplyFunc apply, void *privdata);
+int (*RedisModule_RegisterStringConfig)(RedisModuleCtx *ctx, const char *name,
+                                        const char *default_value, unsigned int flags,
+                                        RedisModuleConfigGetStringFunc get,
+                                        RedisModuleConfigSetStringFunc set,
+                                        RedisModuleConfigApplyFunc apply, void *privdata);
+int (*RedisModule_LoadConfigs)(RedisModuleCtx *ctx);
+RedisModuleString *(*RedisModule_CreateString)(RedisModuleCtx *ctx, const char *ptr, size_t len);
+void (*RedisModule_FreeString)(RedisModuleCtx *ctx, RedisModuleString *str);
 void *(*RedisModule_Alloc)(size_t bytes);
 void (*RedisModule_Free)(void *ptr);
 void (*RedisModule_Log)(RedisModuleCtx *ctx, const char *level, const char *fmt, ...);
@@ -104,6 +117,11 @@ static const api_entry entries[] = {
     { "RedisModule_CallReplyArrayElement", (void **)&RedisModule_CallReplyArrayElement, 0 },
     { "RedisModule_CallReplyStringPtr", (void **)&RedisModule_CallReplyStringPtr, 0 },
     { "RedisModule_FreeCallReply", (void **)&RedisModule_FreeCallReply, 0 },
+    { "RedisModule_RegisterNumericConfig", (void **)&RedisModule_RegisterNumericConfig, 1 },
+    { "RedisModule_RegisterStringConfig", (void **)&RedisModule_RegisterStringConfig, 1 },
+    { "RedisModule_LoadConfigs", (void **)&RedisModule_LoadConfigs, 1 },
+    { "RedisModule_CreateString", (void **)&RedisModule_CreateString, 0 },
+    { "RedisModule_FreeString", (void **)&RedisModule_FreeString, 0 },
     { "RedisModule_Alloc", (void **)&RedisModule_Alloc, 0 },
     { "RedisModule_Free", (void **)&RedisModule_Free, 0 },
     { "RedisModule_Log", (void **)&RedisModule_Log, 0 },

@@ -59,6 +59,14 @@ typedef void (*RedisModuleTypeRewriteFunc)(RedisModuleIO *aof, RedisModuleString
 typedef size_t (*RedisModuleTypeMemUsageFunc)(const void *value);
 typedef void (*RedisModuleTypeDigestFunc)(RedisModuleDigest *digest, void *value);
 typedef void (*RedisModuleTypeFreeFunc)(void *value);
+typedef long long (*RedisModuleConfigGetNumericFunc)(const char *name, void *privdata);
+typedef int (*RedisModuleConfigSetNumericFunc)(const char *name, long long value, void *privdata,
+                                               RedisModuleString **err);
+typedef RedisModuleString *(*RedisModuleConfigGetStringFunc)(const char *name, void *privdata);
+typedef int (*RedisModuleConfigSetStringFunc)(const char *name, RedisModuleString *value,
+                                              void *privdata, RedisModuleString **err);
+typedef int (*RedisModuleConfigApplyFunc)(RedisModuleCtx *ctx, void *privdata,
+                                          RedisModuleString **err);
 
 /* The data type's callbacks, as the server reads them for method version
  * 4 (fields past `defrag` are later versions' and stay NULL). */
@@ -140,6 +148,26 @@ extern RedisModuleCallReply *(*RedisModule_CallReplyArrayElement)(RedisModuleCal
                                                                   size_t index);
 extern const char *(*RedisModule_CallReplyStringPtr)(RedisModuleCallReply *reply, size_t *len);
 extern void (*RedisModule_FreeCallReply)(RedisModuleCallReply *reply);
+
+/* Module configs (Redis 7.0): optional, checked before use. */
+extern int (*RedisModule_RegisterNumericConfig)(RedisModuleCtx *ctx, const char *name,
+                                                long long default_value, unsigned int flags,
+                                                long long min, long long max,
+                                                RedisModuleConfigGetNumericFunc get,
+                                                RedisModuleConfigSetNumericFunc set,
+                                                RedisModuleConfigApplyFunc apply, void *privdata);
+extern int (*RedisModule_RegisterStringConfig)(RedisModuleCtx *ctx, const char *name,
+                                               const char *default_value, unsigned int flags,
+                                               RedisModuleConfigGetStringFunc get,
+                                               RedisModuleConfigSetStringFunc set,
+                                               RedisModuleConfigApplyFunc apply, void *privdata);
+extern int (*RedisModule_LoadConfigs)(RedisModuleCtx *ctx);
+
+/* Strings the module owns (ctx NULL: freed by the module, or by the
+ * server where it takes them, as a config's error). */
+extern RedisModuleString *(*RedisModule_CreateString)(RedisModuleCtx *ctx, const char *ptr,
+                                                      size_t len);
+extern void (*RedisModule_FreeString)(RedisModuleCtx *ctx, RedisModuleString *str);
 
 /* Memory and logging. */
 extern void *(*RedisModule_Alloc)(size_t bytes);

@@ -50,9 +50,10 @@ class Server:
         deadline = time.time() + 15
         while time.time() < deadline:
             if self.process.poll() is not None:
+                with self.process.stderr:
+                    said = self.process.stderr.read().decode(errors="replace")
                 raise RuntimeError("redis-server exited with %d: %s%s" % (
-                    self.process.returncode, self.process.stderr.read().decode(errors="replace"),
-                    self.log_tail()))
+                    self.process.returncode, said, self.log_tail()))
             try:
                 if self.client().ping():
                     return

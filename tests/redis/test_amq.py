@@ -203,6 +203,69 @@ class Persistence(unittest.TestCase):
             server.cleanup()
 
 
+class Settings(unittest.TestCase):
+    """The defaults BF.* and CF.* create filters with: load arguments
+    (amq's names and RedisBloom's older ones), CONFIG GET / SET as
+    amq.<name>, and a config line on the server's command line."""
+
+    DEFAULTS = {"amq.bf-error-rate": "0.01", "amq.bf-initial-size": "100",
+                "amq.bf-expansion-factor": "2", "amq.bf-tightening": "0.5",
+                "amq.cf-initial-size": "1024", "amq.cf-bucket-size": "2",
+                "amq.cf-max-iterations": "20", "amq.cf-expansion-factor": "1",
+                "amq.cf-max-expansions": "32"}
+
+    def test_defaults_and_config_set(self):
+        server = Server(MODULE)
+        try:
+            r = server.client(decode_responses=True)
+            self.assertEqual(r.config_get("amq.*"), self.DEFAULTS)
+            r.config_set("amq.bf-initial-size", 5000)
+            r.config_set("amq.bf-error-rate", "0.001")
+            r.config_set("amq.cf-bucket-size", 4)
+            r.execute_command("BF.ADD", "b", "x")
+            info = r.execute_command("BF.INFO", "b")
+            self.assertEqual(info[info.index("Capacity") + 1], 5000)
+            r.execute_command("CF.ADD", "c", "x")
+            self.assertIn("bktsize:4", r.execute_command("CF.DEBUG", "c"))
+            refusals = {
+                ("amq.bf-error-rate", "0"): "bf-error-rate must be in the range (0, 1)",
+                ("amq.bf-error-rate", "1"): "bf-error-rate must be in the range (0, 1)",
+                ("amq.bf-error-rate", "nan"): "bf-error-rate must be in the range (0, 1)",
+                ("amq.bf-tightening", "0.96"): "bf-tightening must be in the range [0.5, 0.95]",
+                ("amq.cf-bucket-size", "256"): "argument must be between 1 and 255 inclusive",
+                ("amq.bf-initial-size", "x"): "argument couldn't be parsed into an integer",
+                ("amq.cf-initial-size", "7"): "cf-initial-size must be at least twice cf-bucket-size",
+            }
+            for (name, value), message in refusals.items():
+                with self.assertRaises(redis.ResponseError) as caught:
+                    r.config_set(name, value)
+                self.assertTrue(str(caught.exception).endswith(message), str(caught.exception))
+            # A refused CONFIG SET leaves every value as it was.
+            expected = dict(self.DEFAULTS, **{"amq.bf-initial-size": "5000",
+                                             "amq.bf-error-rate": "0.001",
+                                             "amq.cf-bucket-size": "4"})
+            self.assertEqual(r.config_get("amq.*"), expected)
+        finally:
+            server.cleanup()
+
+    def test_load_arguments_and_config_lines(self):
+        server = Server(MODULE, module_args=["bf-error-rate", "0.002", "INITIAL_SIZE", "300",
+                                             "CF_MAX_EXPANSIONS", "7"],
+                        args=["--amq.cf-max-iterations", "99"])
+        try:
+            r = server.client(decode_responses=True)
+            got = r.config_get("amq.*")
+            self.assertEqual((got["amq.bf-error-rate"], got["amq.bf-initial-size"],
+                              got["amq.cf-max-expansions"], got["amq.cf-max-iterations"]),
+                             ("0.002", "300", "7", "99"))
+        finally:
+            server.cleanup()
+        for bad in (["bf-error-rate", "1.5"], ["bf-error-rate"], ["no-such-setting", "1"],
+                    ["cf-initial-size", "4", "cf-bucket-size", "4"]):
+            with self.assertRaises(RuntimeError, msg=bad):
+                Server(MODULE, module_args=bad)
+
+
 class RdbPayloads(unittest.TestCase):
     """The module's RDB loader meets damaged data: the server's RESTORE of
     a DUMP payload, with the payload's own CRC check switched off so that
