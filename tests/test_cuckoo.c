@@ -391,6 +391,53 @@ static void test_small_capacities_take_their_keys(void **state)
     }
 }
 
+/* Short walks (RedisBloom's default of 20 kicks, and 100) fail at lower
+ * loads; a table sized for them still takes its n keys, at every bucket
+ * size, over 30 key sets at 10,000 keys and 3 at 200,000. */
+static void test_short_walks_take_their_keys(void **state)
+{
+    (void)state;
+    const uint32_t kicks[] = { 20, 100 };
+    const uint64_t capacities[] = { 10000, 200000 };
+    const uint64_t runs[] = { 30, 3 };
+    const uint32_t bucket_sizes[] = { 2, 4, 8 };
+    for (size_t k = 0; k < 2; k++)
+        for (size_t b = 0; b < 3; b++)
+            for (size_t c = 0; c < 2; c++)
+                for (uint64_t run = 0; run < runs[c]; run++) {
+                    uint64_t key_seed = seed * 1000033 + run * 104729 + c * 31 + b;
+                    amq_cuckoo_params params = { .capacity = capacities[c],
+                                                 .fingerprint_bits = 12,
+                                                 .bucket_size = bucket_sizes[b],
+                                                 .max_kicks = kicks[k] };
+                    amq_hasher_xxh3(&params.hasher, key_seed);
+                    amq_cuckoo *f = NULL;
+                    assert_int_equal(amq_cuckoo_new(&f, &params, NULL), AMQ_OK);
+                    add_all(f, key_seed, capacities[c]);
+                    assert_int_equal(amq_cuckoo_keys(f), capacities[c]);
+                    amq_cuckoo_free(f);
+                }
+}
+
+/* A growing filter's first table skips the pile-up floor (1,000 keys at
+ * b = 2: 656 buckets, not the 2,781 a fixed table needs) and still holds
+ * every key, chaining a table in the rare case of a pile-up. */
+static void test_growing_tables_skip_the_pileup_floor(void **state)
+{
+    (void)state;
+    for (uint64_t run = 0; run < 200; run++) {
+        uint64_t key_seed = seed * 7 + run;
+        amq_cuckoo *fixed = new_seeded(1000, 8, 2, 0, key_seed);
+        amq_cuckoo *growing = new_seeded(1000, 8, 2, 1, key_seed);
+        assert_true(amq_cuckoo_slots(growing) * 3 < amq_cuckoo_slots(fixed));
+        add_all(growing, key_seed, 1000);
+        assert_int_equal(amq_cuckoo_keys(growing), 1000);
+        assert_all_found(growing, key_seed, 1000);
+        amq_cuckoo_free(fixed);
+        amq_cuckoo_free(growing);
+    }
+}
+
 /* ---- false positives ---------------------------------------------------------------- */
 
 /* A filter made for a million keys, filled to a load of 95% (or to its
@@ -1635,11 +1682,11 @@ static void test_fpr_and_fingerprint_bits_together(void **state)
 
 /* ---- damaged files -------------------------------------------------------------- */
 
-/* The files these tests damage: 300 keys into a filter made for 10 (b = 4,
+/* The files these tests damage: 150 keys into a filter made for 10 (b = 4,
  * f = 7) that grows: three tables, the first two with their stash
  * occupied (a table is only chained once its stash is taken). */
 #define GROWN_SPEC "cuckoo n=10 fingerprint-bits=7 growth=2 seed=3"
-enum { GROWN_KEYS = 300 };
+enum { GROWN_KEYS = 150 };
 
 /* Save a filter of spec holding keys 0 .. count-1; its bytes, malloc'd. */
 static uint8_t *saved_file(const char *path, const char *spec, uint64_t count, size_t *len)
@@ -2069,6 +2116,8 @@ int main(void)
         cmocka_unit_test(test_million_keys_then_first_refusal),
         cmocka_unit_test(test_no_false_negatives),
         cmocka_unit_test(test_small_capacities_take_their_keys),
+        cmocka_unit_test(test_short_walks_take_their_keys),
+        cmocka_unit_test(test_growing_tables_skip_the_pileup_floor),
         cmocka_unit_test(test_fpr_8_bits),
         cmocka_unit_test(test_fpr_12_bits),
         cmocka_unit_test(test_fpr_16_bits),

@@ -71,7 +71,9 @@ typedef struct amq_cuckoo amq_cuckoo;
 /** How to make a cuckoo filter. Fields left 0 take the default named. */
 typedef struct amq_cuckoo_params {
     uint64_t capacity;         /**< n (required): keys the filter always accepts
-                                    without growing */
+                                    without growing (a growing filter's first
+                                    table has no floor against pile-ups, so
+                                    small ones chain a table early, rarely) */
     double fpr;                /**< p: picks f when fingerprint_bits is 0: the
                                     smallest f with 2b / (2^f - 1) <= p, the FPR
                                     of a completely full table; 0 = 0.01. With
@@ -79,7 +81,9 @@ typedef struct amq_cuckoo_params {
     uint32_t fingerprint_bits; /**< f: 4..32 (0: from fpr) */
     uint32_t bucket_size;      /**< b: 2, 4 or 8 slots per bucket (0 = 4) */
     uint32_t max_kicks;        /**< relocations per insertion (0 = 500; at most
-                                    AMQ_CUCKOO_MAX_KICKS) */
+                                    AMQ_CUCKOO_MAX_KICKS); below 500 the table
+                                    is sized for the lower load short walks
+                                    reach */
     uint32_t growth;           /**< 0: a full filter answers AMQ_EFULL; 1, 2, 4,
                                     8 or 16: it chains a new table growth times
                                     as many buckets as the newest one */

@@ -58,7 +58,8 @@
  *
  *     buckets = max(ceil(n / (b * design_load) + 3 sqrt(n / b)), pile-up floor)
  *
- * with design_load 0.95 (b = 4), 0.85 (b = 2) and 0.98 (b = 8): the first
+ * with design_load 0.95 (b = 4), 0.85 (b = 2) and 0.98 (b = 8) for walks
+ * of 500 kicks, less for shorter walks (design_load): the first
  * term keeps n below the load where inserts start failing, the second is a
  * margin for the spread of that load, wide for small tables and negligible
  * for large ones (0.6% at a million keys, b = 4). Small tables can also fail
@@ -66,8 +67,10 @@
  * same bucket. The floor makes that rarer than 10^-9 - C(n, b+1) B^-(2b+1),
  * by the union bound, is at most 10^-9 - which decides the size below
  * about 300 keys for b = 4 and 30,000 for b = 2 (use b = 2 for large
- * tables only). The bucket count is saved with the filter, never
- * recomputed.
+ * tables only). A growing filter has no floor: a pile-up there only
+ * chains the next table early, so its first table is sized by the load
+ * alone (at 1,000 keys and b = 2, 655 buckets instead of 2,781). The
+ * bucket count is saved with the filter, never recomputed.
  *
  * The walk looks one step ahead: before evicting a random victim from a
  * full bucket it checks whether any of the bucket's fingerprints has a free
@@ -155,15 +158,20 @@
 
 /* ---- sizing -------------------------------------------------------------------- */
 
-static double design_load(uint32_t bucket_size)
+/* The load a table is sized for: below where walks of max_kicks steps
+ * start failing (the top of the file). Short walks fail sooner: with 20
+ * kicks the first failure comes at about 72% (b = 2), 90% (b = 4) and
+ * 96.5% (b = 8); with 100, at 83%, 95% and 98.4%. */
+static double design_load(uint32_t bucket_size, uint32_t max_kicks)
 {
+    bool short_walks = max_kicks < 100, medium_walks = max_kicks < 500;
     switch (bucket_size) {
     case 2:
-        return 0.85;
+        return short_walks ? 0.66 : medium_walks ? 0.80 : 0.85;
     case 8:
-        return 0.98;
+        return short_walks ? 0.94 : medium_walks ? 0.97 : 0.98;
     default:
-        return 0.95;
+        return short_walks ? 0.86 : medium_walks ? 0.93 : 0.95;
     }
 }
 
@@ -181,12 +189,17 @@ static double buckets_against_pileup(uint64_t capacity, uint32_t bucket_size)
     return pow(combinations * 1e9, 1.0 / (2 * bucket_size + 1));
 }
 
-/* Buckets for n keys (see the top of the file); 0 when more than the most. */
-static uint64_t buckets_for(uint64_t capacity, uint32_t bucket_size)
+/* Buckets for n keys (see the top of the file); 0 when more than the most.
+ * A growing filter skips the pile-up floor: for it a pile-up costs one
+ * more table, not a failed add. */
+static uint64_t buckets_for(uint64_t capacity, uint32_t bucket_size, uint32_t max_kicks,
+                            bool growing)
 {
     double n = (double)capacity;
-    double buckets = ceil(n / (bucket_size * design_load(bucket_size)) + 3 * sqrt(n / bucket_size));
-    buckets = fmax(buckets, ceil(buckets_against_pileup(capacity, bucket_size)));
+    double load = design_load(bucket_size, max_kicks);
+    double buckets = ceil(n / (bucket_size * load) + 3 * sqrt(n / bucket_size));
+    if (!growing)
+        buckets = fmax(buckets, ceil(buckets_against_pileup(capacity, bucket_size)));
     if (!(buckets <= (double)AMQ_CUCKOO_MAX_BUCKETS))
         return 0;
     return buckets < 1 ? 1 : (uint64_t)buckets;
@@ -613,7 +626,8 @@ int amq_cuckoo_new(amq_cuckoo **out, const amq_cuckoo_params *params, amq_diag *
     if (!amq__cuckoo_growth_valid(params->growth))
         return amq__fail(diag, AMQ_EINVAL, "cuckoo growth %u is not 0, 1, 2, 4, 8 or 16",
                          params->growth);
-    uint64_t buckets = buckets_for(params->capacity, bucket_size);
+    uint32_t max_kicks = params->max_kicks ? params->max_kicks : AMQ_CUCKOO_DEFAULT_MAX_KICKS;
+    uint64_t buckets = buckets_for(params->capacity, bucket_size, max_kicks, params->growth > 0);
     if (buckets == 0)
         return amq__fail(diag, AMQ_ERANGE,
                          "cuckoo capacity %llu needs more than 2^32 buckets of %u slots",
@@ -627,7 +641,7 @@ int amq_cuckoo_new(amq_cuckoo **out, const amq_cuckoo_params *params, amq_diag *
         return status;
     }
     amq__cuckoo_set_shape(f, fingerprint_bits, bucket_size, params->semi_sort);
-    f->max_kicks = params->max_kicks ? params->max_kicks : AMQ_CUCKOO_DEFAULT_MAX_KICKS;
+    f->max_kicks = max_kicks;
     f->growth = params->growth;
     f->capacity = params->capacity;
     f->target_fpr = params->fingerprint_bits && params->fpr == 0 ? full_fpr : fpr;

@@ -371,7 +371,7 @@ class CfCommands(unittest.TestCase):
         filters = {}
         for e in [1, 2, 4, 16, 32768]:
             key = "e%d" % e
-            r.execute_command("CF.RESERVE", key, 100, "EXPANSION", e)
+            r.execute_command("CF.RESERVE", key, 1000, "EXPANSION", e)
             self.assertEqual(r.execute_command("CF.INSERT", key, "ITEMS", *KEYS), [1] * len(KEYS))
             filters[e] = info(r, key)[b"Number of filters"]
             self.assertEqual(r.execute_command("CF.MEXISTS", key, *KEYS), [1] * len(KEYS))
