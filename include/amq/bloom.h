@@ -128,6 +128,18 @@ AMQ_API void amq_bloom_add(amq_bloom *filter, const void *key, size_t len);
 AMQ_API void amq_bloom_add_hash(amq_bloom *filter, amq_u128 hash);
 
 /**
+ * Add count keys, in order: the same filter as amq_bloom_add of each in
+ * turn, faster for many keys on a large filter (the keys are hashed 16 at a
+ * time and their first bits prefetched).
+ * @param added NULL, or receives count bytes: 1 when the key was certainly
+ *   absent before its add (it set a bit), 0 when it was maybe present
+ *   (nothing changed). A key repeated in the batch is new only once.
+ * Allocates: never. Complexity: one hash and k bit writes per key.
+ */
+AMQ_API void amq_bloom_add_many(uint8_t *added, amq_bloom *filter, const void *const *keys,
+                                const size_t *lens, size_t count);
+
+/**
  * Ask whether a key may be in the filter.
  * @return true: maybe present; false: certainly absent.
  * Allocates: never. Complexity: one hash, at most k bit reads (two at a
@@ -675,6 +687,20 @@ AMQ_API int amq_scalable_bloom_add(amq_scalable_bloom *filter, const void *key, 
 /** As amq_scalable_bloom_add, by the key's 128-bit hash under the filter's
  *  hasher. */
 AMQ_API int amq_scalable_bloom_add_hash(amq_scalable_bloom *filter, amq_u128 hash);
+
+/**
+ * Add keys in order: results[i] is what amq_scalable_bloom_add of keys[i]
+ * returns at its turn (1 added, 0 maybe present, or the error). It stops
+ * after the first key that fails (which changed nothing). Faster for many
+ * keys: they are hashed 16 at a time and their first bits in the newest
+ * stage prefetched.
+ * @return how many keys it handled (results[0..n-1] are set); count when
+ *   none failed.
+ * Allocates: a new stage when the newest fills.
+ */
+AMQ_API size_t amq_scalable_bloom_add_many(int *results, amq_scalable_bloom *filter,
+                                           const void *const *keys, const size_t *lens,
+                                           size_t count);
 
 /** Ask whether a key may be in the filter (in any stage). */
 AMQ_API bool amq_scalable_bloom_contains(const amq_scalable_bloom *filter, const void *key,

@@ -185,6 +185,28 @@ AMQ_API int amq_cuckoo_add_unique(amq_cuckoo *filter, const void *key, size_t le
 AMQ_API int amq_cuckoo_add_unique_hash(amq_cuckoo *filter, uint64_t hash);
 
 /**
+ * Add keys in order, as amq_cuckoo_add of each in turn, faster for many
+ * keys on a large table (they are hashed 32 at a time and their first
+ * buckets prefetched). results[i] receives amq_cuckoo_add's status for
+ * keys[i]. It stops after the first key whose add fails or leaves the
+ * filter full (amq_cuckoo_full: the next add would chain a table, or be
+ * refused), so a caller that limits growth can check before going on.
+ * @return how many keys it handled (results[0..n-1] are set); count when
+ *   none stopped it.
+ * Allocates: only a new chained table, when growing.
+ */
+AMQ_API size_t amq_cuckoo_add_many(int *results, amq_cuckoo *filter, const void *const *keys,
+                                   const size_t *lens, size_t count);
+
+/**
+ * As amq_cuckoo_add_many with amq_cuckoo_add_unique: results[i] is 1 added,
+ * 0 maybe present already (a key repeated in the batch is added once), or
+ * the error.
+ */
+AMQ_API size_t amq_cuckoo_add_unique_many(int *results, amq_cuckoo *filter, const void *const *keys,
+                                          const size_t *lens, size_t count);
+
+/**
  * Is the key maybe present? false: certainly never added (or removed as often
  * as added); true: added, or a false positive.
  * Allocates: never. Complexity: one hash and two buckets per table.

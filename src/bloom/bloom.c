@@ -278,6 +278,30 @@ void amq_bloom_add(amq_bloom *f, const void *key, size_t len)
     amq_bloom_add_hash(f, amq__hash128(&f->hasher, key, len));
 }
 
+/* Keys hashed, and their first bits prefetched, before amq_bloom_add_many
+ * sets them. */
+#define ADD_GROUP 16
+
+void amq_bloom_add_many(uint8_t *added, amq_bloom *f, const void *const *keys, const size_t *lens,
+                        size_t count)
+{
+    amq_u128 hashes[ADD_GROUP];
+    for (size_t start = 0; start < count; start += ADD_GROUP) {
+        size_t group = count - start < ADD_GROUP ? count - start : ADD_GROUP;
+        for (size_t j = 0; j < group; j++) {
+            hashes[j] = amq__hash128(&f->hasher, keys[start + j], lens[start + j]);
+            amq__bloom_probe p =
+                amq__bloom_probe_start(hashes[j], f->bits.bit_count, f->probe_version);
+            __builtin_prefetch(&f->bits.words[p.position >> 6], 1);
+        }
+        for (size_t j = 0; j < group; j++) {
+            uint32_t new_bits = add_hash_counting_new_bits(f, hashes[j]);
+            if (added)
+                added[start + j] = new_bits > 0;
+        }
+    }
+}
+
 static bool bit_set(const void *f, uint64_t position)
 {
     return amq__bitvec_get(&((const amq_bloom *)f)->bits, position);

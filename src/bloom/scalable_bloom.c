@@ -174,8 +174,8 @@ struct amq_scalable_bloom {
 #define MAX_STAGE_CAPACITY ((uint64_t)1 << 56)
 #define MAX_STAGE_COUNT    MAX_STAGE_CAPACITY
 
-/* Keys hashed per group in amq_scalable_bloom_contains_many (at most 32: a
- * group's pending keys are the bits of a uint32_t). */
+/* Keys hashed per group in amq_scalable_bloom_contains_many and _add_many
+ * (at most 32: a group's pending keys are the bits of a uint32_t). */
 #define SCALABLE_BATCH 16
 
 /* 2^64 / the golden ratio: stage multipliers 1 + 2 i GOLDEN are odd and far
@@ -384,6 +384,30 @@ int amq_scalable_bloom_add_hash(amq_scalable_bloom *f, amq_u128 hash)
 int amq_scalable_bloom_add(amq_scalable_bloom *f, const void *key, size_t len)
 {
     return add_hash(f, amq__hash128(&f->hasher, key, len), NULL);
+}
+
+size_t amq_scalable_bloom_add_many(int *results, amq_scalable_bloom *f, const void *const *keys,
+                                   const size_t *lens, size_t count)
+{
+    amq_u128 hashes[SCALABLE_BATCH];
+    for (size_t start = 0; start < count; start += SCALABLE_BATCH) {
+        size_t group = count - start < SCALABLE_BATCH ? count - start : SCALABLE_BATCH;
+        size_t newest = f->stage_count - 1;
+        const amq_bloom *bloom = f->stages[newest].bloom;
+        const uint64_t *words = amq__bloom_words(bloom);
+        for (size_t j = 0; j < group; j++) {
+            hashes[j] = amq__hash128(&f->hasher, keys[start + j], lens[start + j]);
+            amq__bloom_probe p = amq__bloom_probe_start(
+                stage_hash(hashes[j], newest), amq_bloom_bits(bloom), AMQ__BLOOM_PROBE_DOUBLE);
+            __builtin_prefetch(&words[p.position >> 6]);
+        }
+        for (size_t j = 0; j < group; j++) {
+            results[start + j] = add_hash(f, hashes[j], NULL);
+            if (results[start + j] < 0)
+                return start + j + 1;
+        }
+    }
+    return count;
 }
 
 /* One stage's turn in a batch query: of the keys still pending (bit j of

@@ -1,6 +1,7 @@
 /*
- * cuckoo_batch.c - the cuckoo filter's batch queries, contains_many and
- * contains_many_hash (the filter is explained at the top of cuckoo.c).
+ * cuckoo_batch.c - the cuckoo filter's batch calls: the queries
+ * contains_many and contains_many_hash, and the adds add_many and
+ * add_unique_many (the filter is explained at the top of cuckoo.c).
  *
  * A batch asks the same membership test as a single query
  * (amq__cuckoo_table_holds), but can hide the memory latency that bounds a
@@ -11,6 +12,11 @@
  * processor overlaps the reads of neighbouring keys by itself, and the
  * prefetches and the positions kept between the passes only cost. A grown
  * filter's keys are asked one by one, of each table.
+ *
+ * A batch add must give what adds one by one give, in order (a key may
+ * repeat, a walk moves other keys' fingerprints), so only the hashing and
+ * the prefetch of each key's first bucket in the newest table run ahead;
+ * the adds themselves are the single add's.
  */
 #include "amq/cuckoo.h"
 #include "core/hash.h"
@@ -122,4 +128,43 @@ void amq_cuckoo_contains_many_hash(uint8_t *results, const amq_cuckoo *filter,
                                    const uint64_t *hashes, size_t count)
 {
     contains_many_of_hashes(filter, hashes, count, results);
+}
+
+static size_t add_many(int *results, amq_cuckoo *f, const void *const *keys, const size_t *lens,
+                       size_t count, bool unique)
+{
+    uint64_t chunk_hashes[LOOKUP_CHUNK];
+    for (size_t start = 0; start < count; start += LOOKUP_CHUNK) {
+        size_t chunk = count - start < LOOKUP_CHUNK ? count - start : LOOKUP_CHUNK;
+        const amq__cuckoo_table *newest = &f->tables[f->table_count - 1];
+        bool prefetch = amq__cuckoo_table_bytes(f, newest->buckets) > PREFETCHED_TABLE_BYTES;
+        for (size_t j = 0; j < chunk; j++) {
+            chunk_hashes[j] = amq__hash64(&f->hasher, keys[start + j], lens[start + j]);
+            if (prefetch) {
+                uint64_t i1 = amq__cuckoo_index(chunk_hashes[j], newest->buckets);
+                __builtin_prefetch(
+                    amq__cuckoo_bucket_start(f, newest, amq__cuckoo_bucket_at(f, i1)), 1);
+            }
+        }
+        for (size_t j = 0; j < chunk; j++) {
+            int status = unique ? amq_cuckoo_add_unique_hash(f, chunk_hashes[j])
+                                : amq_cuckoo_add_hash(f, chunk_hashes[j]);
+            results[start + j] = status;
+            if (status < 0 || amq_cuckoo_full(f))
+                return start + j + 1;
+        }
+    }
+    return count;
+}
+
+size_t amq_cuckoo_add_many(int *results, amq_cuckoo *filter, const void *const *keys,
+                           const size_t *lens, size_t count)
+{
+    return add_many(results, filter, keys, lens, count, false);
+}
+
+size_t amq_cuckoo_add_unique_many(int *results, amq_cuckoo *filter, const void *const *keys,
+                                  const size_t *lens, size_t count)
+{
+    return add_many(results, filter, keys, lens, count, true);
 }
