@@ -142,36 +142,6 @@ static value *bf_create(RedisModuleCtx *ctx, bf_params params, const char **erro
     return v;
 }
 
-/*
- * Add one item: 1 it was new, 0 it may have been present (nothing
- * changed), or the error to answer in *error (-1).
- */
-static int bf_add(value *v, RedisModuleString *arg, const char **error)
-{
-    size_t len = 0;
-    const char *item = RedisModule_StringPtrLen(arg, &len);
-    amq_scalable_bloom *scalable = value_scalable(v);
-    if (scalable) {
-        int added = amq_scalable_bloom_add(scalable, item, len);
-        if (added < 0) {
-            *error = ERR_INSERT;
-            return -1;
-        }
-        v->items += (uint64_t)added;
-        return added;
-    }
-    amq_bloom *classic = value_classic(v);
-    if (amq_bloom_contains(classic, item, len))
-        return 0;
-    if (v->items >= v->capacity) {
-        *error = ERR_FULL;
-        return -1;
-    }
-    amq_bloom_add(classic, item, len);
-    v->items++;
-    return 1;
-}
-
 /* The keys the filter holds before it grows (the sum of its stages'). */
 static uint64_t bf_capacity(value *v)
 {
@@ -223,26 +193,95 @@ static const char *open_for_add(RedisModuleCtx *ctx, RedisModuleString *name,
     return error;
 }
 
-/* Add argv[first..argc-1] one by one (each answer depends on the adds
+/*
+ * Add count items in order through the library's batch adds, answers[i]
+ * as bf_add's for item i: 1 new, 0 maybe present, -1 failed with *error.
+ * Stops after the first failure. Returns how many items it answered.
+ */
+static size_t bf_add_many(value *v, const void *const *keys, const size_t *lens, size_t count,
+                          int *answers, const char **error)
+{
+    amq_scalable_bloom *scalable = value_scalable(v);
+    if (scalable) {
+        size_t handled = amq_scalable_bloom_add_many(answers, scalable, keys, lens, count);
+        for (size_t i = 0; i < handled; i++) {
+            if (answers[i] < 0) {
+                answers[i] = -1;
+                *error = ERR_INSERT;
+            } else {
+                v->items += (uint64_t)answers[i];
+            }
+        }
+        return handled;
+    }
+    /* A non-scaling filter takes at most its capacity: a batch of no more
+     * items than the room left cannot pass it. */
+    amq_bloom *classic = value_classic(v);
+    uint8_t added[256];
+    size_t done = 0;
+    while (done < count) {
+        uint64_t room = v->capacity > v->items ? v->capacity - v->items : 0;
+        if (room == 0) {
+            if (!amq_bloom_contains(classic, keys[done], lens[done])) {
+                answers[done] = -1;
+                *error = ERR_FULL;
+                return done + 1;
+            }
+            answers[done++] = 0;
+            continue;
+        }
+        size_t batch = count - done < sizeof added ? count - done : sizeof added;
+        if (batch > room)
+            batch = (size_t)room;
+        amq_bloom_add_many(added, classic, keys + done, lens + done, batch);
+        for (size_t i = 0; i < batch; i++) {
+            answers[done + i] = added[i];
+            v->items += added[i];
+        }
+        done += batch;
+    }
+    return done;
+}
+
+/* Add one item: 1 it was new, 0 it may have been present (nothing
+ * changed), or -1 with the error to answer in *error. */
+static int bf_add(value *v, RedisModuleString *arg, const char **error)
+{
+    size_t len = 0;
+    const void *item = RedisModule_StringPtrLen(arg, &len);
+    int answer = 0;
+    bf_add_many(v, &item, &len, 1, &answer, error);
+    return answer;
+}
+
+/* Add argv[first..argc-1] in order (each answer depends on the adds
  * before it) and answer an array: 1/0 per item, ended early by the error
  * of an item that failed. Returns the number of items added. */
 static long reply_adds(RedisModuleCtx *ctx, value *v, RedisModuleString **argv, int first, int argc)
 {
-    long added = 0;
-    RedisModule_ReplyWithArray(ctx, REDISMODULE_POSTPONED_ARRAY_LEN);
-    long replied = 0;
-    for (int i = first; i < argc; i++, replied++) {
-        const char *error = NULL;
-        int answer = bf_add(v, argv[i], &error);
-        if (answer < 0) {
-            RedisModule_ReplyWithError(ctx, error);
-            replied++;
-            break;
-        }
-        added += answer;
-        reply_bool(ctx, answer);
+    const void **keys = NULL;
+    size_t *lens = NULL, count = argc > first ? (size_t)(argc - first) : 0;
+    int *answers = malloc((count ? count : 1) * sizeof *answers);
+    if (!answers || !args_as_keys(argv, first, argc, &keys, &lens)) {
+        free(answers);
+        RedisModule_ReplyWithError(ctx, ERR_NO_MEMORY);
+        return 0;
     }
-    RedisModule_ReplySetArrayLength(ctx, replied);
+    const char *error = NULL;
+    size_t answered = bf_add_many(v, keys, lens, count, answers, &error);
+    long added = 0;
+    RedisModule_ReplyWithArray(ctx, (long)answered);
+    for (size_t i = 0; i < answered; i++) {
+        if (answers[i] < 0) {
+            RedisModule_ReplyWithError(ctx, error);
+        } else {
+            added += answers[i];
+            reply_bool(ctx, answers[i]);
+        }
+    }
+    free(keys);
+    free(lens);
+    free(answers);
     return added;
 }
 

@@ -215,14 +215,9 @@ static bool at_table_limit(const amq_cuckoo *cuckoo)
            amq_cuckoo_tables(cuckoo) >= table_limit();
 }
 
-/* Add one item (unique: unless maybe present). */
-static insert_result cf_insert(value *v, const char *item, size_t len, bool unique)
+/* What an add's status means to the commands. */
+static insert_result insert_result_of(const amq_cuckoo *cuckoo, int status, bool unique)
 {
-    amq_cuckoo *cuckoo = value_cuckoo(v);
-    if (at_table_limit(cuckoo))
-        return INSERT_MAX_EXPANSIONS;
-    int status =
-        unique ? amq_cuckoo_add_unique(cuckoo, item, len) : amq_cuckoo_add(cuckoo, item, len);
     if (unique && status == 0)
         return INSERT_EXISTS;
     if (status >= 0)
@@ -230,6 +225,39 @@ static insert_result cf_insert(value *v, const char *item, size_t len, bool uniq
     if (status == AMQ_EFULL)
         return amq_cuckoo_growth(cuckoo) > 0 ? INSERT_MAX_EXPANSIONS : INSERT_FULL;
     return INSERT_NO_MEMORY;
+}
+
+/* Add count items in order (unique: each unless maybe present) through the
+ * library's batch adds, which stop whenever the filter fills, so that the
+ * configured table limit is checked before it would grow. */
+static void cf_insert_many(value *v, const void *const *keys, const size_t *lens, size_t count,
+                           bool unique, insert_result *results)
+{
+    amq_cuckoo *cuckoo = value_cuckoo(v);
+    int statuses[64];
+    size_t done = 0;
+    while (done < count) {
+        if (at_table_limit(cuckoo)) {
+            results[done++] = INSERT_MAX_EXPANSIONS;
+            continue;
+        }
+        size_t batch = count - done < 64 ? count - done : 64;
+        size_t handled =
+            unique ? amq_cuckoo_add_unique_many(statuses, cuckoo, keys + done, lens + done, batch)
+                   : amq_cuckoo_add_many(statuses, cuckoo, keys + done, lens + done, batch);
+        for (size_t i = 0; i < handled; i++)
+            results[done + i] = insert_result_of(cuckoo, statuses[i], unique);
+        done += handled;
+    }
+}
+
+/* Add one item (unique: unless maybe present). */
+static insert_result cf_insert(value *v, const char *item, size_t len, bool unique)
+{
+    const void *key = item;
+    insert_result result = INSERT_NO_MEMORY;
+    cf_insert_many(v, &key, &len, 1, unique, &result);
+    return result;
 }
 
 /* The reply of CF.ADD and CF.ADDNX for one insert. */
@@ -451,14 +479,23 @@ static int insert_command(RedisModuleCtx *ctx, RedisModuleString **argv, int arg
         return RedisModule_ReplyWithError(ctx, ERR_MAX_EXPANSIONS);
     }
     bool changed = state == KEY_EMPTY;
-    RedisModule_ReplyWithArray(ctx, argc - first);
-    for (int i = first; i < argc; i++) {
-        size_t len = 0;
-        const char *item = RedisModule_StringPtrLen(argv[i], &len);
-        insert_result result = cf_insert(v, item, len, unique);
-        changed |= result == INSERT_ADDED;
-        reply_insert_element(ctx, result, unique);
+    const void **keys = NULL;
+    size_t *lens = NULL, count = (size_t)(argc - first);
+    insert_result *results = malloc((count ? count : 1) * sizeof *results);
+    if (!results || !args_as_keys(argv, first, argc, &keys, &lens)) {
+        free(results);
+        close_key(key);
+        return RedisModule_ReplyWithError(ctx, ERR_NO_MEMORY);
     }
+    cf_insert_many(v, keys, lens, count, unique, results);
+    RedisModule_ReplyWithArray(ctx, (long)count);
+    for (size_t i = 0; i < count; i++) {
+        changed |= results[i] == INSERT_ADDED;
+        reply_insert_element(ctx, results[i], unique);
+    }
+    free(keys);
+    free(lens);
+    free(results);
     sync_items(v);
     if (changed)
         RedisModule_ReplicateVerbatim(ctx);
