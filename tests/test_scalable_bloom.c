@@ -791,6 +791,67 @@ static void test_fpr_small_n_low_p(void **state)
     amq_test_expect_low_rate("scalable-bloom n=100 p=1e-6", seed, AMQ_TEST_ADD, 1000, 20000000, 1);
 }
 
+/* The memory ceiling at the extremes the parameters accept: every growth
+ * and tightening limit, a tiny and a large start, a high and a very low
+ * error. Keys go in until 100,000 (30,000 at s = 32768) or an add is
+ * refused; a refusal is
+ * AMQ_ERANGE that changes nothing, and the filter never takes more than
+ * 256 bits per key of its capacity plus one allowance per stage. */
+static void test_memory_ceiling_at_the_extremes(void **state)
+{
+    (void)state;
+    const double growths[] = { 1, 1.0001, 2, 32768 };
+    const double tightenings[] = { 0.5, 0.95 };
+    const double fprs[] = { 0.999, 1e-6, 1e-15 };
+    const uint64_t capacities[] = { 1, 1000000 };
+    enum { KEYS = 100000 };
+    for (size_t g = 0; g < 4; g++)
+        for (size_t t = 0; t < 2; t++)
+            for (size_t e = 0; e < 3; e++)
+                for (size_t c = 0; c < 2; c++) {
+                    amq_scalable_bloom_params params = { .capacity = capacities[c],
+                                                         .fpr = fprs[e],
+                                                         .growth = growths[g],
+                                                         .tightening = tightenings[t] };
+                    amq_hasher_xxh3(&params.hasher, seed);
+                    amq_scalable_bloom *f = NULL;
+                    amq_diag diag = { .message = "" };
+                    int status = amq_scalable_bloom_new(&f, &params, &diag);
+                    if (status != AMQ_OK) {
+                        /* Only a first stage over the ceiling is refused. */
+                        assert_int_equal(status, AMQ_ERANGE);
+                        assert_non_null(strstr(diag.message, "ceiling"));
+                        continue;
+                    }
+                    /* At s = 32768 the third stage holds 2^30 keys: stay
+                     * in the first two, which is where its ceiling binds. */
+                    uint64_t keys = growths[g] > 1000 ? 30000 : KEYS;
+                    for (uint64_t i = 0; i < keys; i++) {
+                        amq_test_key key = amq_test_make_key(seed, 0, i);
+                        uint64_t before = amq_scalable_bloom_keys(f);
+                        size_t stages = amq_scalable_bloom_stages(f);
+                        status = amq_scalable_bloom_add(f, &key, sizeof key);
+                        if (status < 0) {
+                            assert_int_equal(status, AMQ_ERANGE);
+                            assert_int_equal(amq_scalable_bloom_keys(f), before);
+                            assert_int_equal(amq_scalable_bloom_stages(f), stages);
+                            break;
+                        }
+                    }
+                    double ceiling_bytes = ((double)AMQ_SCALABLE_BLOOM_MAX_BITS_PER_KEY *
+                                                (double)amq_scalable_bloom_capacity(f) +
+                                            (double)AMQ_SCALABLE_BLOOM_STAGE_ALLOWANCE_BITS *
+                                                (double)amq_scalable_bloom_stages(f)) /
+                                           8;
+                    if ((double)amq_scalable_bloom_memory_bytes(f) > ceiling_bytes + 4096)
+                        fail_msg(
+                            "growth %g tightening %g p %g n %llu: %llu bytes, ceiling %.0f",
+                            growths[g], tightenings[t], fprs[e], (unsigned long long)capacities[c],
+                            (unsigned long long)amq_scalable_bloom_memory_bytes(f), ceiling_bytes);
+                    amq_scalable_bloom_free(f);
+                }
+}
+
 int main(void)
 {
     seed = amq_test_seed(20261122);
@@ -810,6 +871,7 @@ int main(void)
         cmocka_unit_test(test_generic_spec_errors),
         AMQ_TEST_WITH_SCRATCH(test_damaged_files),
         cmocka_unit_test(test_fpr_small_n_low_p),
+        cmocka_unit_test(test_memory_ceiling_at_the_extremes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -609,6 +609,15 @@ typedef struct amq_scalable_bloom amq_scalable_bloom;
 /** The most stages a scalable filter grows to; adding past that fails. */
 #define AMQ_SCALABLE_BLOOM_MAX_STAGES 64
 
+/** The memory ceiling of a stage: at most this many bits per key of its
+ *  capacity, or AMQ_SCALABLE_BLOOM_STAGE_ALLOWANCE_BITS if that is more.
+ *  A stage past it (a tiny capacity at a very low error, where double
+ *  hashing's floor needs about sqrt(c / p_i) bits) is refused with
+ *  AMQ_ERANGE, so a whole filter takes at most 256 bits per key of its
+ *  capacity plus 64 allowances (128 MiB). */
+#define AMQ_SCALABLE_BLOOM_MAX_BITS_PER_KEY     256
+#define AMQ_SCALABLE_BLOOM_STAGE_ALLOWANCE_BITS ((uint64_t)1 << 24)
+
 /** How a scalable Bloom filter starts and grows. Fields left 0 take the
  *  defaults. */
 typedef struct amq_scalable_bloom_params {

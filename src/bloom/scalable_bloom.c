@@ -243,6 +243,17 @@ static int size_stage(amq_bloom_params *out, const amq_scalable_bloom *f, size_t
             meets = middle;
     }
     m = meets;
+    uint64_t ceiling =
+        n > AMQ_SCALABLE_BLOOM_STAGE_ALLOWANCE_BITS / AMQ_SCALABLE_BLOOM_MAX_BITS_PER_KEY
+            ? n * AMQ_SCALABLE_BLOOM_MAX_BITS_PER_KEY
+            : AMQ_SCALABLE_BLOOM_STAGE_ALLOWANCE_BITS;
+    if (m > ceiling)
+        return amq__fail(diag, AMQ_ERANGE,
+                         "stage %zu (%llu keys at error %.3g) would need %llu bits, over the "
+                         "ceiling of %d bits per key: start with a larger capacity, a higher "
+                         "error or a tightening nearer 1",
+                         i, (unsigned long long)n, p, (unsigned long long)m,
+                         AMQ_SCALABLE_BLOOM_MAX_BITS_PER_KEY);
     *out =
         (amq_bloom_params){ .capacity = n, .fpr = p, .bits = m, .hashes = k, .hasher = f->hasher };
     return AMQ_OK;
