@@ -598,6 +598,22 @@ static void test_version_field(void **state)
     }
 }
 
+/* A saturated filter (every bit set) expects a false-positive rate of 1:
+ * its estimate of the keys is infinite, which must not turn the rate into
+ * NaN. */
+static void test_saturated_filter_expects_every_key(void **state)
+{
+    (void)state;
+    amq_bloom *f = new_filter(100, 0.01);
+    for (uint64_t i = 0; i < 20000; i++) {
+        amq_test_key key = amq_test_make_key(seed, 0, i);
+        amq_bloom_add(f, &key, sizeof key);
+    }
+    assert_true(isinf(amq_bloom_estimated_keys(f)));
+    assert_true(amq_bloom_expected_fpr(f) == 1.0);
+    amq_bloom_free(f);
+}
+
 int main(void)
 {
     seed = amq_test_seed(20261122);
@@ -621,6 +637,7 @@ int main(void)
         cmocka_unit_test(test_fpr_1e_6_small_n),
         AMQ_TEST_WITH_SCRATCH(test_saved_version_1_file),
         cmocka_unit_test(test_version_1_expected_fpr_has_the_floor),
+        cmocka_unit_test(test_saturated_filter_expects_every_key),
         AMQ_TEST_WITH_SCRATCH(test_version_field),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -101,8 +101,9 @@ static inline double amq__bloom_probe_floor(unsigned version, uint64_t bits, dou
 {
     if (!(keys > 0))
         return 0;
+    /* At most 1: a saturated filter's estimate of its keys is infinite. */
     if (version != AMQ__BLOOM_PROBE_DOUBLE)
-        return keys * 0x1p-127;
+        return fmin(1, keys * 0x1p-127);
     double m = (double)bits;
     return -expm1(keys * log1p(-1 / (m * m)));
 }

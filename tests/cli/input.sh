@@ -12,7 +12,9 @@
 #  - input that looks binary gets one warning per input, none with
 #    --binary or --hex;
 #  - --field and --delimiter pick the key from a field, query and dedup
-#    printing the whole line; a line of fewer fields has an empty key.
+#    printing the whole line; a line of fewer fields has an empty key;
+#  - an empty file, empty lines only, no final newline and NUL bytes work
+#    in build (every type), query, add and dedup.
 #   input.sh PATH_TO_AMQ SCRATCH_DIR
 . "$(dirname "$0")/lib/common.sh"
 
@@ -232,5 +234,40 @@ for command in build add remove query dedup; do
     # shellcheck disable=SC2086
     run 0 $command --binary --field 1 $args "$dir/other.txt"
 done
+
+# ---- odd input through every type ------------------------------------------------
+
+# An empty file, empty lines only (every key the empty string), no final
+# newline, NUL bytes: every type builds from each and answers for each of
+# its lines; dynamic filters take each through add; dedup prints each
+# distinct line once. The ASan+UBSan run of this script is what checks
+# that none of it reads out of bounds or does undefined arithmetic.
+: >"$dir/odd-empty.txt"
+printf '\n\n\n' >"$dir/odd-blank.txt"
+printf 'a\nb\nc' >"$dir/odd-nofinal.txt"
+printf 'x\000y\nx\000z\n\000\n' >"$dir/odd-nul.txt"
+for input in empty blank nofinal nul; do
+    file=$dir/odd-$input.txt
+    # As grep: query and dedup exit 1 when they print nothing.
+    printed=0
+    [ "$input" = empty ] && printed=1
+    for type in bloom blocked-bloom counting-bloom scalable-bloom cuckoo fuse8 fuse16 gcs; do
+        run 0 build --binary -t "$type" -o "$dir/odd-$input-$type.amq" "$file" && empty err
+        run $printed query --binary "$dir/odd-$input-$type.amq" "$file" &&
+            same "$file" "query $type of $input"
+    done
+    for type in bloom cuckoo scalable-bloom; do
+        run 0 build -t "$type" -n 10000 -o "$dir/odd-add-$input-$type.amq" "$dir/keys.txt"
+        run 0 add --binary "$dir/odd-add-$input-$type.amq" "$file" && empty err
+        run $printed query --binary "$dir/odd-add-$input-$type.amq" "$file" &&
+            same "$file" "query $type after add of $input"
+    done
+    run $printed dedup --binary "$file" && empty err
+done
+# hfb keys are hex IDs: odd lines are refused naming the line.
+run 2 build -t hfb -o "$dir/odd.amq" "$dir/odd-blank.txt" &&
+    expect err "odd-blank.txt:1: an hfb ID is 32 hex digits"
+run 2 build -t hfb -o "$dir/odd.amq" "$dir/odd-nul.txt" &&
+    expect err "odd-nul.txt:1: an hfb ID is 32 hex digits"
 
 finish "cli input"
