@@ -1,7 +1,7 @@
 #!/bin/sh
 # bench/redis.sh - the module under load beside Redis's own set, in one
 # server and one run: redis-benchmark with 50 connections and a pipeline
-# of 16 drives BF.ADD / BF.EXISTS, CF.ADD / CF.EXISTS and SADD / SISMEMBER
+# of 16 drives BF.ADD / BF.EXISTS, CF.ADDNX / CF.EXISTS and SADD / SISMEMBER
 # on ITEMS random items (item:0 .. item:ITEMS-1, drawn with repeats, as
 # redis-benchmark's -r does), each round ROUNDS times, the contenders
 # alternating; then each key's MEMORY USAGE.
@@ -12,7 +12,8 @@
 # spread (min-max), the median p99 latency, and the ratio to the set's
 # command; then the memory of each key and its ratio to the set's.
 set -eu
-module=$1
+# redis-server resolves a relative module path from its --dir.
+module=$(realpath "$1")
 items=${2:-1000000}
 rounds=${3:-3}
 command -v redis-benchmark >/dev/null || { echo "redis-benchmark not found (redis-tools)" >&2; exit 2; }
@@ -23,7 +24,16 @@ redis-server --port "$port" --bind 127.0.0.1 --save "" --appendonly no --dir "$d
     --logfile "$dir/log" --loadmodule "$module" --daemonize yes --pidfile "$dir/pid"
 trap 'kill "$(cat "$dir/pid")" 2>/dev/null; rm -rf "$dir"' EXIT
 cli() { redis-cli -p "$port" "$@"; }
-until cli ping >/dev/null 2>&1; do sleep 0.1; done
+tries=0
+until cli ping >/dev/null 2>&1; do
+    tries=$((tries + 1))
+    if [ "$tries" -gt 100 ]; then
+        echo "redis-server did not start:" >&2
+        tail -3 "$dir/log" >&2
+        exit 2
+    fi
+    sleep 0.1
+done
 
 cli BF.RESERVE bf 0.01 "$items" >/dev/null
 cli CF.RESERVE cf "$items" >/dev/null
@@ -41,7 +51,7 @@ measure() { # phase: add or query
             case "$1.$contender" in
             add.set) args="SADD s item:__rand_int__" ;;
             add.bf) args="BF.ADD bf item:__rand_int__" ;;
-            add.cf) args="CF.ADD cf item:__rand_int__" ;;
+            add.cf) args="CF.ADDNX cf item:__rand_int__" ;;
             query.set) args="SISMEMBER s item:__rand_int__" ;;
             query.bf) args="BF.EXISTS bf item:__rand_int__" ;;
             query.cf) args="CF.EXISTS cf item:__rand_int__" ;;
@@ -62,7 +72,7 @@ rows = {}
 for line in open(sys.argv[1]):
     phase, contender, rps, p99 = line.split()
     rows.setdefault((phase, contender), []).append((float(rps), float(p99)))
-names = {("add", "set"): "SADD", ("add", "bf"): "BF.ADD", ("add", "cf"): "CF.ADD",
+names = {("add", "set"): "SADD", ("add", "bf"): "BF.ADD", ("add", "cf"): "CF.ADDNX",
          ("query", "set"): "SISMEMBER", ("query", "bf"): "BF.EXISTS", ("query", "cf"): "CF.EXISTS"}
 print("| command | requests/s (median) | spread | p99 ms | vs the set's |")
 print("|---|---|---|---|---|")
