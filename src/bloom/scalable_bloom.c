@@ -216,8 +216,9 @@ static int size_stage(amq_bloom_params *out, const amq_scalable_bloom *f, size_t
     uint32_t k = 0;
     if (amq_calc_optimal_m(&m, n, p, NULL) != AMQ_OK || m > AMQ_BLOOM_MAX_BITS)
         return amq__fail(diag, AMQ_ERANGE,
-                         "stage %zu (%llu keys at error %.3g) would need more than 2^48 bits", i,
-                         (unsigned long long)n, p);
+                         "stage %zu (%llu keys at error %.3g) would need about %.3g bytes, more "
+                         "than 2^48 bits",
+                         i, (unsigned long long)n, p, (double)n * -log(p) / (log(2) * log(2)) / 8);
     if (amq_calc_optimal_k(&k, m, n, NULL) != AMQ_OK || k > AMQ_BLOOM_MAX_HASHES)
         return amq__fail(diag, AMQ_ERANGE,
                          "stage %zu (error %.3g) would need more than %d hash functions", i, p,

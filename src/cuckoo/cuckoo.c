@@ -628,10 +628,17 @@ int amq_cuckoo_new(amq_cuckoo **out, const amq_cuckoo_params *params, amq_diag *
                          params->growth);
     uint32_t max_kicks = params->max_kicks ? params->max_kicks : AMQ_CUCKOO_DEFAULT_MAX_KICKS;
     uint64_t buckets = buckets_for(params->capacity, bucket_size, max_kicks, params->growth > 0);
-    if (buckets == 0)
+    if (buckets == 0) {
+        /* What it would need, in bytes, so the refusal says how far off it is. */
+        double needed =
+            (double)params->capacity / design_load(bucket_size, max_kicks) * fingerprint_bits / 8;
         return amq__fail(diag, AMQ_ERANGE,
-                         "cuckoo capacity %llu needs more than 2^32 buckets of %u slots",
-                         (unsigned long long)params->capacity, bucket_size);
+                         "cuckoo capacity %llu would need about %.3g bytes: more than 2^32 "
+                         "buckets of %u slots (at most %.3g keys at this bucket size)",
+                         (unsigned long long)params->capacity, needed, bucket_size,
+                         (double)AMQ_CUCKOO_MAX_BUCKETS * bucket_size *
+                             design_load(bucket_size, max_kicks));
+    }
     amq_cuckoo *f = calloc(1, sizeof *f);
     if (!f)
         return amq__fail(diag, AMQ_ENOMEM, "out of memory");

@@ -98,7 +98,36 @@ static int null_argument(amq_diag *diag, const char *call, const char *argument)
     return amq__fail(diag, AMQ_EINVAL, "%s: %s is NULL", call, argument);
 }
 
-int amq_new(amq_filter **out, const char *spec_text, amq_diag *diag)
+/*
+ * Out of memory, said once for every generic call. A family that runs out
+ * of memory deep inside (a table, a copy, a decoder's buffer) may return
+ * AMQ_ENOMEM without a message; the generic call then names what it was
+ * doing. The caller's diag keeps its old message on success (amq.h), so
+ * its first byte is set aside at the start and put back unless the call
+ * wrote a message.
+ */
+static char diag_begin(amq_diag *diag)
+{
+    if (!diag)
+        return '\0';
+    char kept = diag->message[0];
+    diag->message[0] = '\0';
+    return kept;
+}
+
+static int diag_end(int status, amq_diag *diag, char kept, const char *doing, const char *what)
+{
+    if (!diag)
+        return status;
+    if (diag->message[0] == '\0') {
+        if (status == AMQ_ENOMEM)
+            return amq__fail(diag, status, "out of memory %s %s", doing, what ? what : "");
+        diag->message[0] = kept;
+    }
+    return status;
+}
+
+static int new_filter(amq_filter **out, const char *spec_text, amq_diag *diag)
 {
     if (!out || !spec_text)
         return null_argument(diag, "amq_new", !out ? "out" : "spec");
@@ -118,8 +147,15 @@ int amq_new(amq_filter **out, const char *spec_text, amq_diag *diag)
     return wrap(out, spec.family, state);
 }
 
-int amq_build(amq_filter **out, const char *spec_text, const void *const *keys, const size_t *lens,
-              size_t count, amq_diag *diag)
+int amq_new(amq_filter **out, const char *spec_text, amq_diag *diag)
+{
+    char kept = diag_begin(diag);
+    return diag_end(new_filter(out, spec_text, diag), diag, kept, "making a filter of spec",
+                    spec_text);
+}
+
+static int build_filter(amq_filter **out, const char *spec_text, const void *const *keys,
+                        const size_t *lens, size_t count, amq_diag *diag)
 {
     if (!out || !spec_text || (count > 0 && (!keys || !lens)))
         return null_argument(diag, "amq_build",
@@ -159,6 +195,14 @@ int amq_build(amq_filter **out, const char *spec_text, const void *const *keys, 
         }
     }
     return wrap(out, family, state);
+}
+
+int amq_build(amq_filter **out, const char *spec_text, const void *const *keys, const size_t *lens,
+              size_t count, amq_diag *diag)
+{
+    char kept = diag_begin(diag);
+    return diag_end(build_filter(out, spec_text, keys, lens, count, diag), diag, kept,
+                    "building a filter of spec", spec_text);
 }
 
 int amq_add(amq_filter *f, const void *key, size_t len)
@@ -213,7 +257,7 @@ int amq_contains_many(uint8_t *results, const amq_filter *f, const void *const *
     return AMQ_OK;
 }
 
-int amq_merge(amq_filter *into, const amq_filter *other, amq_diag *diag)
+static int merge_filters(amq_filter *into, const amq_filter *other, amq_diag *diag)
 {
     if (!into || !other)
         return null_argument(diag, "amq_merge", !into ? "into" : "other");
@@ -225,7 +269,15 @@ int amq_merge(amq_filter *into, const amq_filter *other, amq_diag *diag)
     return into->family->merge(into->state, other->state, diag);
 }
 
-int amq_export(uint8_t **out, size_t *len, const amq_filter *f, const char *format, amq_diag *diag)
+int amq_merge(amq_filter *into, const amq_filter *other, amq_diag *diag)
+{
+    char kept = diag_begin(diag);
+    return diag_end(merge_filters(into, other, diag), diag, kept, "merging",
+                    into ? into->family->name : NULL);
+}
+
+static int export_filter(uint8_t **out, size_t *len, const amq_filter *f, const char *format,
+                         amq_diag *diag)
 {
     if (!f || !format || !out || !len)
         return null_argument(diag, "amq_export",
@@ -239,6 +291,12 @@ int amq_export(uint8_t **out, size_t *len, const amq_filter *f, const char *form
         return amq__fail(diag, AMQ_EUNSUPPORTED, "%s filters have no export format",
                          f->family->name);
     return f->family->export_as(f->state, format, out, len, diag);
+}
+
+int amq_export(uint8_t **out, size_t *len, const amq_filter *f, const char *format, amq_diag *diag)
+{
+    char kept = diag_begin(diag);
+    return diag_end(export_filter(out, len, f, format, diag), diag, kept, "exporting", format);
 }
 
 static const amq__family *family_by_name(const char *name)
@@ -372,7 +430,8 @@ int amq_save(const amq_filter *f, const char *path, amq_diag *diag)
 {
     if (!f || !path)
         return null_argument(diag, "amq_save", !f ? "f" : "path");
-    return amq__filter_save(NULL, f, path, diag);
+    char kept = diag_begin(diag);
+    return diag_end(amq__filter_save(NULL, f, path, diag), diag, kept, "saving", path);
 }
 
 int amq_saved_bytes(uint64_t *bytes, const amq_filter *f, amq_diag *diag)
@@ -468,12 +527,13 @@ int amq_load(amq_filter **out, const char *path, unsigned flags, amq_diag *diag)
 {
     if (!out || !path)
         return null_argument(diag, "amq_load", !out ? "out" : "path");
-    return amq__filter_load(out, path, flags, NULL, diag);
+    char kept = diag_begin(diag);
+    return diag_end(amq__filter_load(out, path, flags, NULL, diag), diag, kept, "loading", path);
 }
 
 /* ---- filters in memory ----------------------------------------------------- */
 
-int amq_save_to_memory(uint8_t **out, size_t *out_len, const amq_filter *f, amq_diag *diag)
+static int save_to_memory(uint8_t **out, size_t *out_len, const amq_filter *f, amq_diag *diag)
 {
     if (out)
         *out = NULL;
@@ -492,6 +552,13 @@ int amq_save_to_memory(uint8_t **out, size_t *out_len, const amq_filter *f, amq_
     status = amq__format_encode(out, out_len, &c, saved->pieces, saved->piece_count, diag);
     amq__saved_free(saved);
     return status;
+}
+
+int amq_save_to_memory(uint8_t **out, size_t *out_len, const amq_filter *f, amq_diag *diag)
+{
+    char kept = diag_begin(diag);
+    return diag_end(save_to_memory(out, out_len, f, diag), diag, kept, "saving to memory",
+                    f ? f->family->name : NULL);
 }
 
 int amq_save_to_writer(const amq_filter *f, amq_write_fn write, void *context, amq_diag *diag)
@@ -527,8 +594,8 @@ static int copy_image(amq__file_image *copy, amq__container *c, const uint8_t *d
     return status;
 }
 
-int amq_load_from_memory(amq_filter **out, const void *data, size_t len, unsigned flags,
-                         amq_diag *diag)
+static int load_from_memory(amq_filter **out, const void *data, size_t len, unsigned flags,
+                            amq_diag *diag)
 {
     if (out)
         *out = NULL;
@@ -564,6 +631,14 @@ int amq_load_from_memory(amq_filter **out, const void *data, size_t len, unsigne
     assert(borrow || copy_first || !(*out)->image_is_callers);
     (*out)->file_checksum = checksum;
     return AMQ_OK;
+}
+
+int amq_load_from_memory(amq_filter **out, const void *data, size_t len, unsigned flags,
+                         amq_diag *diag)
+{
+    char kept = diag_begin(diag);
+    return diag_end(load_from_memory(out, data, len, flags, diag), diag, kept, "loading",
+                    "an image in memory");
 }
 
 void amq_free(amq_filter *f)
