@@ -17,7 +17,8 @@
  *
  * The operations: amq_new and amq_build of every family, loading each
  * family's file from memory and from a file, adds that open a new stage or
- * chain a new table, merge, and save to memory.
+ * chain a new table, merge, save to memory, and writing, saving and
+ * opening a bundle.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -26,6 +27,7 @@
 #include <cmocka.h>
 
 #include "amq/amq.h"
+#include "amq/bundle.h"
 #include "test_util.h"
 
 #include <stdio.h>
@@ -366,6 +368,75 @@ static void test_merge(void **state)
     }
 }
 
+/* ---- bundles --------------------------------------------------------------------- */
+
+static amq_bundle_writer *writer;
+static amq_bundle *bundle;
+static char bundle_path[256];
+
+/* A writer with three members (two filters, some bytes), saved. */
+static int run_bundle_write(const operation *op, amq_diag *diag)
+{
+    (void)op;
+    int status = amq_bundle_writer_new(&writer, diag);
+    if (status != AMQ_OK) {
+        assert_null(writer);
+        return status;
+    }
+    status = amq_bundle_add(writer, "first", 5, prepared, diag);
+    if (status == AMQ_OK)
+        status = amq_bundle_add(writer, "second", 6, prepared, diag);
+    if (status == AMQ_OK)
+        status = amq_bundle_add_bytes(writer, "notes", 5, "some bytes", 10, diag);
+    if (status == AMQ_OK)
+        status = amq_bundle_save(writer, bundle_path, diag);
+    return status;
+}
+
+static void free_writer(void)
+{
+    amq_bundle_writer_free(writer);
+    writer = NULL;
+}
+
+/* Open the saved bundle and a filter of it. */
+static int run_bundle_open(const operation *op, amq_diag *diag)
+{
+    (void)op;
+    int status = amq_bundle_open(&bundle, bundle_path, 0, diag);
+    if (status != AMQ_OK) {
+        assert_null(bundle);
+        return status;
+    }
+    status = amq_bundle_open_filter(&made, bundle, "second", 6, diag);
+    if (status != AMQ_OK)
+        assert_null(made);
+    return status;
+}
+
+static void close_bundle(void)
+{
+    amq_free(made);
+    made = NULL;
+    amq_bundle_close(bundle);
+    bundle = NULL;
+}
+
+static void test_bundles(void **state)
+{
+    (void)state;
+    snprintf(bundle_path, sizeof bundle_path, "/tmp/amq-alloc-%ld.amqb", (long)getpid());
+    assert_int_equal(amq_build(&prepared, "fuse8", keys.pointers, keys.lens, keys.count, NULL),
+                     AMQ_OK);
+    operation write = { "amq_bundle_save", run_bundle_write, free_writer, "fuse8", true };
+    check_operation(&write, false);
+    operation open = { "amq_bundle_open", run_bundle_open, close_bundle, "fuse8", true };
+    check_operation(&open, false);
+    amq_free(prepared);
+    prepared = NULL;
+    unlink(bundle_path);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -390,6 +461,7 @@ int main(void)
         cmocka_unit_test(test_save_to_memory),
         cmocka_unit_test(test_adds_that_grow),
         cmocka_unit_test(test_merge),
+        cmocka_unit_test(test_bundles),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

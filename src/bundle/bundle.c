@@ -245,10 +245,12 @@ static int start_member(amq_bundle_writer *w, const void *name, size_t name_len,
     if (w->count == w->cap) {
         uint64_t cap = w->cap ? w->cap * 2 : 64;
         if (cap > SIZE_MAX / sizeof *w->members)
-            return AMQ_ENOMEM;
+            return amq__fail(diag, AMQ_ENOMEM, "a bundle writer cannot hold %llu members",
+                             (unsigned long long)cap);
         pending *grown = realloc(w->members, (size_t)cap * sizeof *grown);
         if (!grown)
-            return AMQ_ENOMEM;
+            return amq__fail(diag, AMQ_ENOMEM, "out of memory for a list of %llu bundle members",
+                             (unsigned long long)cap);
         w->members = grown;
         w->cap = cap;
     }
@@ -686,7 +688,7 @@ static int check_records(const amq_bundle *b, const char *where, amq_diag *diag)
 {
     record *r = malloc(sizeof *r);
     if (!r)
-        return AMQ_ENOMEM;
+        return amq__fail(diag, AMQ_ENOMEM, "out of memory checking %s", where);
     const uint8_t *p = b->records, *end = b->records + b->records_len;
     const uint8_t *last_name = NULL;
     uint64_t last_name_len = 0;
@@ -735,7 +737,7 @@ int amq__bundle_from_container(amq_bundle **out, const amq__container *c, amq__f
     amq_bundle *b = calloc(1, sizeof *b);
     if (!b) {
         amq__file_image_close(image);
-        return AMQ_ENOMEM;
+        return amq__fail(diag, AMQ_ENOMEM, "out of memory opening %s", where);
     }
     b->image = *image;
     int status = AMQ_OK;

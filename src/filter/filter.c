@@ -498,7 +498,9 @@ static int from_container(amq_filter **out, const amq__container *c, amq__file_i
 int amq__filter_from_container(amq_filter **out, const amq__container *c, amq__file_image *image,
                                const char *where, amq_diag *diag)
 {
-    return from_container(out, c, image, false, where, diag);
+    char kept = diag_begin(diag);
+    return diag_end(from_container(out, c, image, false, where, diag), diag, kept, "loading",
+                    where);
 }
 
 int amq__filter_load(amq_filter **out, const char *path, unsigned flags, const amq__family *family,
