@@ -358,8 +358,21 @@ static void test_no_false_negatives(void **state)
         uint64_t n;
         uint32_t fingerprint_bits, bucket_size;
     } cases[] = {
-        { 100000, 12, 2 }, { 100000, 12, 8 }, { 100000, 8, 4 }, { 100000, 16, 4 }, { 50000, 8, 2 },
-        { 50000, 16, 8 },  { 50000, 32, 4 },  { 10000, 4, 4 },  { 10000, 5, 8 },   { 10000, 7, 2 },
+        { 100000, 12, 2 },
+        { 100000, 12, 8 },
+        { 100000, 8, 4 },
+        { 100000, 16, 4 },
+        { 50000, 8, 2 },
+        { 50000, 16, 8 },
+        { 50000, 32, 4 },
+        { 10000, 4, 4 },
+        { 10000, 5, 8 },
+        { 10000, 7, 2 },
+        /* Buckets of b * f bits that start mid-byte: 72 bits (b = 4, f = 18;
+         * b = 8, f = 9) and 54 (b = 2, f = 27). */
+        { 50000, 18, 4 },
+        { 50000, 9, 8 },
+        { 50000, 27, 2 },
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         amq_cuckoo *f = new_filter(cases[i].n, cases[i].fingerprint_bits, cases[i].bucket_size, 0);
