@@ -48,7 +48,7 @@ static const amq__option option_bank_bits = {
     .name = "bank-bits",
     .type = AMQ__OPTION_COUNT,
     .count_min = 1,
-    .count_max = AMQ__HFB_ID_BITS,
+    .count_max = AMQ_HFB_MAX_BANK_BITS,
     .value_name = "LEN",
     .help = "banks of 2^LEN bits (default: the smallest stored filter for fpr)",
 };

@@ -108,7 +108,8 @@ run 2 build -t hfb --hash siphash --key 000102030405060708090a0b0c0d0e0f -o "$di
 run 2 build -t hfb --seed 1 -o "$dir/x.amq" "$dir/ids.txt" && expect err "hfb takes no seed"
 run 2 build -t hfb -n 100 -o "$dir/x.amq" "$dir/ids.txt" &&
     expect err "-n does not apply to hfb"
-run 2 build -t hfb --bank-bits 33 -o "$dir/x.amq" "$dir/ids.txt" && expect err "512 MiB"
+run 2 build -t hfb --bank-bits 33 -o "$dir/x.amq" "$dir/ids.txt" &&
+    expect err "option '--bank-bits': '33' is above the maximum, 32"
 run 2 build -t hfb --bank-bits 8 -o "$dir/x.amq" "$dir/ids.txt" &&
     expect err "bank-bits=8: all 16 banks together" && expect err "would reach it"
 [ -e "$dir/x.amq" ] && fail "a refused build wrote a file"
