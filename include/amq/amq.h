@@ -190,6 +190,24 @@ AMQ_API void amq_hasher_siphash(amq_hasher *out, const uint8_t key[16]);
 AMQ_API void amq_hasher_md5(amq_hasher *out);
 
 /**
+ * Set up a hasher with a secret seed or key drawn from the operating system
+ * (getrandom(2), else /dev/urandom): what a spec's seed=random (XXH3) and
+ * hash=siphash key=random give. Keys crafted in advance to collide in a
+ * filter (docs/SECURITY.md) do not collide under a seed nobody knows; keep
+ * the seed out of the attacker's sight (the filter's file holds it).
+ * Filters to be merged need the same hasher: make one and give it to all.
+ * @param out the hasher to fill; not NULL. Unchanged on failure.
+ * @param kind AMQ_HASH_XXH3 (a 64-bit seed) or AMQ_HASH_SIPHASH (a 128-bit
+ *   key; the choice against keys chosen adaptively, by an attacker who sees
+ *   answers).
+ * @param diag on failure, what was wrong; may be NULL.
+ * @return AMQ_OK; AMQ_EINVAL (out NULL, or AMQ_HASH_MD5, which has no
+ *   key); AMQ_EIO when the system gives no random bytes (errno says why).
+ * Allocates: never. Thread safety: safe.
+ */
+AMQ_API int amq_hasher_random(amq_hasher *out, amq_hash_kind kind, amq_diag *diag);
+
+/**
  * Check that a hasher is well formed (a known kind, unused key bytes zero).
  * @param diag on failure, what was wrong; may be NULL.
  * @return AMQ_OK, or AMQ_EINVAL.
@@ -309,13 +327,16 @@ typedef struct amq_filter amq_filter;
  * common to all. Numbers are decimal or scientific ("1e6" where an integer
  * is wanted must be integral); probabilities also accept "1/8192" and
  * "0.01%". An option that does not apply to the family is an error.
+ * seed=random (and key=random with hash=siphash) draws a secret seed or
+ * key from the operating system, as amq_hasher_random does.
  *
  * @param out receives the filter on success; not NULL.
  * @param spec NUL-terminated spec; not NULL.
  * @param diag on failure, what was wrong (which option, which value); may
  *   be NULL.
  * @return AMQ_OK; AMQ_EINVAL for an unknown family, unknown option, malformed
- *   or out-of-range value, or a static family (use amq_build); AMQ_ENOMEM.
+ *   or out-of-range value, or a static family (use amq_build); AMQ_ENOMEM;
+ *   AMQ_EIO when seed=random or key=random finds no random bytes.
  * Allocates: the filter. Thread safety: safe.
  */
 AMQ_API int amq_new(amq_filter **out, const char *spec, amq_diag *diag);
@@ -448,7 +469,14 @@ enum amq_load_flags {
  * @param path the file; not NULL.
  * @param flags 0, or AMQ_LOAD_MMAP to map the file instead of reading it
  *   (a static family then queries the mapping where it lies); anything
- *   else is AMQ_EINVAL.
+ *   else is AMQ_EINVAL. A mapping is checked once, when it is loaded: the
+ *   caller must make sure nothing truncates the file or rewrites it in
+ *   place until amq_free. A file truncated under the mapping raises
+ *   SIGBUS at the next query of a page past its new end; one overwritten
+ *   in place answers from whatever bytes it now holds, false "certainly
+ *   not"s included. Replacing the file by rename (as amq_save and the amq
+ *   tool do) is safe: the mapping keeps the old file. Without the flag
+ *   the file is read into memory and later changes to it do not matter.
  * @param diag on failure, the path, which check failed and at what offset;
  *   may be NULL.
  * @return AMQ_OK; AMQ_EFORMAT (not an amq file); AMQ_EVERSION (newer
@@ -628,8 +656,9 @@ typedef struct amq_option_info {
                                      "P", "LEN", "HEX"); NULL for a flag */
     const char *const *choices; /**< kind "choice": its words, NULL-terminated
                                      ("split", "block", NULL); else NULL */
-    const char *word;           /**< kind "count": a word taken instead of a number
-                                     ("best"), or NULL */
+    const char *word;           /**< kind "count" or "hex": a word taken instead of
+                                     a value ("best"; "random" for seed and key),
+                                     or NULL */
     uint64_t min, max;          /**< kind "count": the numbers taken, inclusive */
     double real_min, real_max;  /**< kind "real": the values taken, inclusive;
                                      "probability": 0 and 1, both excluded */
