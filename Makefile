@@ -7,7 +7,8 @@
 #   make readme-demo   make demo, then copy its table into README.md and its
 #                      plots into docs/img/ (to commit them: for maintainers)
 #   make test          install what is missing, build, run every test, then
-#                      again under AddressSanitizer + UndefinedBehaviorSanitizer;
+#                      again under AddressSanitizer + UndefinedBehaviorSanitizer,
+#                      and the thread tests (test_threads) under ThreadSanitizer;
 #                      also compiles an optimized (-O3) build, whose warnings
 #                      differ
 #   make bench         the benchmarks (see bench/), against the peers
@@ -18,6 +19,7 @@
 
 BUILD       ?= build
 ASAN_BUILD  ?= build-asan
+TSAN_BUILD  ?= build-tsan
 RELEASE_BUILD ?= build-release
 FUZZ_BUILD  ?= build-fuzz
 PREFIX      ?= /usr/local
@@ -28,7 +30,7 @@ CTEST       ?= ctest
 
 FORMAT_FILES = $(shell git ls-files '*.c' '*.h' 2>/dev/null)
 
-.PHONY: all deps build build-release demo readme-demo test test-plain test-asan bench fuzz format format-check install clean
+.PHONY: all deps build build-release demo readme-demo test test-plain test-asan test-tsan bench fuzz format format-check install clean
 
 all: build
 
@@ -48,7 +50,7 @@ demo:
 readme-demo: demo
 	@sh scripts/demo.sh --readme $(RELEASE_BUILD)/demo
 
-test: format-check build-release test-plain test-asan
+test: format-check build-release test-plain test-asan test-tsan
 
 # gcc at -O3 warns about things -O2 does not see (maybe-uninitialized,
 # format-truncation): every target compiles there too, with -Werror.
@@ -70,6 +72,17 @@ test-asan: deps
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:max_malloc_fill_size=4294967295:malloc_fill_byte=190 \
 	    UBSAN_OPTIONS=print_stacktrace=1 \
 	    $(CTEST) --test-dir $(ASAN_BUILD) --output-on-failure -j $(JOBS)
+
+# ThreadSanitizer, on the library and the one test program that runs it
+# from many threads (tests/test_threads.c): building the rest again would
+# double the cost for nothing TSan could see. ASan and TSan cannot share a
+# build. halt_on_error: the first race fails the run.
+test-tsan: deps
+	CC=clang $(CMAKE) -S . -B $(TSAN_BUILD) -DCMAKE_BUILD_TYPE=Debug \
+	    -DCMAKE_C_FLAGS_DEBUG="-g -O1" -DAMQ_TSAN=ON -DAMQ_BUILD_BENCH=OFF >/dev/null
+	$(CMAKE) --build $(TSAN_BUILD) -j $(JOBS) --target test_threads
+	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+	    $(CTEST) --test-dir $(TSAN_BUILD) --output-on-failure -R '^test_threads$$'
 
 bench:
 	@sh scripts/install-deps.sh --bench
@@ -100,4 +113,4 @@ install: build
 	$(CMAKE) --install $(BUILD) --prefix $(PREFIX)
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD) $(RELEASE_BUILD) $(FUZZ_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(TSAN_BUILD) $(RELEASE_BUILD) $(FUZZ_BUILD)

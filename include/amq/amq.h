@@ -30,7 +30,10 @@
  *     function frees the object with the matching _free, which accepts NULL.
  *   - No global mutable state: distinct objects may be used from distinct
  *     threads freely. One object may be queried from many threads at once
- *     when no thread modifies it; modifying calls need exclusive access.
+ *     when no thread modifies it (no query changes anything); modifying
+ *     calls need exclusive access. Each family header says which calls
+ *     those are; the one exception is the concurrent add of the classic and
+ *     blocked Bloom filters (bloom.h), which many threads may make at once.
  *   - Sizes are 64-bit: filters past 2^32 bits or keys work.
  *   - Nothing aborts on bad input: untrusted files and strings give codes.
  *   - The generic calls of this header check their pointers: a NULL where a

@@ -16,8 +16,27 @@
  * of how many keys it holds. It cannot remove keys. It keeps answering past
  * its capacity, but its FPR climbs as it fills: check amq_bloom_expected_fpr.
  *
- * All calls on one filter may run concurrently if none of them modifies it
- * (add, union, intersect); modifying calls need exclusive access.
+ * Thread safety, for the four filters of this header (classic, blocked,
+ * counting, scalable): any number of threads may make the calls that take a
+ * const filter - the queries, the statistics and accessors, saving it - on
+ * one filter at once; none of them changes anything in it (no table built
+ * on first use, no counter of queries). A call that takes a non-const filter
+ * (add, add_many, remove, clear, merge, intersect, wrap) changes it and
+ * needs exclusive access: no other call on that filter may run during it.
+ * Distinct filters are independent.
+ *
+ * The exception is the concurrent add of the classic and blocked filters,
+ * amq_bloom_add_concurrent and amq_blocked_bloom_add_concurrent: any number
+ * of threads may add to one filter at once with it, beside each other and
+ * beside the matching queries amq_bloom_contains_concurrent and
+ * amq_blocked_bloom_contains_concurrent (and, on a classic filter,
+ * amq_bloom_bits_set, amq_bloom_estimated_keys, amq_bloom_expected_fpr and
+ * the accessors of its shape). No add is lost, and the filter ends up with
+ * exactly the bits (and the count of them) that adding the same keys on one
+ * thread gives, in any order. Every other call - the plain add and query,
+ * contains_many, saving, merging - must not overlap a concurrent add: they
+ * read and write the bits without atomics, for their speed; call them after
+ * the adding threads have been joined.
  */
 #ifndef AMQ_BLOOM_H
 #define AMQ_BLOOM_H
@@ -140,12 +159,51 @@ AMQ_API void amq_bloom_add_many(uint8_t *added, amq_bloom *filter, const void *c
                                 const size_t *lens, size_t count);
 
 /**
+ * Add a key as amq_bloom_add does, safely beside other threads adding to the
+ * same filter with this call and querying it with
+ * amq_bloom_contains_concurrent (see the top of this header): each of the
+ * key's k bits is set with an atomic OR on its 64-bit word (relaxed order),
+ * skipped when the bit is set already, and the bits it set are added to the
+ * set-bit count X atomically, so amq_bloom_bits_set and the estimates stay
+ * exact while adds run. After the adding threads are joined the filter is
+ * bit for bit the one amq_bloom_add of the same keys makes, in any order.
+ * A query on another thread is certain to find the key once the add
+ * happens-before it (the threads were joined, or synchronized otherwise);
+ * a query racing the add may answer either way.
+ * @param filter the filter; not NULL.
+ * @param key the key's bytes; may be NULL when len is 0.
+ * @param len the key's length in bytes.
+ * Allocates: never. Complexity: one hash, k bit reads and at most k atomic
+ * read-modify-writes and one atomic add; slower than amq_bloom_add on one
+ * thread (docs/PERFORMANCE.md has both). Thread safety: may run
+ * concurrently with itself and amq_bloom_contains_concurrent on the same
+ * filter; no other call that reads or changes the bits may overlap it.
+ */
+AMQ_API void amq_bloom_add_concurrent(amq_bloom *filter, const void *key, size_t len);
+
+/**
  * Ask whether a key may be in the filter.
  * @return true: maybe present; false: certainly absent.
  * Allocates: never. Complexity: one hash, at most k bit reads (two at a
  * time; stops after the first pair with a clear bit).
  */
 AMQ_API bool amq_bloom_contains(const amq_bloom *filter, const void *key, size_t len);
+
+/**
+ * Ask as amq_bloom_contains does, safely beside threads adding to the filter
+ * with amq_bloom_add_concurrent: the words are read with atomic loads
+ * (relaxed order). The answer is amq_bloom_contains's for the bits set at
+ * the moment of each read; a key whose add happens-before the query is
+ * found.
+ * @param filter the filter; not NULL.
+ * @param key the key's bytes; may be NULL when len is 0.
+ * @param len the key's length in bytes.
+ * @return true: maybe present; false: certainly absent (at the time of the
+ *   reads).
+ * Allocates: never. Complexity: as amq_bloom_contains. Thread safety: may
+ * run concurrently with amq_bloom_add_concurrent and with any query.
+ */
+AMQ_API bool amq_bloom_contains_concurrent(const amq_bloom *filter, const void *key, size_t len);
 
 /** As amq_bloom_contains, by the key's 128-bit hash. */
 AMQ_API bool amq_bloom_contains_hash(const amq_bloom *filter, amq_u128 hash);
@@ -337,10 +395,51 @@ AMQ_API void amq_blocked_bloom_add(amq_blocked_bloom *filter, const void *key, s
  */
 AMQ_API void amq_blocked_bloom_add_hash(amq_blocked_bloom *filter, uint64_t hash);
 
+/**
+ * Add a key as amq_blocked_bloom_add does, safely beside other threads
+ * adding to the same filter with this call and querying it with
+ * amq_blocked_bloom_contains_concurrent (see the top of this header): each
+ * of the key's bits is set with an atomic OR on its 32-bit word (relaxed
+ * order), skipped when the bit is set already. After the adding threads are
+ * joined the filter is bit for bit the one amq_blocked_bloom_add of the same
+ * keys makes, in any order. A query on another thread is certain to find the
+ * key once the add happens-before it; a query racing the add may answer
+ * either way.
+ * @param filter the filter; not NULL.
+ * @param key the key's bytes; may be NULL when len is 0.
+ * @param len the key's length in bytes.
+ * Allocates: never. Complexity: one hash, one block: k word reads and at
+ * most k atomic read-modify-writes, without AVX2; slower than
+ * amq_blocked_bloom_add on one thread (docs/PERFORMANCE.md has both).
+ * Thread safety: may run concurrently with itself and
+ * amq_blocked_bloom_contains_concurrent on the same filter; no other call
+ * that reads or changes the bits (the statistics included: they count
+ * them) may overlap it.
+ */
+AMQ_API void amq_blocked_bloom_add_concurrent(amq_blocked_bloom *filter, const void *key,
+                                              size_t len);
+
 /** Ask whether a key may be in the filter. true: maybe; false: certainly
  *  absent. Allocates: never. */
 AMQ_API bool amq_blocked_bloom_contains(const amq_blocked_bloom *filter, const void *key,
                                         size_t len);
+
+/**
+ * Ask as amq_blocked_bloom_contains does, safely beside threads adding to
+ * the filter with amq_blocked_bloom_add_concurrent: the block's words are
+ * read with atomic loads (relaxed order), without AVX2. A key whose add
+ * happens-before the query is found.
+ * @param filter the filter; not NULL.
+ * @param key the key's bytes; may be NULL when len is 0.
+ * @param len the key's length in bytes.
+ * @return true: maybe present; false: certainly absent (at the time of the
+ *   reads).
+ * Allocates: never. Complexity: one hash, k word reads in one block.
+ * Thread safety: may run concurrently with amq_blocked_bloom_add_concurrent
+ * and with any query.
+ */
+AMQ_API bool amq_blocked_bloom_contains_concurrent(const amq_blocked_bloom *filter, const void *key,
+                                                   size_t len);
 
 /** As amq_blocked_bloom_contains, by the key's 64-bit hash. */
 AMQ_API bool amq_blocked_bloom_contains_hash(const amq_blocked_bloom *filter, uint64_t hash);

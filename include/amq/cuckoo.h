@@ -32,8 +32,16 @@
  * Bloom filter, skips a new key that is a false positive).
  *
  * Thread-safety: a filter is not synchronized. Any number of threads may
- * query one filter at once (contains, count, the statistics) while no thread
- * modifies it; add, remove and clear need exclusive access.
+ * make the calls that take a const filter on one filter at once (contains,
+ * count, the batch and hash forms, the statistics, saving it): none of them
+ * changes anything, in the filter or elsewhere. The calls that take a
+ * non-const filter (add, add_unique, remove, clear, their batch forms,
+ * merging, wrap) need exclusive access: no other call on that filter may run
+ * during them. A semi-sorted filter's decoding table is one per process,
+ * filled once when the first such filter is created or loaded
+ * (pthread_once): creating and loading are safe from any thread. There is no
+ * concurrent add: a cuckoo insert moves fingerprints between buckets, which
+ * atomics on one word cannot make safe.
  */
 #ifndef AMQ_CUCKOO_H
 #define AMQ_CUCKOO_H

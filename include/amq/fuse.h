@@ -26,8 +26,10 @@
  * a dictionary shipped with a program. A saved filter can be queried straight
  * from the file with amq_load(..., AMQ_LOAD_MMAP, ...).
  *
- * Thread-safety: a built filter is never modified, so any number of threads
- * may query it at once.
+ * Thread-safety: a built filter is never modified (there is no add, remove
+ * or merge, and no query changes anything), so any number of threads may
+ * make any call on it at once but amq_fuse_free and amq_fuse_wrap, which
+ * need every other call on it to have returned.
  */
 #ifndef AMQ_FUSE_H
 #define AMQ_FUSE_H

@@ -26,8 +26,12 @@
  * The algorithm, the stream and the index are explained at the top of
  * src/gcs/gcs.c; docs/GCS.md says how to choose the parameters.
  *
- * Thread-safety: a built or loaded filter is never modified; any number of
- * threads may query it at once.
+ * Thread-safety: no query changes a filter (the batch query's work space is
+ * the caller's stack or its own allocation), so any number of threads may
+ * make the calls that take a const filter on one filter at once. The one
+ * call that changes a filter, amq_gcs_merge, replaces into's stream and
+ * needs exclusive access to into (other is only read); amq_gcs_free and
+ * amq_gcs_wrap need every other call on the filter to have returned.
  */
 #ifndef AMQ_GCS_H
 #define AMQ_GCS_H

@@ -29,8 +29,10 @@
  * low word (bits 0..63) and bytes 8..15 the high word (bits 64..127). Slice
  * (start, len) is bits start .. start + len - 1, and may cross bit 64.
  *
- * Thread safety: a filter is never modified after it is built; any number of
- * threads may query it at once.
+ * Thread safety: a filter is never modified after it is built (no add,
+ * remove or merge, and no query changes anything), so any number of threads
+ * may make any call on it at once but amq_hfb_free and amq_hfb_wrap, which
+ * need every other call on it to have returned.
  */
 #ifndef AMQ_HFB_H
 #define AMQ_HFB_H

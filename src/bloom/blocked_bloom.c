@@ -61,6 +61,14 @@
  * the chance that a random key's bits in it are all set. Both count the bits
  * (O(m)); add and query do no bookkeeping beyond setting and testing bits.
  *
+ * Concurrent adds (amq_blocked_bloom_add_concurrent) set the same bits as
+ * the add, each with a relaxed atomic fetch-or on its 32-bit word, skipped
+ * when a relaxed load finds the bit set already; the portable loops' order,
+ * not AVX2's one 256-bit store, which would lose another thread's bits. A
+ * query beside them reads the words with relaxed atomic loads
+ * (amq_blocked_bloom_contains_concurrent). OR is order-independent: after
+ * any set of adds the words are the same.
+ *
  * Layout in memory and on disk: blocks * W 32-bit words (W = 8 or 16), block
  * b at words [b W, (b + 1) W); bit i of a 512-bit block is bit (i mod 32) of
  * its word i / 32. Memory is 64-byte aligned, so no block crosses a cache
@@ -77,6 +85,7 @@
 
 #include <assert.h>
 #include <math.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -566,6 +575,50 @@ bool amq_blocked_bloom_contains(const amq_blocked_bloom *f, const void *key, siz
                                               : block_contains_key_avx2(f, key, len);
 #endif
     return amq_blocked_bloom_contains_hash(f, amq__hash64(&f->hasher, key, len));
+}
+
+/* ---- concurrent add and query ----------------------------------------------------- */
+
+/* The same bits as add_hash_changed sets, each with a relaxed atomic
+ * fetch-or on its 32-bit word (skipped when a relaxed load finds it set), so
+ * that adds may run on many threads at once; whether this call set a bit. */
+static bool add_hash_concurrent(amq_blocked_bloom *f, uint64_t hash)
+{
+    uint32_t *block = block_of(f, hash), key = (uint32_t)hash, changed = 0;
+    if (f->layout == AMQ_BLOCKED_SPLIT) {
+        for (unsigned i = 0; i < 8; i++)
+            changed |= amq__atomic_set_u32(&block[i], split_bit(key, i));
+        return changed != 0;
+    }
+    for (uint32_t i = 0; i < f->hashes; i++) {
+        uint32_t position = (key * BLOCK_SALT[i]) >> 23;
+        changed |= amq__atomic_set_u32(&block[position >> 5], 1U << (position & 31));
+    }
+    return changed != 0;
+}
+
+void amq_blocked_bloom_add_concurrent(amq_blocked_bloom *f, const void *key, size_t len)
+{
+    add_hash_concurrent(f, amq__hash64(&f->hasher, key, len));
+}
+
+/* The query of split_contains_portable and block_contains, by relaxed atomic
+ * loads of the words: it may run beside concurrent adds. */
+bool amq_blocked_bloom_contains_concurrent(const amq_blocked_bloom *f, const void *key, size_t len)
+{
+    uint64_t hash = amq__hash64(&f->hasher, key, len);
+    const uint32_t *block = block_of(f, hash);
+    uint32_t key32 = (uint32_t)hash, missing = 0;
+    if (f->layout == AMQ_BLOCKED_SPLIT) {
+        for (unsigned i = 0; i < 8; i++)
+            missing |= ~amq__atomic_load_u32(&block[i]) & split_bit(key32, i);
+        return missing == 0;
+    }
+    for (uint32_t i = 0; i < f->hashes; i++) {
+        uint32_t position = (key32 * BLOCK_SALT[i]) >> 23;
+        missing |= ~amq__atomic_load_u32(&block[position >> 5]) & (1U << (position & 31));
+    }
+    return missing == 0;
 }
 
 void amq_blocked_bloom_contains_many_hash(uint8_t *results, const amq_blocked_bloom *f,

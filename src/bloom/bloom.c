@@ -106,6 +106,16 @@
  *   I2  the bits past m in the last word are 0;
  *   I3  X equals the number of set bits.
  *
+ * Concurrent adds (amq_bloom_add_concurrent) set each bit with a relaxed
+ * atomic fetch-or on its 64-bit word, skipped when a relaxed load finds the
+ * bit set already; the bits a call set (from the fetch-or's old value) go
+ * into X with one atomic add, kept on a cache line of its own, so X, the
+ * estimate and I3 stay exact whatever the interleaving. OR is
+ * order-independent: the words after any set of adds, concurrent or not,
+ * are the same. A query that may run beside them reads the words with
+ * relaxed atomic loads (amq_bloom_contains_concurrent); the plain add and
+ * query keep their plain accesses and their speed.
+ *
  * Only new, load, union/intersection set-up and save allocate; add and
  * contains never do. Nothing here fails on a query: the typed queries
  * return bool.
@@ -120,17 +130,23 @@
 
 #include <assert.h>
 #include <math.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
 struct amq_bloom {
+    /* What every add and query reads, ... */
     amq__bitvec bits;       /* m bits */
     uint32_t hashes;        /* k */
-    uint64_t bits_set;      /* X */
-    uint64_t capacity;      /* n it was sized for (0: sized by m alone) */
-    double target_fpr;      /* p it was sized for */
     unsigned probe_version; /* AMQ__BLOOM_PROBE_*: the sequence of positions */
     amq_hasher hasher;
+    /* ... a cache line apart from X, which concurrent adds write (atomically),
+     * so that their writes do not take the line the others read from every
+     * core. */
+    char apart[64];
+    uint64_t bits_set; /* X */
+    uint64_t capacity; /* n it was sized for (0: sized by m alone) */
+    double target_fpr; /* p it was sized for */
 };
 
 static const double LN2 = 0.69314718055994530942;
@@ -282,6 +298,20 @@ void amq_bloom_add(amq_bloom *f, const void *key, size_t len)
  * sets them. */
 #define ADD_GROUP 16
 
+void amq_bloom_add_concurrent(amq_bloom *f, const void *key, size_t len)
+{
+    amq_u128 hash = amq__hash128(&f->hasher, key, len);
+    uint32_t new_bits = 0;
+    amq__bloom_probe p = amq__bloom_probe_start(hash, f->bits.bit_count, f->probe_version);
+    for (uint32_t i = 0; i < f->hashes; i++) {
+        new_bits += !amq__bitvec_test_and_set_atomic(&f->bits, p.position);
+        amq__bloom_probe_next(&p, i);
+    }
+    /* Each bit is counted by the one fetch-or that set it, so X stays exact. */
+    if (new_bits)
+        atomic_fetch_add_explicit((_Atomic uint64_t *)&f->bits_set, new_bits, memory_order_relaxed);
+}
+
 void amq_bloom_add_many(uint8_t *added, amq_bloom *f, const void *const *keys, const size_t *lens,
                         size_t count)
 {
@@ -317,6 +347,17 @@ bool amq_bloom_contains(const amq_bloom *f, const void *key, size_t len)
     return amq_bloom_contains_hash(f, amq__hash128(&f->hasher, key, len));
 }
 
+static bool bit_set_atomic(const void *f, uint64_t position)
+{
+    return amq__bitvec_get_atomic(&((const amq_bloom *)f)->bits, position);
+}
+
+bool amq_bloom_contains_concurrent(const amq_bloom *f, const void *key, size_t len)
+{
+    return amq__bloom_all_set(f, bit_set_atomic, amq__hash128(&f->hasher, key, len),
+                              f->bits.bit_count, f->hashes, f->probe_version);
+}
+
 void amq_bloom_contains_many(uint8_t *results, const amq_bloom *f, const void *const *keys,
                              const size_t *lens, size_t count)
 {
@@ -327,17 +368,24 @@ void amq_bloom_contains_many(uint8_t *results, const amq_bloom *f, const void *c
 
 /* ---- what the filter knows about itself ----------------------------------------- */
 
+/* X, read atomically: concurrent adds may be counting into it. */
+static uint64_t bits_set_now(const amq_bloom *f)
+{
+    return amq__atomic_load_u64(&f->bits_set);
+}
+
 double amq_bloom_estimated_keys(const amq_bloom *f)
 {
-    double m = (double)f->bits.bit_count, x = (double)f->bits_set;
-    if (f->bits_set >= f->bits.bit_count)
+    uint64_t set = bits_set_now(f);
+    double m = (double)f->bits.bit_count, x = (double)set;
+    if (set >= f->bits.bit_count)
         return INFINITY;
     return -(m / f->hashes) * log1p(-x / m);
 }
 
 double amq_bloom_expected_fpr(const amq_bloom *f)
 {
-    return amq__bloom_expected_fpr(f->probe_version, f->bits.bit_count, f->hashes, f->bits_set,
+    return amq__bloom_expected_fpr(f->probe_version, f->bits.bit_count, f->hashes, bits_set_now(f),
                                    amq_bloom_estimated_keys(f));
 }
 
@@ -353,7 +401,7 @@ uint32_t amq_bloom_hashes(const amq_bloom *f)
 
 uint64_t amq_bloom_bits_set(const amq_bloom *f)
 {
-    return f->bits_set;
+    return bits_set_now(f);
 }
 
 uint64_t amq_bloom_capacity(const amq_bloom *f)
