@@ -12,10 +12,10 @@
  *                   0  frontier.amq                  the manifest
  *                   1  filter-<number>.amq           a checkpoint's filter
  *                   2  segment-<number>.seg          a spill file
- *                   3  .frontier.amq.tmp.<number>    an interrupted save's
- *                                                    temporary file
+ *                   3  .frontier.amq.tmp (number 0),  an interrupted
+ *                      .filter-<number>.amq.tmp (other)  save's temporary file
  *                   4  notes-<number>.txt            a file not the frontier's
- *         u64 LE  number (16 hex digits in the name; 6 for kind 3)
+ *         u64 LE  number (16 hex digits in the name)
  *         u32 LE  length, capped at the bytes left
  *         length bytes
  *
@@ -54,13 +54,14 @@
  *     still there, a prefix of what was written (cutting a segment back to
  *     its listed length is allowed, removing one is not);
  *   - once open, amq__frontier_check passes after every step; the stats
- *     say queued = enqueued - popped; a pop into a 1-byte buffer either
+ *     say queued = enqueued - popped - lost; a pop into a 1-byte buffer either
  *     pops an empty URL or answers AMQ_ERANGE with the length the next pop
  *     then delivers; pops deliver URLs that fit the buffer, NUL-terminated,
  *     never more than the queue held at open, and answer 0 (empty) only once
- *     all of those were popped; after an error every later pop answers the
- *     same error;
- *   - a save that answers AMQ_OK is reopened with the same counters and the
+ *     all of those were popped or counted lost; after an error every later
+ *     pop answers the same error;
+ *   - a save that answers AMQ_OK is reopened with the same counters (lost
+ *     included) and the
  *     next generation;
  *   - files not the frontier's are never touched, nothing appears in the
  *     scratch directory beside "frontier", and no file descriptor is left
@@ -209,7 +210,10 @@ static void name_file(input_file *file, uint64_t number)
         snprintf(file->name, NAME_SIZE, "segment-%016" PRIx64 ".seg", number);
         break;
     case KIND_TEMPORARY:
-        snprintf(file->name, NAME_SIZE, ".frontier.amq.tmp.%06" PRIx64, number & 0xffffff);
+        if (number == 0)
+            snprintf(file->name, NAME_SIZE, ".frontier.amq.tmp");
+        else
+            snprintf(file->name, NAME_SIZE, ".filter-%016" PRIx64 ".amq.tmp", number);
         break;
     default:
         snprintf(file->name, NAME_SIZE, "notes-%016" PRIx64 ".txt", number);
@@ -383,7 +387,8 @@ static void check_frontier(const amq_frontier *f, const char *after)
     }
     amq_frontier_stats stats;
     amq_frontier_stats_get(&stats, f);
-    if (stats.queued != stats.enqueued - stats.popped || stats.popped > stats.enqueued ||
+    if (stats.popped > stats.enqueued || stats.lost > stats.enqueued - stats.popped ||
+        stats.queued != stats.enqueued - stats.popped - stats.lost ||
         stats.enqueued > stats.pushed || stats.skipped != stats.pushed - stats.enqueued ||
         stats.queued != stats.queued_in_memory + stats.queued_on_disk)
         violation("the stats do not add up");
@@ -414,7 +419,9 @@ static void pop_all(amq_frontier *f)
             return;
         status = amq_frontier_pop(url, sizeof url, &len, f, NULL);
     }
-    if (status == 0 && popped != at_open.queued)
+    amq_frontier_stats at_end;
+    amq_frontier_stats_get(&at_end, f);
+    if (status == 0 && popped + (at_end.lost - at_open.lost) != at_open.queued)
         violation("the queue said empty before every URL it held was popped");
     if (status < 0 && amq_frontier_pop(url, sizeof url, &len, f, NULL) != status)
         violation("a failed pop was not answered the same by the next");
@@ -462,7 +469,8 @@ static void save_and_reopen(amq_frontier *f, const amq_frontier_options *opt)
     amq_frontier_stats reopened;
     amq_frontier_stats_get(&reopened, again);
     if (reopened.pushed != saved.pushed || reopened.enqueued != saved.enqueued ||
-        reopened.popped != saved.popped || reopened.generation != saved.generation)
+        reopened.popped != saved.popped || reopened.lost != saved.lost ||
+        reopened.generation != saved.generation)
         violation("the reopened frontier's counters are not the saved ones");
     amq_frontier_close(again);
 }

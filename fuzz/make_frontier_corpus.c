@@ -134,10 +134,11 @@ static uint8_t kind_of(const char *name, uint64_t *number)
         return 1;
     if (amq__segment_name_parse(name, number))
         return 2;
-    if (strncmp(name, ".frontier.amq.tmp.", 18) == 0) {
-        *number = strtoull(name + 18, NULL, 16);
+    if (strcmp(name, ".frontier.amq.tmp") == 0)
         return 3;
-    }
+    if (name[0] == '.' &&
+        amq__frontier_numbered_name_parse(name + 1, "filter-", ".amq.tmp", number))
+        return 3;
     if (sscanf(name, "notes-%16" SCNx64 ".txt", number) == 1)
         return 4;
     fail("a file the fuzz target cannot name", name);
@@ -262,7 +263,7 @@ int main(int argc, char **argv)
     uint8_t *filter = read_file(dir, name, &len);
     snprintf(name, sizeof name, "filter-%016" PRIx64 ".amq", stats.generation + 1);
     write_file(dir, name, filter, len);
-    write_file(dir, ".frontier.amq.tmp.a1b2c3", filter, len / 2);
+    write_file(dir, ".frontier.amq.tmp", filter, len / 2);
     free(filter);
     write_file(dir, "notes-0000000000000001.txt", "not the frontier's\n", 19);
     pack(dir, out, "leftovers");

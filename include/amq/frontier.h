@@ -107,7 +107,7 @@ typedef struct amq_frontier_stats {
     uint64_t enqueued;         /**< pushes answered 1 */
     uint64_t skipped;          /**< pushes answered 0: pushed before, or a false positive */
     uint64_t popped;           /**< pops answered 1 */
-    uint64_t queued;           /**< URLs waiting: enqueued - popped */
+    uint64_t queued;           /**< URLs waiting: enqueued - popped - lost */
     uint64_t queued_in_memory; /**< of those, held in memory */
     uint64_t queued_on_disk;   /**< of those, only in segment files */
     uint64_t memory_bytes;     /**< bytes the queue's buffers take */
@@ -118,6 +118,9 @@ typedef struct amq_frontier_stats {
                                     the filter's fill (below fpr) */
     double fpr;                /**< the bound the filter was made with */
     uint64_t generation;       /**< checkpoints completed in this directory */
+    uint64_t lost;             /**< URLs enqueued that will never be popped: records
+                                    of segment files found damaged (or cut off) when
+                                    read back, and skipped; kept with the checkpoint */
 } amq_frontier_stats;
 
 /**
@@ -134,7 +137,11 @@ AMQ_API void amq_frontier_options_init(amq_frontier_options *opt);
  * at once. A directory holding a frontier is reopened at its last
  * checkpoint: what was pushed or popped after it is gone, segment bytes
  * written after it are cut off, and files of that later work are removed.
- * Files the frontier did not write are never touched.
+ * Only files the checkpoint records as the frontier's are removed (the
+ * spill files made after it carry a header naming them); any other file,
+ * whatever its name, is never touched. Every file is reached through the
+ * directory opened here, so renaming the directory while it is open is
+ * harmless: the frontier goes on in it, under its new name.
  *
  * @param out receives the frontier; NULL on failure. Not NULL.
  * @param dir the directory's path; not NULL. It is resolved to an absolute
@@ -145,10 +152,12 @@ AMQ_API void amq_frontier_options_init(amq_frontier_options *opt);
  *   AMQ_EINVAL: an option out of range (the message names it), dir is not
  *   a directory, or it is not empty and holds no frontier;
  *   AMQ_ECORRUPT: the frontier's files are damaged, missing or do not
- *   belong together (the message names the file and the check);
+ *   belong together (the message names the file and the check), including
+ *   a filter file changed by another writer (the message says so);
  *   AMQ_EVERSION: a frontier written by a newer version;
  *   AMQ_EIO: a system call failed (errno tells why), including a directory
- *   already open (locked) elsewhere;
+ *   already open (locked) elsewhere, in this process or another (errno
+ *   EWOULDBLOCK; the message names the directory and says it is locked);
  *   AMQ_ERANGE: the filter's first stage would be too large;
  *   AMQ_ENOMEM.
  * Allocates: the frontier and its filter; queue buffers come later, as they
@@ -193,11 +202,13 @@ AMQ_API int amq_frontier_push(amq_frontier *f, const char *url, size_t len, amq_
  *   AMQ_ERANGE, else 0; not NULL.
  * @param f the frontier; not NULL.
  * @param diag on failure, what went wrong; may be NULL.
+ * A record of a segment file found damaged when read back (its check
+ * fails, its length is out of bounds, the file was cut short) is skipped:
+ * pop returns the next sound URL, and the skipped ones are counted in the
+ * stats' lost. Damage never blocks the URLs behind it.
+ *
  * @return 1: popped; 0: the queue is empty; or, with nothing changed:
  *   AMQ_ERANGE: capacity is less than *len + 1 (the URL stays queued);
- *   AMQ_ECORRUPT: the next URL's record in its segment file is damaged (the
- *   message names the file and offset; the URLs before it were all
- *   delivered, and every later pop answers the same);
  *   AMQ_EIO: reading a segment file failed; AMQ_ENOMEM.
  * Allocates: the read-ahead buffer, once. Complexity: O(1), and one read of
  *   up to 4 MiB of a segment file per such chunk of URLs.

@@ -35,7 +35,8 @@
  *   I1  the queue, in order, is head ++ the spill's unread records ++ tail;
  *       the head's records are the bytes of segment 1 just before its read
  *       offset, so the head is empty whenever the spill has no segment;
- *   I2  queued = enqueued - popped = head + unread spill + tail records;
+ *   I2  queued = enqueued - popped - lost = head + unread spill + tail
+ *       records (lost: damaged records the spill skipped);
  *   I3  the head holds at most min(M/2, 4 MiB) bytes and half the URL cap,
  *       the tail the rest of each: together at most the caps;
  *   I4  every byte in a buffer between start and end is a whole record;
@@ -59,19 +60,26 @@
  * and the manifest is the commit point. amq_frontier_save (1) spills the
  * tail, (2) retires segments read to the end, (3) fsyncs the segments
  * written since they were last synced (and the directory, for new ones),
- * (4) writes the filter to filter-<g+1>.amq through the generic handle
- * (temporary file, fsync, rename, directory fsync: amq__format_save, which
- * reports the checksum it wrote), (5) writes the manifest the same way,
- * naming generation g+1, that checksum, the counters, the live segments
- * with their lengths, and the read position of the next URL to pop
+ * (4) writes the filter, as the generic handle describes it, to
+ * filter-<g+1>.amq (temporary file .filter-<g+1>.amq.tmp, fsync, rename,
+ * directory fsync; the file read-only, its checksum kept from the bytes
+ * written), (5) writes the manifest the same way, naming generation g+1,
+ * that checksum, the counters, the live segments with their lengths, the
+ * segments retired since g, and the read position of the next URL to pop
  * (inside the head's segment when the head holds URLs). Only then (6) are
- * filter-<g>.amq and the segments retired since checkpoint g removed. A
- * crash before (5) completes leaves checkpoint g whole: its filter file was
- * not touched, its segments were only appended to or left for removal. A
- * crash after it leaves g+1 whole, and the files (6) did not remove are
- * found by the next open, which removes every file of the frontier's name
- * patterns that the checkpoint does not list (and nothing else), and cuts
- * each listed segment back to its listed length.
+ * filter-<g>.amq and those retired segments removed. A crash before (5)
+ * completes leaves checkpoint g whole: its filter file was not touched,
+ * its segments were only appended to or left for removal. A crash after
+ * it leaves g+1 whole, and the next open removes what (6) did not, and
+ * the files of work after the checkpoint: it cuts each listed segment back
+ * to its listed length and removes exactly the files the checkpoint
+ * records as the frontier's and unneeded (sweepable() has the list), never
+ * another file, whatever its name.
+ *
+ * Every file is opened, created, renamed and removed relative to the
+ * directory's descriptor, taken once at open (and flock'ed for as long as
+ * the frontier is open), never by path: a directory renamed while open, or
+ * replaced by another at its path, cannot get half a checkpoint.
  *
  * So the state after a reopen is exactly the last checkpoint: URLs pushed
  * after it are gone together with their filter bits (nothing is "seen"
@@ -87,15 +95,17 @@
  * The manifest is an amq container (docs/FORMAT.md) of family 11, whose
  * hasher is the filter's. Its parameter block, little-endian:
  *
- *   u32 version (1) | u64 generation
+ *   u32 version (2) | u64 generation
  *   u64 initial capacity | f64 fpr | f64 growth | f64 tightening
  *   u64 pushed | u64 enqueued | u64 popped
  *   u64 filter file checksum (its trailer; 0 at generation 0)
  *   u64 next segment id | u64 read offset | u64 read records | u64 segments
- *                                                             (108 bytes)
+ *   u64 lost | u64 retired segments                            (124 bytes)
  *
  * and its payload the segment table, 24 bytes a segment (u64 id, u64
- * length, u64 records). Generation 0 is the empty frontier written when the
+ * length, u64 records), then the retired segments' ids, u64 each. Version
+ * 1, without lost and retired (108 bytes), is still read: nothing lost,
+ * nothing retired. Generation 0 is the empty frontier written when the
  * directory is created: it has no filter file (the filter is made anew from
  * the parameters), so creating takes a single atomic write, and a directory
  * with frontier files but no manifest is damage, never a half-made
@@ -109,11 +119,15 @@
  * manifest can say either).
  *
  * The filter is kept in a generic handle (amq_filter, filter/filter.h),
- * which owns it: the filter file is saved and loaded through the handle,
- * the one path by which any filter is persisted (a loaded file must hold a
- * scalable Bloom filter, and its trailer, the checksum amq_info reports,
- * must be the manifest's). Push and the figures use the typed filter
- * inside it (amq_scalable_bloom_unwrap), at the typed calls' speed.
+ * which owns it: the filter file holds what the handle describes and is
+ * loaded through amq__filter_from_container, the paths by which any filter
+ * is persisted (a loaded file must hold a scalable Bloom filter, and its
+ * trailer must be the manifest's checksum). Push and the figures use the
+ * typed filter inside it (amq_scalable_bloom_unwrap), at the typed calls'
+ * speed. A filter file changed by another writer (amq add, which the
+ * read-only mode refuses, unless forced) is refused at reopening, saying
+ * so: the frontier cannot rebuild the filter, the popped URLs being gone,
+ * nor adopt one that would skip URLs it never queued.
  *
  * Allocation: open (the frontier, the filter and its handle, the segment
  * table); push (the tail grows by doubling up to its share; filter
@@ -147,12 +161,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define MANIFEST_NAME    "frontier.amq"
-#define MANIFEST_VERSION 1
-#define MANIFEST_PARAMS  108
-#define FILTER_PREFIX    "filter-"
-#define FILTER_SUFFIX    ".amq"
-#define FILTER_NAME_SIZE sizeof("filter-0123456789abcdef.amq")
+#define MANIFEST_NAME      "frontier.amq"
+#define MANIFEST_VERSION   2
+#define MANIFEST_PARAMS_V1 108
+#define MANIFEST_PARAMS    124
+#define FILTER_PREFIX      "filter-"
+#define FILTER_SUFFIX      ".amq"
+#define FILTER_NAME_SIZE   sizeof("filter-0123456789abcdef.amq")
+#define TEMP_SUFFIX        ".tmp"
+#define TEMP_NAME_SIZE     sizeof(".filter-0123456789abcdef.amq.tmp")
 
 #define DEFAULT_FPR              0.01
 #define DEFAULT_INITIAL_CAPACITY ((uint64_t)1 << 20)
@@ -210,23 +227,22 @@ static void filter_name(char out[FILTER_NAME_SIZE], uint64_t generation)
     amq__frontier_numbered_name(out, FILTER_NAME_SIZE, FILTER_PREFIX, generation, FILTER_SUFFIX);
 }
 
-/* "<dir>/<name>" in a new string, or NULL. */
-static char *path_in(const amq_frontier *f, const char *name)
+/* The name a file is written under before it is renamed into place,
+ * ".<name>.tmp": one name per file of a checkpoint, so that the checkpoint
+ * before says which temporary files can be the frontier's. */
+static void temp_name(char out[TEMP_NAME_SIZE], const char *name)
 {
-    size_t len = strlen(f->dir) + 1 + strlen(name) + 1;
-    char *path = malloc(len);
-    if (path)
-        snprintf(path, len, "%s/%s", f->dir, name);
-    return path;
+    snprintf(out, TEMP_NAME_SIZE, ".%s%s", name, TEMP_SUFFIX);
 }
 
-/* What a directory entry is to the frontier. */
+/* What a directory entry's name makes it to the frontier. */
 typedef enum entry_kind {
-    ENTRY_OTHER,     /* not the frontier's: never touched */
+    ENTRY_OTHER,     /* not a name the frontier writes: never touched */
     ENTRY_MANIFEST,  /* frontier.amq */
     ENTRY_FILTER,    /* filter-<generation>.amq; number = the generation */
     ENTRY_SEGMENT,   /* segment-<id>.seg; number = the id */
-    ENTRY_TEMPORARY, /* a save's temporary file, ".<manifest or filter>.tmp.XXXXXX" */
+    ENTRY_TEMPORARY, /* a save's temporary file, ".frontier.amq.tmp" (number = UINT64_MAX)
+                        or ".filter-<generation>.amq.tmp" (number = the generation) */
 } entry_kind;
 
 static entry_kind classify(const char *name, uint64_t *number)
@@ -237,28 +253,55 @@ static entry_kind classify(const char *name, uint64_t *number)
         return ENTRY_FILTER;
     if (amq__segment_name_parse(name, number))
         return ENTRY_SEGMENT;
-    /* amq__format_save's temporary name for a file of ours (format.h). */
-    const char *infix = strstr(name, ".tmp.");
-    if (name[0] != '.' || !infix || strlen(infix + 5) != 6)
+    size_t len = strlen(name), suffix_len = strlen(TEMP_SUFFIX);
+    if (name[0] != '.' || len <= 1 + suffix_len || len >= TEMP_NAME_SIZE ||
+        strcmp(name + len - suffix_len, TEMP_SUFFIX) != 0)
         return ENTRY_OTHER;
-    char base[FILTER_NAME_SIZE];
-    size_t base_len = (size_t)(infix - name) - 1;
-    if (base_len >= sizeof base)
-        return ENTRY_OTHER;
-    memcpy(base, name + 1, base_len);
-    base[base_len] = '\0';
-    uint64_t ignored;
+    char base[TEMP_NAME_SIZE];
+    memcpy(base, name + 1, len - 1 - suffix_len);
+    base[len - 1 - suffix_len] = '\0';
+    *number = UINT64_MAX;
     if (strcmp(base, MANIFEST_NAME) == 0 ||
-        amq__frontier_numbered_name_parse(base, FILTER_PREFIX, FILTER_SUFFIX, &ignored))
+        amq__frontier_numbered_name_parse(base, FILTER_PREFIX, FILTER_SUFFIX, number))
         return ENTRY_TEMPORARY;
     return ENTRY_OTHER;
 }
 
-/* Walk the directory. fresh (there is no manifest): temporary files are
- * removed, any other file of the frontier's is damage, and any other file
- * at all means this is not a frontier's directory. Otherwise the files of
- * the frontier's that the checkpoint does not list are removed. */
-static int sweep_directory(amq_frontier *f, bool fresh, amq_diag *diag)
+/* Whether reopening at the checkpoint removes the entry: only a file the
+ * frontier wrote and no longer needs. Each is known by the checkpoint's
+ * record: the files of the save that would have made the next checkpoint
+ * (filter-<g+1>.amq and the temporary files, whose names it fixes), the
+ * previous checkpoint's filter and the segments the manifest lists as
+ * retired (the removals a crash can interrupt after the commit point),
+ * and segments of ids the checkpoint had not yet given out whose header is
+ * a segment's of that id (spilled after it). A file named like the
+ * frontier's that none of these covers is someone else's. */
+static bool sweepable(const amq_frontier *f, entry_kind kind, uint64_t number, const char *name,
+                      const uint64_t *retired, size_t retired_count)
+{
+    switch (kind) {
+    case ENTRY_TEMPORARY:
+        return number == UINT64_MAX || number == f->generation + 1;
+    case ENTRY_FILTER:
+        return number == f->generation + 1 || (f->generation >= 2 && number == f->generation - 1);
+    case ENTRY_SEGMENT:
+        if (amq__spill_holds(&f->spill, number))
+            return false;
+        for (size_t i = 0; i < retired_count; i++)
+            if (retired[i] == number)
+                return true;
+        return number >= f->spill.next_id && amq__segment_file_is_ours(f->dir_fd, name, number);
+    default:
+        return false;
+    }
+}
+
+/* Walk the directory. fresh (there is no manifest): the manifest's
+ * temporary file is removed, any other file of the frontier's names is
+ * damage, and any other file at all means this is not a frontier's
+ * directory. Otherwise the files sweepable() names are removed. */
+static int sweep_directory(amq_frontier *f, bool fresh, const uint64_t *retired,
+                           size_t retired_count, amq_diag *diag)
 {
     int fd = openat(f->dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     DIR *dir = fd >= 0 ? fdopendir(fd) : NULL;
@@ -276,26 +319,27 @@ static int sweep_directory(amq_frontier *f, bool fresh, amq_diag *diag)
             continue;
         uint64_t number = 0;
         entry_kind kind = classify(name, &number);
-        bool unused = kind == ENTRY_TEMPORARY ||
-                      (kind == ENTRY_FILTER && number != f->generation) ||
-                      (kind == ENTRY_SEGMENT && !amq__spill_holds(&f->spill, number));
+        bool remove = fresh ? kind == ENTRY_TEMPORARY && number == UINT64_MAX
+                            : sweepable(f, kind, number, name, retired, retired_count);
         if (fresh && kind == ENTRY_OTHER)
             status =
                 amq__fail(diag, AMQ_EINVAL, "'%s' is not empty and holds no frontier (it has '%s')",
                           f->dir, name);
-        else if (fresh && kind != ENTRY_TEMPORARY)
+        else if (fresh && !remove)
             status = amq__fail(diag, AMQ_ECORRUPT,
                                "'%s' holds the frontier file '%s' but no %s: the manifest is "
                                "missing",
                                f->dir, name, MANIFEST_NAME);
-        else if (unused && unlinkat(f->dir_fd, name, 0) != 0 && errno != ENOENT)
+        else if (remove && unlinkat(f->dir_fd, name, 0) != 0 && errno != ENOENT)
             status = amq__io_fail(diag, errno, "cannot remove '%s/%s'", f->dir, name);
     }
     closedir(dir);
     return status;
 }
 
-/* Create dir if needed, open it, lock it, and resolve its path. */
+/* Create dir if needed, open it, lock it, and resolve its path (for
+ * messages: every file is reached through the descriptor, so a directory
+ * renamed while open is still the one written). */
 static int open_directory(amq_frontier *f, const char *dir, amq_diag *diag)
 {
     if (*dir == '\0')
@@ -308,68 +352,200 @@ static int open_directory(amq_frontier *f, const char *dir, amq_diag *diag)
             return amq__fail(diag, AMQ_EINVAL, "'%s' is not a directory", dir);
         return amq__io_fail(diag, errno, "cannot open directory '%s'", dir);
     }
+    /* The lock belongs to this open file description: a second open, in
+     * this process or another, makes its own and is refused. */
     if (flock(f->dir_fd, LOCK_EX | LOCK_NB) != 0)
-        return amq__io_fail(diag, errno, "'%s' is locked: another amq_frontier has it open", dir);
+        return amq__io_fail(diag, errno,
+                            "frontier directory '%s' is locked: another amq_frontier has it open",
+                            dir);
     f->dir = realpath(dir, NULL);
     if (!f->dir)
         return amq__io_fail(diag, errno, "cannot resolve the path '%s'", dir);
     return AMQ_OK;
 }
 
+/* ---- files in the directory ------------------------------------------------------ */
+
+/* A writer for amq__format_write into a file, which keeps the last bytes
+ * written: the container's trailer, its checksum. */
+typedef struct file_writer {
+    int fd;
+    uint8_t last[AMQ__FORMAT_TRAILER_SIZE];
+} file_writer;
+
+static int file_write(void *context, const void *data, size_t len)
+{
+    file_writer *w = context;
+    if (amq__write_all(w->fd, data, len, -1) != 0)
+        return -1;
+    size_t keep = sizeof w->last;
+    if (len >= keep) {
+        memcpy(w->last, (const uint8_t *)data + len - keep, keep);
+    } else {
+        memmove(w->last, w->last + len, keep - len);
+        memcpy(w->last + keep - len, data, len);
+    }
+    return 0;
+}
+
+/* Write a container as name in the frontier's directory, atomically: its
+ * temporary file, fsync, rename over name, fsync the directory, all
+ * relative to the directory's descriptor. mode is the new file's (less the
+ * umask). *checksum (may be NULL) receives the trailer written. On a
+ * failure before the rename, name is untouched and the temporary file
+ * gone. */
+static int write_file(uint64_t *checksum, amq_frontier *f, const char *name, mode_t mode,
+                      const amq__container *c, const amq__piece *pieces, size_t piece_count,
+                      amq_diag *diag)
+{
+    char temp[TEMP_NAME_SIZE];
+    temp_name(temp, name);
+    /* An earlier failed save's, which may be read-only. */
+    if (unlinkat(f->dir_fd, temp, 0) != 0 && errno != ENOENT)
+        return amq__io_fail(diag, errno, "cannot remove '%s/%s'", f->dir, temp);
+    file_writer w = { .fd = openat(f->dir_fd, temp,
+                                   O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode) };
+    if (w.fd < 0)
+        return amq__io_fail(diag, errno, "cannot create '%s/%s'", f->dir, temp);
+    amq_diag inner = { .message = "" };
+    int status = amq__format_write(c, pieces, piece_count, file_write, &w, &inner);
+    if (status == AMQ_EIO)
+        status = amq__io_fail(diag, errno, "writing '%s/%s'", f->dir, temp);
+    else if (status != AMQ_OK)
+        status = amq__fail(diag, status, "writing '%s/%s': %s", f->dir, temp, inner.message);
+    else if (fsync(w.fd) != 0)
+        status = amq__io_fail(diag, errno, "syncing '%s/%s'", f->dir, temp);
+    if (close(w.fd) != 0 && status == AMQ_OK)
+        status = amq__io_fail(diag, errno, "closing '%s/%s'", f->dir, temp);
+    if (status == AMQ_OK && renameat(f->dir_fd, temp, f->dir_fd, name) != 0)
+        status = amq__io_fail(diag, errno, "cannot rename '%s/%s' to '%s'", f->dir, temp, name);
+    if (status != AMQ_OK) {
+        unlinkat(f->dir_fd, temp, 0);
+        return status;
+    }
+    /* Filesystems that cannot sync a directory say EINVAL. */
+    if (fsync(f->dir_fd) != 0 && errno != EINVAL)
+        return amq__io_fail(diag, errno, "syncing directory '%s' after writing '%s'", f->dir, name);
+    if (checksum)
+        *checksum = amq__load_u64le(w.last);
+    return AMQ_OK;
+}
+
+/* Read the whole file name of the frontier's directory into *image (a
+ * symbolic link is not followed). AMQ_EIO (errno ENOENT for a missing
+ * file), AMQ_ECORRUPT (not a regular file, or it changed size while read),
+ * AMQ_ENOMEM. */
+static int read_file(amq__file_image *image, const amq_frontier *f, const char *name,
+                     amq_diag *diag)
+{
+    memset(image, 0, sizeof *image);
+    int fd = openat(f->dir_fd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0)
+        return amq__io_fail(diag, errno, "cannot open '%s/%s'", f->dir, name);
+    struct stat st;
+    uint8_t *data = NULL;
+    int status = AMQ_OK;
+    if (fstat(fd, &st) != 0)
+        status = amq__io_fail(diag, errno, "cannot stat '%s/%s'", f->dir, name);
+    else if (!S_ISREG(st.st_mode))
+        status = amq__fail(diag, AMQ_ECORRUPT, "'%s/%s' is not a regular file", f->dir, name);
+    else if ((uint64_t)st.st_size > SIZE_MAX ||
+             (st.st_size > 0 && !(data = malloc((size_t)st.st_size))))
+        status = amq__fail(diag, AMQ_ENOMEM, "out of memory reading '%s/%s'", f->dir, name);
+    if (status == AMQ_OK) {
+        int64_t got = amq__read_full(fd, data, (size_t)st.st_size, 0);
+        if (got < 0)
+            status = amq__io_fail(diag, errno, "reading '%s/%s'", f->dir, name);
+        else if (got != (int64_t)st.st_size)
+            status = amq__fail(diag, AMQ_ECORRUPT, "'%s/%s' changed size while being read", f->dir,
+                               name);
+    }
+    close(fd);
+    if (status != AMQ_OK) {
+        free(data);
+        return status;
+    }
+    image->data = data;
+    image->len = (size_t)st.st_size;
+    image->mapped = false;
+    return AMQ_OK;
+}
+
 /* ---- the filter's file ------------------------------------------------------ */
 
-/* Write the filter as filter-<generation>.amq through the generic handle
- * (atomically: amq__format_save) and learn the checksum the save wrote. */
+/* Write the filter as filter-<generation>.amq, as the generic handle saves
+ * it, and learn the checksum written. The file is read-only: its checksum
+ * is the manifest's, so a change by any other writer (amq add, which
+ * refuses a file without a write bit) would make the checkpoint
+ * unopenable. */
 static int save_filter(uint64_t *checksum, amq_frontier *f, uint64_t generation, amq_diag *diag)
 {
     char name[FILTER_NAME_SIZE];
     filter_name(name, generation);
-    char *path = path_in(f, name);
-    if (!path)
-        return amq__fail(diag, AMQ_ENOMEM, "out of memory saving the filter");
-    int status = amq__filter_save(checksum, f->handle, path, diag);
-    free(path);
+    amq__container c;
+    int status;
+    amq__saved *saved = amq__filter_describe(f->handle, &c, diag, &status);
+    if (!saved)
+        return status;
+    status = write_file(checksum, f, name, 0444, &c, saved->pieces, saved->piece_count, diag);
+    amq__saved_free(saved);
     return status;
 }
 
-/* Load filter-<generation>.amq through the generic handle: a scalable
- * Bloom filter's file, which must be the one whose checksum the manifest
- * holds. */
+/* Load filter-<generation>.amq: a scalable Bloom filter's file, which must
+ * be the one whose checksum the manifest holds. */
 static int load_filter(amq_frontier *f, uint64_t checksum, amq_diag *diag)
 {
     char name[FILTER_NAME_SIZE];
     filter_name(name, f->generation);
-    char *path = path_in(f, name);
-    if (!path)
-        return amq__fail(diag, AMQ_ENOMEM, "out of memory opening the filter");
-    amq_filter *handle = NULL;
+    amq__file_image image;
+    amq__container c;
     amq_diag inner = { .message = "" };
-    int status = amq__filter_load(&handle, path, 0, &amq__scalable_bloom_family, &inner);
-    if (status == AMQ_EIO && errno == ENOENT) {
+    int status = read_file(&image, f, name, &inner);
+    if (status == AMQ_EIO && errno == ENOENT)
+        return amq__fail(diag, AMQ_ECORRUPT,
+                         "frontier '%s': the checkpoint's filter file '%s' is missing", f->dir,
+                         name);
+    if (status == AMQ_OK) {
+        status = amq__format_parse(&c, image.data, image.len, &inner);
+        if (status == AMQ_OK && c.family != amq__scalable_bloom_family.id)
+            status =
+                amq__fail(&inner, AMQ_ECORRUPT,
+                          "it holds family %" PRIu32 ", not a scalable-bloom filter", c.family);
+        if (status != AMQ_OK)
+            amq__file_image_close(&image);
+    }
+    uint64_t trailer = 0;
+    amq_filter *handle = NULL;
+    if (status == AMQ_OK) {
+        trailer = amq__load_u64le(image.data + image.len - AMQ__FORMAT_TRAILER_SIZE);
+        status = amq__filter_from_container(&handle, &c, &image, name, &inner);
+    }
+    if (status != AMQ_OK)
+        return amq__fail(diag, status, "frontier '%s': filter file '%s': %s", f->dir, name,
+                         inner.message);
+    amq_scalable_bloom *filter = amq_scalable_bloom_unwrap(handle);
+    assert(filter);
+    if (trailer != checksum) {
+        /* A sound filter file, but not the one the checkpoint wrote: the
+         * frontier cannot tell which URLs were added to it (and would skip
+         * them, never having queued them), nor rebuild it, the popped URLs
+         * being gone. */
         status =
-            amq__fail(diag, AMQ_ECORRUPT, "the checkpoint's filter file '%s' is missing", path);
-        free(path);
+            amq__fail(diag, AMQ_ECORRUPT,
+                      "frontier '%s': its filter file '%s' was changed outside the "
+                      "frontier (or belongs to another checkpoint): its checksum %016" PRIx64
+                      " is not the %016" PRIx64 " checkpoint %" PRIu64
+                      " wrote, and it holds %" PRIu64 " URLs where the checkpoint enqueued %" PRIu64
+                      "; restore the file the checkpoint wrote",
+                      f->dir, name, trailer, checksum, f->generation,
+                      amq_scalable_bloom_keys(filter), f->enqueued);
+        amq_free(handle);
         return status;
     }
-    if (status == AMQ_OK) {
-        amq_info info;
-        amq_info_get(&info, handle);
-        if (info.file_checksum != checksum)
-            status = amq__fail(&inner, AMQ_ECORRUPT,
-                               "its checksum %016" PRIx64 " is not the %016" PRIx64
-                               " the manifest recorded: it belongs to another checkpoint",
-                               info.file_checksum, checksum);
-    }
-    if (status == AMQ_OK) {
-        f->handle = handle;
-        f->filter = amq_scalable_bloom_unwrap(handle);
-        assert(f->filter);
-    } else {
-        amq_free(handle);
-        amq__fail(diag, status, "filter file '%s': %s", path, inner.message);
-    }
-    free(path);
-    return status;
+    f->handle = handle;
+    f->filter = filter;
+    return AMQ_OK;
 }
 
 /* ---- the manifest ------------------------------------------------------------ */
@@ -383,16 +559,19 @@ typedef struct manifest {
     uint64_t next_segment;
     uint64_t read_offset, read_records;
     uint64_t segments;
+    uint64_t lost;              /* version 2: records skipped as damaged */
+    uint64_t retired;           /* version 2: segments awaiting removal */
+    const uint8_t *retired_ids; /* their ids, u64 each, after the segment table */
 } manifest;
 
 static int write_manifest(amq_frontier *f, const manifest *m, amq_diag *diag)
 {
     amq__params_writer *w = malloc(sizeof *w);
     size_t table_len = f->spill.count * AMQ__SPILL_ENTRY_SIZE;
-    uint8_t *table = table_len ? malloc(table_len) : NULL;
-    char *path = path_in(f, MANIFEST_NAME);
+    size_t retired_len = m->retired * 8;
+    uint8_t *table = table_len + retired_len ? malloc(table_len + retired_len) : NULL;
     int status = AMQ_OK;
-    if (!w || (table_len && !table) || !path) {
+    if (!w || (table_len + retired_len && !table)) {
         status = amq__fail(diag, AMQ_ENOMEM, "out of memory writing the manifest");
     } else {
         amq__params_init(w);
@@ -410,20 +589,23 @@ static int write_manifest(amq_frontier *f, const manifest *m, amq_diag *diag)
         amq__params_put_u64(w, m->read_offset);
         amq__params_put_u64(w, m->read_records);
         amq__params_put_u64(w, m->segments);
+        amq__params_put_u64(w, m->lost);
+        amq__params_put_u64(w, m->retired);
         assert(w->len == MANIFEST_PARAMS);
         amq__spill_table_store(&f->spill, table);
+        for (size_t i = 0; i < m->retired; i++)
+            amq__store_u64le(table + table_len + i * 8, f->spill.retired[i]);
         amq__container c = {
             .family = AMQ__FAMILY_FRONTIER,
             .hasher = m->filter.hasher,
             .params = w->bytes,
             .params_len = w->len,
         };
-        amq__piece piece = { table, table_len };
-        status = amq__format_save(NULL, path, &c, &piece, 1, diag);
+        amq__piece piece = { table, table_len + retired_len };
+        status = write_file(NULL, f, MANIFEST_NAME, 0644, &c, &piece, 1, diag);
     }
     free(w);
     free(table);
-    free(path);
     return status;
 }
 
@@ -446,37 +628,49 @@ static int parse_manifest(manifest *m, const amq__container *c, amq_diag *diag)
                          version, MANIFEST_VERSION);
     memset(m, 0, sizeof *m);
     m->filter.hasher = c->hasher;
-    if (version != MANIFEST_VERSION || amq__params_get_u64(&r, &m->generation) ||
+    if (version < 1 || amq__params_get_u64(&r, &m->generation) ||
         amq__params_get_u64(&r, &m->filter.capacity) || amq__params_get_f64(&r, &m->filter.fpr) ||
         amq__params_get_f64(&r, &m->filter.growth) ||
         amq__params_get_f64(&r, &m->filter.tightening) || amq__params_get_u64(&r, &m->pushed) ||
         amq__params_get_u64(&r, &m->enqueued) || amq__params_get_u64(&r, &m->popped) ||
         amq__params_get_u64(&r, &m->filter_checksum) || amq__params_get_u64(&r, &m->next_segment) ||
         amq__params_get_u64(&r, &m->read_offset) || amq__params_get_u64(&r, &m->read_records) ||
-        amq__params_get_u64(&r, &m->segments) || amq__params_end(&r) != AMQ_OK)
+        amq__params_get_u64(&r, &m->segments) ||
+        (version >= 2 &&
+         (amq__params_get_u64(&r, &m->lost) || amq__params_get_u64(&r, &m->retired))) ||
+        amq__params_end(&r) != AMQ_OK)
         return amq__fail(diag, AMQ_ECORRUPT,
                          "its parameter block is %" PRIu32 " bytes of version %" PRIu32
-                         "; version %d has %d",
-                         c->params_len, version, MANIFEST_VERSION, MANIFEST_PARAMS);
-    if (m->enqueued > m->pushed || m->popped > m->enqueued)
+                         "; version 1 has %d, version 2 %d",
+                         c->params_len, version, MANIFEST_PARAMS_V1, MANIFEST_PARAMS);
+    if (m->enqueued > m->pushed || m->popped > m->enqueued || m->lost > m->enqueued - m->popped)
         return amq__fail(diag, AMQ_ECORRUPT,
                          "its counters are inconsistent: %" PRIu64 " pushed, %" PRIu64
-                         " enqueued, %" PRIu64 " popped",
-                         m->pushed, m->enqueued, m->popped);
+                         " enqueued, %" PRIu64 " popped, %" PRIu64 " lost",
+                         m->pushed, m->enqueued, m->popped, m->lost);
     if (m->next_segment < 1)
         return amq__fail(diag, AMQ_ECORRUPT, "its next segment id is 0");
     if (m->filter.capacity < 1 || !(m->filter.fpr > 0 && m->filter.fpr < 1))
         return amq__fail(diag, AMQ_ECORRUPT,
                          "its filter's first-stage capacity %" PRIu64 " or fpr %g is out of range",
                          m->filter.capacity, m->filter.fpr);
-    if (m->generation == 0 && (m->pushed || m->segments || m->filter_checksum))
+    if (m->generation == 0 && (m->pushed || m->segments || m->filter_checksum || m->retired))
         return amq__fail(diag, AMQ_ECORRUPT, "generation 0 is not the empty frontier");
-    if (c->payload_len / AMQ__SPILL_ENTRY_SIZE != m->segments ||
-        c->payload_len % AMQ__SPILL_ENTRY_SIZE != 0)
+    if (m->segments > c->payload_len / AMQ__SPILL_ENTRY_SIZE || m->retired > c->payload_len / 8 ||
+        c->payload_len != m->segments * AMQ__SPILL_ENTRY_SIZE + m->retired * 8)
         return amq__fail(diag, AMQ_ECORRUPT,
                          "its segment table is %" PRIu64 " bytes, not %d for each of %" PRIu64
-                         " segments",
-                         c->payload_len, AMQ__SPILL_ENTRY_SIZE, m->segments);
+                         " segments and 8 for each of %" PRIu64 " retired ones",
+                         c->payload_len, AMQ__SPILL_ENTRY_SIZE, m->segments, m->retired);
+    m->retired_ids = c->payload + m->segments * AMQ__SPILL_ENTRY_SIZE;
+    for (uint64_t i = 0; i < m->retired; i++) {
+        uint64_t id = amq__load_u64le(m->retired_ids + i * 8);
+        if (id == 0 || id >= m->next_segment)
+            return amq__fail(diag, AMQ_ECORRUPT,
+                             "retired segment %" PRIu64 " has id %" PRIu64
+                             ", not above 0 and below %" PRIu64,
+                             i, id, m->next_segment);
+    }
     return AMQ_OK;
 }
 
@@ -506,58 +700,67 @@ static int make_filter(amq_frontier *f, amq_diag *diag)
 
 static int reopen(amq_frontier *f, amq_diag *diag)
 {
-    char *path = path_in(f, MANIFEST_NAME);
-    if (!path)
-        return amq__fail(diag, AMQ_ENOMEM, "out of memory opening the manifest");
     amq__file_image image;
     amq_diag inner = { .message = "" };
     amq__container c;
     manifest m;
-    int status = amq__format_open(&image, &c, path, 0, &inner);
+    uint64_t *retired = NULL;
+    int status = read_file(&image, f, MANIFEST_NAME, &inner);
     if (status == AMQ_OK) {
-        status = parse_manifest(&m, &c, &inner);
+        status = amq__format_parse(&c, image.data, image.len, &inner);
+        if (status == AMQ_OK)
+            status = parse_manifest(&m, &c, &inner);
         if (status == AMQ_OK) {
             f->generation = m.generation;
             f->filter_params = m.filter;
             f->pushed = m.pushed;
             f->enqueued = m.enqueued;
             f->popped = m.popped;
+            f->spill.lost = m.lost;
             status = amq__spill_table_load(&f->spill, c.payload, m.segments, m.next_segment,
                                            m.read_offset, m.read_records, &inner);
+        }
+        if (status == AMQ_OK && m.retired > 0) {
+            retired = malloc((size_t)m.retired * sizeof *retired);
+            if (!retired)
+                status = amq__fail(&inner, AMQ_ENOMEM, "out of memory for the retired segments");
+            for (uint64_t i = 0; retired && i < m.retired; i++)
+                retired[i] = amq__load_u64le(m.retired_ids + i * 8);
         }
         amq__file_image_close(&image);
     }
     if (status != AMQ_OK) {
-        amq__fail(diag, status, "manifest '%s': %s", path, inner.message);
-        free(path);
-        return status;
+        free(retired);
+        return amq__fail(diag, status, "manifest '%s/%s': %s", f->dir, MANIFEST_NAME,
+                         inner.message);
     }
-    free(path);
-    if (f->spill.unread_records != m.enqueued - m.popped)
-        return amq__fail(diag, AMQ_ECORRUPT,
-                         "manifest: its segments hold %" PRIu64 " unread URLs, but %" PRIu64
-                         " were enqueued and %" PRIu64 " popped",
-                         f->spill.unread_records, m.enqueued, m.popped);
-    if (m.generation > 0) {
+    if (f->spill.unread_records != m.enqueued - m.popped - m.lost)
+        status =
+            amq__fail(diag, AMQ_ECORRUPT,
+                      "manifest '%s/%s': its segments hold %" PRIu64 " unread URLs, but %" PRIu64
+                      " were enqueued, %" PRIu64 " popped and %" PRIu64 " lost",
+                      f->dir, MANIFEST_NAME, f->spill.unread_records, m.enqueued, m.popped, m.lost);
+    else if (m.generation > 0)
         status = load_filter(f, m.filter_checksum, diag);
-    } else if ((status = make_filter(f, &inner)) != AMQ_OK) {
+    else if ((status = make_filter(f, &inner)) != AMQ_OK) {
         if (status == AMQ_EINVAL || status == AMQ_ERANGE)
             status = AMQ_ECORRUPT;
         amq__fail(diag, status, "manifest: its filter parameters are refused: %s", inner.message);
     }
-    if (status != AMQ_OK)
-        return status;
-    if (amq_scalable_bloom_keys(f->filter) != f->enqueued)
-        return amq__fail(diag, AMQ_ECORRUPT,
-                         "the filter holds %" PRIu64 " URLs; the manifest says %" PRIu64
-                         " were enqueued",
-                         amq_scalable_bloom_keys(f->filter), f->enqueued);
-    return sweep_directory(f, false, diag);
+    if (status == AMQ_OK && amq_scalable_bloom_keys(f->filter) != f->enqueued)
+        status = amq__fail(diag, AMQ_ECORRUPT,
+                           "frontier '%s': the filter holds %" PRIu64
+                           " URLs; the manifest says %" PRIu64 " were enqueued",
+                           f->dir, amq_scalable_bloom_keys(f->filter), f->enqueued);
+    if (status == AMQ_OK)
+        status = sweep_directory(f, false, retired, (size_t)m.retired, diag);
+    free(retired);
+    return status;
 }
 
 static int create(amq_frontier *f, const amq_frontier_options *opt, amq_diag *diag)
 {
-    int status = sweep_directory(f, true, diag);
+    int status = sweep_directory(f, true, NULL, 0, diag);
     if (status != AMQ_OK)
         return status;
     f->filter_params = (amq_scalable_bloom_params){
@@ -850,6 +1053,8 @@ int amq_frontier_save(amq_frontier *f, amq_diag *diag)
         .read_offset = f->spill.read_offset - (f->head.end - f->head.start),
         .read_records = f->spill.read_records - f->head.records,
         .segments = f->spill.count,
+        .lost = f->spill.lost,
+        .retired = f->spill.retired_count,
     };
     if (status == AMQ_OK)
         status = save_filter(&m.filter_checksum, f, m.generation, diag);
@@ -883,7 +1088,7 @@ void amq_frontier_stats_get(amq_frontier_stats *out, const amq_frontier *f)
     out->enqueued = f->enqueued;
     out->skipped = f->pushed - f->enqueued;
     out->popped = f->popped;
-    out->queued = f->enqueued - f->popped;
+    out->queued = f->enqueued - f->popped - f->spill.lost;
     out->queued_in_memory = f->head.records + f->tail.records;
     out->queued_on_disk = f->spill.unread_records;
     out->memory_bytes = f->head.capacity + f->tail.capacity;
@@ -893,6 +1098,7 @@ void amq_frontier_stats_get(amq_frontier_stats *out, const amq_frontier *f)
     out->expected_fpr = amq_scalable_bloom_expected_fpr(f->filter);
     out->fpr = amq_scalable_bloom_fpr(f->filter);
     out->generation = f->generation;
+    out->lost = f->spill.lost;
 }
 
 /* I4 for one buffer: whole records from start to end, as many as it says. */
@@ -929,11 +1135,12 @@ int amq__frontier_check(const amq_frontier *f, amq_diag *diag)
         (s->count == 0 || s->read_offset < AMQ__SEGMENT_HEADER + (f->head.end - f->head.start) ||
          s->read_records < f->head.records))
         return amq__fail(diag, AMQ_ECORRUPT, "the head is not read from the first segment (I1)");
-    if (f->enqueued - f->popped != f->head.records + s->unread_records + f->tail.records)
+    if (s->lost > f->enqueued - f->popped ||
+        f->enqueued - f->popped - s->lost != f->head.records + s->unread_records + f->tail.records)
         return amq__fail(diag, AMQ_ECORRUPT,
-                         "%" PRIu64 " queued, but %" PRIu64 " + %" PRIu64 " + %" PRIu64
-                         " in head, spill and tail (I2)",
-                         f->enqueued - f->popped, f->head.records, s->unread_records,
+                         "%" PRIu64 " enqueued, %" PRIu64 " popped, %" PRIu64 " lost, but %" PRIu64
+                         " + %" PRIu64 " + %" PRIu64 " in head, spill and tail (I2)",
+                         f->enqueued, f->popped, s->lost, f->head.records, s->unread_records,
                          f->tail.records);
     if (f->head.capacity > f->head_bytes_max || f->tail.capacity > f->tail_bytes_max ||
         f->head.records > f->head_urls_max || f->tail.records > f->tail_urls_max)

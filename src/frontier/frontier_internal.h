@@ -69,6 +69,8 @@ typedef struct amq__spill {
     uint64_t read_records;   /* records of segments[0] already read */
     uint64_t unread_records; /* records not yet read, in all segments */
     uint64_t bytes;          /* the live segments' lengths, summed */
+    uint64_t lost;           /* records found damaged and skipped, ever (as of the
+                                last checkpoint, plus since) */
     uint64_t *retired;       /* committed segments read to the end since the
                                 checkpoint: removed when the next one lands */
     size_t retired_count, retired_capacity;
@@ -91,15 +93,18 @@ int amq__spill_append(amq__spill *s, const uint8_t *bytes, size_t len, size_t *d
 /* Read the next whole records of the oldest segment that still has unread
  * ones into into (capacity >= the largest record): at most capacity bytes
  * and max_records (>= 1) records, each checked. Segments read to the end
- * are retired first. *len and *records say what was read: 0 and 0 only when
- * nothing is unread. AMQ_ECORRUPT when the next record is damaged, AMQ_EIO,
- * AMQ_ENOMEM; the records read before a damaged one are delivered first. */
+ * are retired first. A damaged record (or the part of a segment a
+ * truncation took) is skipped and counted in s->lost: the records before
+ * it are delivered by this call, the ones after it by the next. *len and
+ * *records say what was read: 0 and 0 only when nothing readable is
+ * left. AMQ_EIO, AMQ_ENOMEM. */
 int amq__spill_read(amq__spill *s, uint8_t *into, size_t capacity, uint64_t max_records,
                     size_t *len, uint64_t *records, amq_diag *diag);
 
-/* Retire the leading segments that have been read to the end: close them,
- * and remove at once those no checkpoint lists. AMQ_ECORRUPT if one held
- * fewer records than it was written with; AMQ_ENOMEM. */
+/* Retire the leading segments that have been read to the end (all their
+ * bytes or all their records): close them, and remove at once those no
+ * checkpoint lists. Records a segment was written with and that its bytes
+ * no longer held are counted lost. AMQ_ENOMEM. */
 int amq__spill_retire_read(amq__spill *s, amq_diag *diag);
 
 /* fsync every segment written since it was last synced, and the directory
@@ -113,6 +118,10 @@ void amq__spill_commit(amq__spill *s);
 /* Remove the segments no checkpoint lists (when closing without saving). */
 void amq__spill_discard_uncommitted(amq__spill *s);
 
+/* Whether the file name in dir_fd is a segment file with id in its header
+ * (magic, version and id), which only a frontier writes. */
+bool amq__segment_file_is_ours(int dir_fd, const char *name, uint64_t id);
+
 /* The manifest's segment table: 24 bytes per live segment (u64 id, u64
  * length, u64 records). */
 #define AMQ__SPILL_ENTRY_SIZE 24
@@ -123,9 +132,10 @@ void amq__spill_table_store(const amq__spill *s, uint8_t *out);
 /* Take the live segments from a checkpoint's table (count entries) with
  * segments[0] read up to read_offset / read_records, checking the table
  * against itself and against next_id, and each segment file: present, its
- * header right, at least as long as listed (it is cut back to that
- * length). Returns AMQ_OK; AMQ_ECORRUPT naming the file or entry; AMQ_EIO;
- * AMQ_ENOMEM. */
+ * header right (when the file still holds one), cut back to its listed
+ * length when longer. A file shorter than listed is taken: its missing
+ * records are counted lost when reading reaches them. Returns AMQ_OK;
+ * AMQ_ECORRUPT naming the file or entry; AMQ_EIO; AMQ_ENOMEM. */
 int amq__spill_table_load(amq__spill *s, const uint8_t *table, uint64_t count, uint64_t next_id,
                           uint64_t read_offset, uint64_t read_records, amq_diag *diag);
 

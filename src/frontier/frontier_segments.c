@@ -35,15 +35,29 @@
  * or after the next checkpoint lands if the last one does (a crash before
  * then reopens that checkpoint, which still needs the file).
  *
+ * Damage does not stop the queue. A record whose check fails, whose length
+ * is out of bounds or that runs past the end of the file is skipped and
+ * counted lost, and reading goes on at the next sound record: just past the
+ * damaged one when its length field leads to a sound record (or to the
+ * segment's end), else the first offset further on where a whole record
+ * passes its check (a 32-bit check, so a false start in damaged bytes is a
+ * 2^-32 chance per offset with a plausible length). When no sound record
+ * follows, the rest of the segment is lost. The manifest says how many
+ * records each segment was written with, so when reading reaches a
+ * segment's end with fewer records accounted for (a damaged run held
+ * several), the difference is counted lost too; and a segment whose
+ * records are all accounted for is done, whatever bytes follow. The count
+ * of lost records is kept with the checkpoint.
+ *
  * Checkpoints: the manifest lists every live segment with its length and
  * record count as of the save, when they were fsynced. Bytes appended
  * after a checkpoint are not part of it: reopening cuts a listed segment
  * back to its listed length and removes segments created after it. So a
  * crash never leaves a half-written record inside a checkpoint; a damaged
  * byte inside one is found by its record's check when the record is read
- * (AMQ_ECORRUPT naming the file and offset, after the records before it),
- * and a file shorter than listed, or with a wrong header, when the
- * checkpoint is reopened.
+ * (and skipped, as above), a file shorter than listed when reading
+ * reaches its end (the records it lost are counted), and one with a wrong
+ * header when the checkpoint is reopened.
  *
  * Memory: the segment table (32 bytes a segment) and the ids of retired
  * segments awaiting the next checkpoint. Two file descriptors at most stay
@@ -233,9 +247,18 @@ static int segment_create(amq__spill *s, amq_diag *diag)
         return amq__fail(diag, AMQ_ENOMEM, "out of memory for the segment table");
     char name[AMQ__SEGMENT_NAME_SIZE];
     segment_name(name, s->next_id);
-    /* A file of this name can only be left over from work after the last
-     * checkpoint (reopening removes those), so it is replaced. */
-    int fd = openat(s->dir_fd, name, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+    /* Reopening removed the spill files of work after the checkpoint, so a
+     * file of this name is not the frontier's: it is left alone and the id
+     * skipped (ids need only increase). */
+    int fd;
+    while ((fd = openat(s->dir_fd, name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
+                        0644)) < 0 &&
+           errno == EEXIST) {
+        if (s->next_id == UINT64_MAX - 1)
+            return amq__fail(diag, AMQ_ERANGE,
+                             "no segment id is left: the next one would be 2^64 - 1");
+        segment_name(name, ++s->next_id);
+    }
     if (fd < 0)
         return amq__io_fail(diag, errno, "cannot create segment file '%s/%s'", s->dir, name);
     uint8_t header[AMQ__SEGMENT_HEADER] = { 0 };
@@ -303,18 +326,30 @@ int amq__spill_append(amq__spill *s, const uint8_t *bytes, size_t len, size_t *d
     return status;
 }
 
+/* Count as lost the records of the oldest segment that reading has passed
+ * without delivering: all of them once its bytes are read to the end. And
+ * a segment whose records are all accounted for has nothing more to read:
+ * bytes after them (which only damage puts there) are passed over. */
+static void settle_oldest(amq__spill *s)
+{
+    amq__segment *seg = &s->segments[0];
+    if (s->read_offset >= seg->length && s->read_records < seg->records) {
+        uint64_t missing = seg->records - s->read_records;
+        s->lost += missing;
+        s->unread_records -= missing;
+        s->read_records = seg->records;
+    }
+    if (s->read_records == seg->records)
+        s->read_offset = seg->length;
+}
+
 int amq__spill_retire_read(amq__spill *s, amq_diag *diag)
 {
-    while (s->count > 0 && s->read_records == s->segments[0].records) {
+    while (s->count > 0) {
+        settle_oldest(s);
         amq__segment *seg = &s->segments[0];
-        if (s->read_offset != seg->length) {
-            char name[AMQ__SEGMENT_NAME_SIZE];
-            segment_name(name, seg->id);
-            return amq__fail_at(diag, AMQ_ECORRUPT, s->read_offset,
-                                "segment file '%s/%s': bytes follow its %" PRIu64
-                                " records at offset %" PRIu64,
-                                s->dir, name, seg->records, s->read_offset);
-        }
+        if (s->read_records != seg->records)
+            break;
         if (seg->committed && !reserve((void **)&s->retired, &s->retired_capacity, s->retired_count,
                                        sizeof *s->retired))
             return amq__fail(diag, AMQ_ENOMEM, "out of memory for the retired segments");
@@ -332,62 +367,153 @@ int amq__spill_retire_read(amq__spill *s, amq_diag *diag)
     return AMQ_OK;
 }
 
+/* Whether a whole, sound record starts at offset at of seg, whose readable
+ * bytes end at end; into (capacity >= RECORD_MAX) is scratch. */
+static int sound_record_at(bool *sound, amq__spill *s, const amq__segment *seg, uint64_t at,
+                           uint64_t end, uint8_t *into)
+{
+    uint64_t want = end - at < RECORD_MAX ? end - at : RECORD_MAX;
+    int64_t got = amq__read_full(seg->fd, into, (size_t)want, (int64_t)at);
+    if (got < 0) {
+        char name[AMQ__SEGMENT_NAME_SIZE];
+        segment_name(name, seg->id);
+        return amq__io_fail(NULL, errno, "reading segment file '%s/%s'", s->dir, name);
+    }
+    size_t size;
+    const char *problem;
+    *sound = record_parse(into, (size_t)got, &size, &problem) == 1;
+    return AMQ_OK;
+}
+
+/* The record at the read offset of the oldest segment is damaged, or the
+ * file ends inside it: count it lost and move the read offset to the next
+ * sound record, or to the segment's end when none follows (its remaining
+ * records all lost). into (capacity >= RECORD_MAX) is scratch. */
+static int skip_damage(amq__spill *s, uint8_t *into, size_t capacity, amq_diag *diag)
+{
+    amq__segment *seg = &s->segments[0];
+    char name[AMQ__SEGMENT_NAME_SIZE];
+    segment_name(name, seg->id);
+    struct stat st;
+    if (fstat(seg->fd, &st) != 0)
+        return amq__io_fail(diag, errno, "cannot stat segment file '%s/%s'", s->dir, name);
+    const uint64_t at = s->read_offset;
+    uint64_t end = seg->length; /* where readable bytes end: the file may be shorter */
+    if ((uint64_t)st.st_size < end)
+        end = (uint64_t)st.st_size > at ? (uint64_t)st.st_size : at;
+    bool found = false;
+    uint64_t next = end;
+
+    /* Most damage is a changed byte of the URL or check: the length field
+     * still leads to the next record, which must be sound, or to the
+     * segment's end. */
+    uint8_t field[4];
+    if (end - at >= AMQ__RECORD_OVERHEAD &&
+        amq__read_full(seg->fd, field, sizeof field, (int64_t)at) == (int64_t)sizeof field &&
+        amq__load_u32le(field) <= AMQ_FRONTIER_MAX_URL) {
+        uint64_t after = at + amq__record_size(amq__load_u32le(field));
+        if (after == seg->length && after <= end) {
+            found = true;
+            next = after;
+        } else if (after < end) {
+            int status = sound_record_at(&found, s, seg, after, end, into);
+            if (status != AMQ_OK)
+                return amq__io_fail(diag, errno, "reading segment file '%s/%s'", s->dir, name);
+            next = after;
+        }
+    }
+    /* Else the first offset past the damaged record's smallest size where a
+     * whole record passes its check. Chunks overlap by a largest record, so
+     * every candidate is judged with all its bytes at hand. */
+    for (uint64_t base = at + AMQ__RECORD_OVERHEAD; !found && base + AMQ__RECORD_OVERHEAD <= end;) {
+        uint64_t want = end - base < capacity ? end - base : capacity;
+        int64_t got = amq__read_full(seg->fd, into, (size_t)want, (int64_t)base);
+        if (got < 0)
+            return amq__io_fail(diag, errno, "reading segment file '%s/%s'", s->dir, name);
+        bool last = (uint64_t)got < RECORD_MAX || base + (uint64_t)got >= end;
+        size_t stop = last ? (size_t)got : (size_t)got - RECORD_MAX + 1;
+        for (size_t p = 0; p < stop; p++) {
+            size_t size;
+            const char *problem;
+            if (record_parse(into + p, (size_t)got - p, &size, &problem) == 1) {
+                found = true;
+                next = base + p;
+                break;
+            }
+        }
+        if (last)
+            break;
+        base += stop;
+    }
+    if (!found || s->read_records + 1 >= seg->records) {
+        /* Nothing sound follows (or nothing more was written): the
+         * segment's remaining records are lost, which settle_oldest counts
+         * once the read offset is at its end. */
+        s->read_offset = seg->length;
+        return AMQ_OK;
+    }
+    s->read_offset = next;
+    s->read_records++;
+    s->unread_records--;
+    s->lost++;
+    return AMQ_OK;
+}
+
 int amq__spill_read(amq__spill *s, uint8_t *into, size_t capacity, uint64_t max_records,
                     size_t *len, uint64_t *records, amq_diag *diag)
 {
     *len = 0;
     *records = 0;
-    int status = amq__spill_retire_read(s, diag);
-    if (status != AMQ_OK || s->count == 0)
-        return status;
-    amq__segment *seg = &s->segments[0];
-    status = segment_open(s, seg, diag);
-    if (status != AMQ_OK)
-        return status;
-    char name[AMQ__SEGMENT_NAME_SIZE];
-    segment_name(name, seg->id);
+    for (;;) {
+        int status = amq__spill_retire_read(s, diag);
+        if (status != AMQ_OK || s->count == 0)
+            return status;
+        amq__segment *seg = &s->segments[0];
+        status = segment_open(s, seg, diag);
+        if (status != AMQ_OK)
+            return status;
 
-    /* Bytes to read: what remains of the segment, what fits, and no more
-     * than max_records records of the largest size can take. */
-    uint64_t limit = seg->records - s->read_records;
-    if (max_records < limit)
-        limit = max_records;
-    uint64_t want = seg->length - s->read_offset;
-    if (want > capacity)
-        want = capacity;
-    if (limit < want / RECORD_MAX)
-        want = limit * RECORD_MAX;
-    int64_t got = amq__read_full(seg->fd, into, (size_t)want, (int64_t)s->read_offset);
-    if (got < 0)
-        return amq__io_fail(diag, errno, "reading segment file '%s/%s'", s->dir, name);
-    if ((uint64_t)got < want)
-        return amq__fail_at(diag, AMQ_ECORRUPT, s->read_offset + (uint64_t)got,
-                            "segment file '%s/%s' ends at byte %" PRIu64 ", before the %" PRIu64
-                            " bytes written to it: it was truncated",
-                            s->dir, name, s->read_offset + (uint64_t)got, seg->length);
+        /* Bytes to read: what remains of the segment, what fits, and no
+         * more than max_records records of the largest size can take. */
+        uint64_t limit = seg->records - s->read_records;
+        if (max_records < limit)
+            limit = max_records;
+        uint64_t want = seg->length - s->read_offset;
+        if (want > capacity)
+            want = capacity;
+        if (limit < want / RECORD_MAX)
+            want = limit * RECORD_MAX;
+        int64_t got = amq__read_full(seg->fd, into, (size_t)want, (int64_t)s->read_offset);
+        if (got < 0) {
+            char name[AMQ__SEGMENT_NAME_SIZE];
+            segment_name(name, seg->id);
+            return amq__io_fail(diag, errno, "reading segment file '%s/%s'", s->dir, name);
+        }
 
-    size_t used = 0;
-    uint64_t count = 0;
-    const char *problem = "it runs past the end of the segment";
-    int found = 1;
-    while (count < limit) {
-        size_t size = 0;
-        found = record_parse(into + used, (size_t)want - used, &size, &problem);
-        if (found != 1)
-            break;
-        used += size;
-        count++;
+        /* A short read is a truncated file: its records are parsed as far
+         * as they go, and skip_damage deals with the rest. */
+        size_t used = 0;
+        uint64_t count = 0;
+        while (count < limit) {
+            size_t size = 0;
+            const char *problem;
+            if (record_parse(into + used, (size_t)got - used, &size, &problem) != 1)
+                break;
+            used += size;
+            count++;
+        }
+        if (count > 0) {
+            s->read_offset += used;
+            s->read_records += count;
+            s->unread_records -= count;
+            *len = used;
+            *records = count;
+            return AMQ_OK;
+        }
+        status = skip_damage(s, into, capacity, diag);
+        if (status != AMQ_OK)
+            return status;
     }
-    if (count == 0)
-        return amq__fail_at(diag, AMQ_ECORRUPT, s->read_offset,
-                            "segment file '%s/%s': the record at offset %" PRIu64 " is damaged: %s",
-                            s->dir, name, s->read_offset, problem);
-    s->read_offset += used;
-    s->read_records += count;
-    s->unread_records -= count;
-    *len = used;
-    *records = count;
-    return AMQ_OK;
 }
 
 int amq__spill_sync(amq__spill *s, amq_diag *diag)
@@ -434,6 +560,20 @@ void amq__spill_discard_uncommitted(amq__spill *s)
         }
 }
 
+bool amq__segment_file_is_ours(int dir_fd, const char *name, uint64_t id)
+{
+    int fd = openat(dir_fd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0)
+        return false;
+    uint8_t header[AMQ__SEGMENT_HEADER];
+    bool ours = amq__read_full(fd, header, sizeof header, 0) == (int64_t)sizeof header &&
+                memcmp(header, segment_magic, sizeof segment_magic) == 0 &&
+                amq__load_u32le(header + 8) == SEGMENT_VERSION &&
+                amq__load_u32le(header + 12) == 0 && amq__load_u64le(header + 16) == id;
+    close(fd);
+    return ours;
+}
+
 bool amq__spill_holds(const amq__spill *s, uint64_t id)
 {
     size_t low = 0, high = s->count; /* ids increase along the table */
@@ -462,8 +602,10 @@ void amq__spill_table_store(const amq__spill *s, uint8_t *out)
     }
 }
 
-/* A listed segment's file: present, its header right, at least as long as
- * listed; anything written after the checkpoint is cut off. */
+/* A listed segment's file: present, its header right; anything written
+ * after the checkpoint is cut off. A file shorter than listed (damage: the
+ * checkpoint synced it whole) is taken, its lost records counted when
+ * reading reaches its end, rather than make the whole queue unreadable. */
 static int segment_check_file(const amq__spill *s, const amq__segment *seg, amq_diag *diag)
 {
     char name[AMQ__SEGMENT_NAME_SIZE];
@@ -481,11 +623,9 @@ static int segment_check_file(const amq__spill *s, const amq__segment *seg, amq_
     int status = AMQ_OK;
     if (fstat(fd, &st) != 0) {
         status = amq__io_fail(diag, errno, "cannot stat segment file '%s/%s'", s->dir, name);
-    } else if ((uint64_t)st.st_size < seg->length) {
-        status = amq__fail(diag, AMQ_ECORRUPT,
-                           "segment file '%s/%s' is %" PRIu64
-                           " bytes; the checkpoint lists %" PRIu64 ": it was truncated",
-                           s->dir, name, (uint64_t)st.st_size, seg->length);
+    } else if ((uint64_t)st.st_size < sizeof header) {
+        /* Truncated past its header: nothing to check, and every record is
+         * counted lost when reading reaches it. */
     } else if (amq__read_full(fd, header, sizeof header, 0) != (int64_t)sizeof header) {
         status = amq__io_fail(diag, errno, "reading segment file '%s/%s'", s->dir, name);
     } else if (memcmp(header, segment_magic, sizeof segment_magic) != 0) {
