@@ -399,17 +399,17 @@ AMQ_API void amq_blocked_bloom_add_hash(amq_blocked_bloom *filter, uint64_t hash
  * Add a key as amq_blocked_bloom_add does, safely beside other threads
  * adding to the same filter with this call and querying it with
  * amq_blocked_bloom_contains_concurrent (see the top of this header): each
- * of the key's bits is set with an atomic OR on its 32-bit word (relaxed
- * order), skipped when the bit is set already. After the adding threads are
- * joined the filter is bit for bit the one amq_blocked_bloom_add of the same
- * keys makes, in any order. A query on another thread is certain to find the
- * key once the add happens-before it; a query racing the add may answer
- * either way.
+ * 64-bit lane (two of the block's words) that holds some of the key's bits
+ * gets them with one atomic OR (relaxed order), skipped when they are set
+ * already. After the adding threads are joined the filter is bit for bit
+ * the one amq_blocked_bloom_add of the same keys makes, in any order. A query on another thread is
+ * certain to find the key once the add happens-before it; a query racing the add may answer either
+ * way.
  * @param filter the filter; not NULL.
  * @param key the key's bytes; may be NULL when len is 0.
  * @param len the key's length in bytes.
- * Allocates: never. Complexity: one hash, one block: k word reads and at
- * most k atomic read-modify-writes, without AVX2; slower than
+ * Allocates: never. Complexity: one hash, one block: at most 4 (split) or
+ * min(k, 8) (block) lane reads and atomic ORs, without AVX2; slower than
  * amq_blocked_bloom_add on one thread (docs/PERFORMANCE.md has both).
  * Thread safety: may run concurrently with itself and
  * amq_blocked_bloom_contains_concurrent on the same filter; no other call
@@ -426,15 +426,15 @@ AMQ_API bool amq_blocked_bloom_contains(const amq_blocked_bloom *filter, const v
 
 /**
  * Ask as amq_blocked_bloom_contains does, safely beside threads adding to
- * the filter with amq_blocked_bloom_add_concurrent: the block's words are
- * read with atomic loads (relaxed order), without AVX2. A key whose add
+ * the filter with amq_blocked_bloom_add_concurrent: the block's 64-bit
+ * lanes are read with atomic loads (relaxed order), without AVX2. A key whose add
  * happens-before the query is found.
  * @param filter the filter; not NULL.
  * @param key the key's bytes; may be NULL when len is 0.
  * @param len the key's length in bytes.
  * @return true: maybe present; false: certainly absent (at the time of the
  *   reads).
- * Allocates: never. Complexity: one hash, k word reads in one block.
+ * Allocates: never. Complexity: one hash, at most 8 lane reads in one block.
  * Thread safety: may run concurrently with amq_blocked_bloom_add_concurrent
  * and with any query.
  */

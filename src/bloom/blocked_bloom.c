@@ -62,10 +62,10 @@
  * (O(m)); add and query do no bookkeeping beyond setting and testing bits.
  *
  * Concurrent adds (amq_blocked_bloom_add_concurrent) set the same bits as
- * the add, each with a relaxed atomic fetch-or on its 32-bit word, skipped
- * when a relaxed load finds the bit set already; the portable loops' order,
- * not AVX2's one 256-bit store, which would lose another thread's bits. A
- * query beside them reads the words with relaxed atomic loads
+ * the add with a relaxed atomic OR on each 64-bit lane (two words) of the
+ * block that holds some of them, skipped when a relaxed load finds them set
+ * already: not AVX2's one 256-bit store, which would lose another thread's
+ * bits. A query beside them reads the lanes with relaxed atomic loads
  * (amq_blocked_bloom_contains_concurrent). OR is order-independent: after
  * any set of adds the words are the same.
  *
@@ -579,45 +579,55 @@ bool amq_blocked_bloom_contains(const amq_blocked_bloom *f, const void *key, siz
 
 /* ---- concurrent add and query ----------------------------------------------------- */
 
-/* The same bits as add_hash_changed sets, each with a relaxed atomic
- * fetch-or on its 32-bit word (skipped when a relaxed load finds it set), so
- * that adds may run on many threads at once; whether this call set a bit. */
-static bool add_hash_concurrent(amq_blocked_bloom *f, uint64_t hash)
+/* A key's bits in its block as 64-bit lanes: lanes[j] holds the masks of
+ * words 2j and 2j + 1, laid out as in memory (memcpy: either byte order),
+ * so that an atomic operation on lane j of the block is one on those two
+ * words. The number of lanes, words_per_block / 2. */
+static unsigned key_lanes(uint64_t lanes[8], const amq_blocked_bloom *f, uint32_t key)
 {
-    uint32_t *block = block_of(f, hash), key = (uint32_t)hash, changed = 0;
+    uint32_t masks[16] = { 0 };
     if (f->layout == AMQ_BLOCKED_SPLIT) {
         for (unsigned i = 0; i < 8; i++)
-            changed |= amq__atomic_set_u32(&block[i], split_bit(key, i));
-        return changed != 0;
+            masks[i] = split_bit(key, i);
+    } else {
+        for (uint32_t i = 0; i < f->hashes; i++) {
+            uint32_t position = (key * BLOCK_SALT[i]) >> 23;
+            masks[position >> 5] |= 1U << (position & 31);
+        }
     }
-    for (uint32_t i = 0; i < f->hashes; i++) {
-        uint32_t position = (key * BLOCK_SALT[i]) >> 23;
-        changed |= amq__atomic_set_u32(&block[position >> 5], 1U << (position & 31));
-    }
-    return changed != 0;
+    memcpy(lanes, masks, sizeof masks);
+    return f->words_per_block / 2;
 }
 
+/* The block's 64-bit lanes (a block is 64-byte aligned, a lane 8). */
+static uint64_t *block_lanes(const amq_blocked_bloom *f, uint64_t hash)
+{
+    return (uint64_t *)(void *)block_of(f, hash);
+}
+
+/* The same bits as add_hash_changed sets, by a relaxed atomic OR on each
+ * 64-bit lane of the block that has some (skipped when a relaxed load finds
+ * them set): 4 locked ORs for a split block, at most min(k, 8) for a
+ * 512-bit one, all on one cache line. */
 void amq_blocked_bloom_add_concurrent(amq_blocked_bloom *f, const void *key, size_t len)
 {
-    add_hash_concurrent(f, amq__hash64(&f->hasher, key, len));
+    uint64_t hash = amq__hash64(&f->hasher, key, len), lanes[8];
+    uint64_t *block = block_lanes(f, hash);
+    unsigned count = key_lanes(lanes, f, (uint32_t)hash);
+    for (unsigned j = 0; j < count; j++)
+        if (lanes[j])
+            amq__atomic_set_u64(&block[j], lanes[j]);
 }
 
-/* The query of split_contains_portable and block_contains, by relaxed atomic
- * loads of the words: it may run beside concurrent adds. */
+/* The query, by relaxed atomic loads of the same lanes: it may run beside
+ * concurrent adds. */
 bool amq_blocked_bloom_contains_concurrent(const amq_blocked_bloom *f, const void *key, size_t len)
 {
-    uint64_t hash = amq__hash64(&f->hasher, key, len);
-    const uint32_t *block = block_of(f, hash);
-    uint32_t key32 = (uint32_t)hash, missing = 0;
-    if (f->layout == AMQ_BLOCKED_SPLIT) {
-        for (unsigned i = 0; i < 8; i++)
-            missing |= ~amq__atomic_load_u32(&block[i]) & split_bit(key32, i);
-        return missing == 0;
-    }
-    for (uint32_t i = 0; i < f->hashes; i++) {
-        uint32_t position = (key32 * BLOCK_SALT[i]) >> 23;
-        missing |= ~amq__atomic_load_u32(&block[position >> 5]) & (1U << (position & 31));
-    }
+    uint64_t hash = amq__hash64(&f->hasher, key, len), lanes[8], missing = 0;
+    const uint64_t *block = block_lanes(f, hash);
+    unsigned count = key_lanes(lanes, f, (uint32_t)hash);
+    for (unsigned j = 0; j < count; j++)
+        missing |= lanes[j] & ~amq__atomic_load_u64(&block[j]);
     return missing == 0;
 }
 

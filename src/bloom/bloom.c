@@ -301,12 +301,19 @@ void amq_bloom_add(amq_bloom *f, const void *key, size_t len)
 void amq_bloom_add_concurrent(amq_bloom *f, const void *key, size_t len)
 {
     amq_u128 hash = amq__hash128(&f->hasher, key, len);
-    uint32_t new_bits = 0;
+    uint64_t positions[AMQ_BLOOM_MAX_HASHES];
     amq__bloom_probe p = amq__bloom_probe_start(hash, f->bits.bit_count, f->probe_version);
+    /* Every line fetched, for writing, before the first locked write: on
+     * x86 a locked instruction waits for the loads before it, so misses
+     * taken one by one between them would not overlap. */
     for (uint32_t i = 0; i < f->hashes; i++) {
-        new_bits += !amq__bitvec_test_and_set_atomic(&f->bits, p.position);
+        positions[i] = p.position;
+        __builtin_prefetch(&f->bits.words[p.position >> 6], 1);
         amq__bloom_probe_next(&p, i);
     }
+    uint32_t new_bits = 0;
+    for (uint32_t i = 0; i < f->hashes; i++)
+        new_bits += !amq__bitvec_test_and_set_atomic(&f->bits, positions[i]);
     /* Each bit is counted by the one fetch-or that set it, so X stays exact. */
     if (new_bits)
         atomic_fetch_add_explicit((_Atomic uint64_t *)&f->bits_set, new_bits, memory_order_relaxed);

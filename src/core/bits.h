@@ -105,8 +105,9 @@ uint64_t amq__bitvec_popcount(const amq__bitvec *v);
 
 /* The concurrent adds and queries of the Bloom filters (amq_bloom_add_concurrent,
  * amq_blocked_bloom_add_concurrent and their contains_concurrent): the words
- * are plain integers everywhere else, and these treat them as C11 atomics of
- * the same size for the length of one call. A bit is only ever set while
+ * are plain integers everywhere else, and these treat them as C11 atomic
+ * 64-bit words for the length of one call (a blocked filter's pairs of
+ * 32-bit words: its blocks are 64-byte aligned). A bit is only ever set while
  * calls run concurrently, so relaxed order suffices: a set bit stays set, and
  * a fetch-or's old value says whether this call set it. Where a read finds
  * the bit set already, the read-modify-write, which takes the cache line for
@@ -114,34 +115,18 @@ uint64_t amq__bitvec_popcount(const amq__bitvec *v);
 _Static_assert(sizeof(_Atomic uint64_t) == sizeof(uint64_t) &&
                    _Alignof(_Atomic uint64_t) == _Alignof(uint64_t),
                "an _Atomic uint64_t is laid out as a uint64_t");
-_Static_assert(sizeof(_Atomic uint32_t) == sizeof(uint32_t) &&
-                   _Alignof(_Atomic uint32_t) == _Alignof(uint32_t),
-               "an _Atomic uint32_t is laid out as a uint32_t");
 
 static inline uint64_t amq__atomic_load_u64(const uint64_t *word)
 {
     return atomic_load_explicit((const _Atomic uint64_t *)word, memory_order_relaxed);
 }
 
-static inline uint32_t amq__atomic_load_u32(const uint32_t *word)
+/* Set the bits of mask in *word. The old value is not asked for, so the
+ * compiler emits one locked OR rather than a compare-exchange loop. */
+static inline void amq__atomic_set_u64(uint64_t *word, uint64_t mask)
 {
-    return atomic_load_explicit((const _Atomic uint32_t *)word, memory_order_relaxed);
-}
-
-/* Set the bits of mask in *word; the bits of mask that were 0 before (that
- * this call set). */
-static inline uint64_t amq__atomic_set_u64(uint64_t *word, uint64_t mask)
-{
-    if ((amq__atomic_load_u64(word) & mask) == mask)
-        return 0;
-    return ~atomic_fetch_or_explicit((_Atomic uint64_t *)word, mask, memory_order_relaxed) & mask;
-}
-
-static inline uint32_t amq__atomic_set_u32(uint32_t *word, uint32_t mask)
-{
-    if ((amq__atomic_load_u32(word) & mask) == mask)
-        return 0;
-    return ~atomic_fetch_or_explicit((_Atomic uint32_t *)word, mask, memory_order_relaxed) & mask;
+    if ((amq__atomic_load_u64(word) & mask) != mask)
+        atomic_fetch_or_explicit((_Atomic uint64_t *)word, mask, memory_order_relaxed);
 }
 
 static inline bool amq__bitvec_get_atomic(const amq__bitvec *v, uint64_t i)
@@ -149,10 +134,17 @@ static inline bool amq__bitvec_get_atomic(const amq__bitvec *v, uint64_t i)
     return (amq__atomic_load_u64(&v->words[i >> 6]) >> (i & 63)) & 1u;
 }
 
-/* Set bit i; whether it was already set (false: this call set it). */
+/* Set bit i; whether it was already set (false: this call set it). Written
+ * as fetch_or(word, bit) & bit, which GCC and clang turn into one locked
+ * bit-test-and-set (lock bts) on x86, where other masks take a
+ * compare-exchange loop. */
 static inline bool amq__bitvec_test_and_set_atomic(amq__bitvec *v, uint64_t i)
 {
-    return amq__atomic_set_u64(&v->words[i >> 6], (uint64_t)1 << (i & 63)) == 0;
+    uint64_t *word = &v->words[i >> 6], bit = (uint64_t)1 << (i & 63);
+    if (amq__atomic_load_u64(word) & bit)
+        return true;
+    return (atomic_fetch_or_explicit((_Atomic uint64_t *)word, bit, memory_order_relaxed) & bit) !=
+           0;
 }
 
 /* ---- packed fields ------------------------------------------------------------ */
