@@ -51,12 +51,18 @@
  * reports the checksum it wrote, so that no caller reads its file back to
  * learn it (the frontier records its filter file's in its manifest).
  *
- * Saving a regular file is atomic: the bytes go to a new file
- * "<dir>/.<name>.tmp.XXXXXX" in the file's directory (so the rename stays
- * within one filesystem), which is fsynced, closed, renamed over the file,
- * and then the directory is fsynced so the rename itself is durable. A
- * crash at any moment leaves the file either old or new, never a mixture;
- * only a stray temporary file may be left. What path names decides the rest:
+ * Saving a regular file is atomic: the bytes go to a new file in the
+ * file's directory (so the rename stays within one filesystem), which is
+ * fsynced, named "<dir>/.<name>.tmp.XXXXXX", closed, renamed over the
+ * file, and then the directory is fsynced so the rename itself is durable.
+ * A crash at any moment leaves the file either old or new, never a
+ * mixture. The new file is unnamed (O_TMPFILE) until it is complete, where
+ * the filesystem allows, so a process killed while writing leaves nothing;
+ * elsewhere it is named from the start, the suffix XXXXXX encoding the
+ * writer's pid, and each save first removes the temporary files of the
+ * same file whose writer is gone (see TEMP_PID_LIMIT). Either way a killed
+ * save's leftover lives at most until the file's next save. What path
+ * names decides the rest:
  *
  *   nothing            a new file, mode 0644 less the umask (and a
  *                      directory's default ACL): the temporary file is
@@ -101,9 +107,11 @@
 #include "core/util.h"
 
 #include <assert.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -115,6 +123,11 @@
 
 #ifdef __linux__
 #include <sys/vfs.h>
+/* glibc names O_TMPFILE only for _GNU_SOURCE, which would also swap
+ * strerror_r for its GNU form; its own name for it is there all the same. */
+#if !defined(O_TMPFILE) && defined(__O_TMPFILE)
+#define O_TMPFILE __O_TMPFILE
+#endif
 #ifndef PROC_SUPER_MAGIC
 #define PROC_SUPER_MAGIC 0x9fa0 /* <linux/magic.h> */
 #endif
@@ -399,12 +412,111 @@ int amq__io_fail(amq_diag *diag, int saved_errno, const char *format, ...)
 #define TEMP_INFIX      ".tmp."
 #define TEMP_SUFFIX_LEN 6
 
+/*
+ * A temporary file's suffix is six base-62 digits, least significant first,
+ * of pid + TEMP_PID_LIMIT * (tag + TEMP_TAGS * nonce):
+ *
+ *   pid    the process that made it (0 if its pid does not fit), so that a
+ *          later save can tell a file left by a process that died (kill -9,
+ *          a crash, a power cut) from one being written, and remove it
+ *   tag    a hash of the host's name, the pid namespace and the pid: a pid
+ *          means something only on its host and in its namespace (a
+ *          directory shared over NFS or between containers), so a file
+ *          whose tag is not ours for its pid is left alone; so is, but for
+ *          one in 128, the random-named leftover of an older amq
+ *   nonce  random, so that one process's saves (threads) differ
+ *
+ * Six digits, as long as the random suffix was, so that whoever reads
+ * these names (the frontier's directory sweep) sees the same shape.
+ */
+#define TEMP_PID_LIMIT 4194304u /* 2^22, Linux's PID_MAX_LIMIT */
+#define TEMP_TAGS      128u
+#define TEMP_NONCES    105u /* 2^22 * 128 * 105 < 62^6 */
+#define TEMP_ATTEMPTS  100u
+
+static const char temp_alphabet[] =
+    "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
+
 /* The paths a save uses, derived from the destination path. */
 typedef struct save_paths {
-    char *directory; /* for the final fsync; "." when path has no slash */
-    char *temporary; /* "<dir>/.<name>.tmp.XXXXXX"; the X's replaced per attempt */
-    size_t suffix_at;
+    char *directory;  /* for the final fsync; "." when path has no slash */
+    char *temporary;  /* "<dir>/.<name>.tmp.XXXXXX"; the X's replaced per attempt */
+    size_t name_at;   /* where ".<name>.tmp." starts in temporary */
+    size_t suffix_at; /* where the X's start */
 } save_paths;
+
+/* Where this process's pids mean something (see the tag above). */
+typedef struct temp_host {
+    char name[256];
+    uint64_t pid_namespace[2]; /* device and inode of /proc/self/ns/pid, or 0 */
+} temp_host;
+
+static void temp_host_init(temp_host *h)
+{
+    memset(h, 0, sizeof *h);
+    if (gethostname(h->name, sizeof h->name - 1) != 0)
+        memset(h->name, 0, sizeof h->name);
+    struct stat st;
+    if (stat("/proc/self/ns/pid", &st) == 0) {
+        h->pid_namespace[0] = (uint64_t)st.st_dev;
+        h->pid_namespace[1] = (uint64_t)st.st_ino;
+    }
+}
+
+static uint32_t temp_tag(const temp_host *h, uint32_t pid)
+{
+    return (uint32_t)(amq__xxh3_64(h, sizeof *h, pid) % TEMP_TAGS);
+}
+
+static uint32_t own_pid(void)
+{
+    pid_t pid = getpid();
+    return pid > 0 && (uint64_t)pid < TEMP_PID_LIMIT ? (uint32_t)pid : 0;
+}
+
+/* Write the suffix for this process into p->temporary, its nonce drawn
+ * afresh for each attempt. */
+static void name_temporary(save_paths *p, const temp_host *h, unsigned attempt)
+{
+    struct {
+        struct timespec now;
+        const void *stack;
+        unsigned attempt;
+    } entropy;
+    memset(&entropy, 0, sizeof entropy);
+    clock_gettime(CLOCK_REALTIME, &entropy.now);
+    entropy.stack = &entropy;
+    entropy.attempt = attempt;
+    uint32_t pid = own_pid();
+    uint64_t nonce = amq__xxh3_64(&entropy, sizeof entropy, pid) % TEMP_NONCES;
+    uint64_t value = pid + (uint64_t)TEMP_PID_LIMIT * (temp_tag(h, pid) + TEMP_TAGS * nonce);
+    for (size_t i = 0; i < TEMP_SUFFIX_LEN; i++) {
+        p->temporary[p->suffix_at + i] = temp_alphabet[value % (sizeof temp_alphabet - 1)];
+        value /= sizeof temp_alphabet - 1;
+    }
+    p->temporary[p->suffix_at + TEMP_SUFFIX_LEN] = '\0';
+}
+
+/* The pid and tag a temporary file's suffix holds; false if it is not a
+ * suffix name_temporary writes. */
+static bool parse_temporary_suffix(const char *suffix, uint32_t *pid, uint32_t *tag)
+{
+    if (strlen(suffix) != TEMP_SUFFIX_LEN)
+        return false;
+    uint64_t value = 0;
+    for (size_t i = TEMP_SUFFIX_LEN; i-- > 0;) {
+        const char *digit = strchr(temp_alphabet, suffix[i]);
+        if (!digit)
+            return false;
+        value = value * (sizeof temp_alphabet - 1) + (uint64_t)(digit - temp_alphabet);
+    }
+    uint64_t rest = value / TEMP_PID_LIMIT;
+    if (rest / TEMP_TAGS >= TEMP_NONCES)
+        return false;
+    *pid = (uint32_t)(value % TEMP_PID_LIMIT);
+    *tag = (uint32_t)(rest % TEMP_TAGS);
+    return true;
+}
 
 static int check_file_name(const char *path, amq_diag *diag)
 {
@@ -450,6 +562,7 @@ static int save_paths_init(save_paths *p, const char *path, amq_diag *diag)
     p->temporary[head] = '.';
     memcpy(p->temporary + head + 1, name, name_len);
     memcpy(p->temporary + head + 1 + name_len, TEMP_INFIX, strlen(TEMP_INFIX));
+    p->name_at = head;
     p->suffix_at = head + 1 + name_len + strlen(TEMP_INFIX);
     p->temporary[p->suffix_at] = '\0';
     return AMQ_OK;
@@ -461,34 +574,82 @@ static void save_paths_free(save_paths *p)
     free(p->temporary);
 }
 
-/* Create the temporary file with the given mode (less the umask) under a
- * fresh random name. The name only needs to be unlikely to collide; O_EXCL
- * makes a collision a retry, not a clobber. Returns the descriptor, or -1
- * with errno set. */
-static int create_temporary(save_paths *p, mode_t mode)
+/* Remove the temporary files of this file's earlier saves whose process is
+ * gone: a save killed before its rename (kill -9, a crash) leaves one that
+ * nobody else would ever remove. One whose process lives, or may (kill
+ * says anything but ESRCH), or that another host or pid namespace made,
+ * is being written and stays. Best effort: a directory that cannot be
+ * read is reported by the save that follows, if at all. */
+static void remove_stale_temporaries(const save_paths *p, const temp_host *h)
 {
-    static const char alphabet[] = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
-    struct {
-        struct timespec now;
-        pid_t pid;
-        const void *stack;
-        unsigned attempt;
-    } entropy;
-    memset(&entropy, 0, sizeof entropy);
-    entropy.pid = getpid();
-    entropy.stack = &entropy;
-    for (unsigned attempt = 0; attempt < 100; attempt++) {
-        clock_gettime(CLOCK_REALTIME, &entropy.now);
-        entropy.attempt = attempt;
-        uint64_t bits = amq__xxh3_64(&entropy, sizeof entropy, 0);
-        for (size_t i = 0; i < TEMP_SUFFIX_LEN; i++) {
-            p->temporary[p->suffix_at + i] = alphabet[bits % (sizeof alphabet - 1)];
-            bits /= sizeof alphabet - 1;
-        }
-        p->temporary[p->suffix_at + TEMP_SUFFIX_LEN] = '\0';
+    const char *prefix = p->temporary + p->name_at; /* ".<name>.tmp." */
+    size_t prefix_len = p->suffix_at - p->name_at;
+    DIR *dir = opendir(p->directory);
+    if (!dir)
+        return;
+    uint32_t self = own_pid();
+    struct dirent *entry;
+    while ((entry = readdir(dir)) != NULL) {
+        uint32_t pid, tag;
+        if (strncmp(entry->d_name, prefix, prefix_len) != 0 ||
+            !parse_temporary_suffix(entry->d_name + prefix_len, &pid, &tag))
+            continue;
+        if (pid == 0 || pid == self || tag != temp_tag(h, pid))
+            continue;
+        if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+            continue;
+        unlinkat(dirfd(dir), entry->d_name, 0);
+    }
+    closedir(dir);
+}
+
+/* Create the temporary file with the given mode (less the umask) under a
+ * fresh name. O_EXCL makes a collision a retry, not a clobber; open rather
+ * than mkstemp, which fixes mode 0600 and whose repair would need the
+ * umask, readable only by changing it (a race with threads). Returns the
+ * descriptor, or -1 with errno set. */
+static int create_temporary(save_paths *p, const temp_host *h, mode_t mode)
+{
+    for (unsigned attempt = 0; attempt < TEMP_ATTEMPTS; attempt++) {
+        name_temporary(p, h, attempt);
         int fd = open(p->temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
         if (fd >= 0 || errno != EEXIST)
             return fd;
+    }
+    errno = EEXIST;
+    return -1;
+}
+
+/* An unnamed file in directory (O_TMPFILE): a process killed while writing
+ * it leaves nothing behind, as the kernel frees a file with no name once
+ * its last descriptor closes. -1 with errno set where the kernel or the
+ * filesystem has no such files. */
+static int open_unnamed(const char *directory, mode_t mode)
+{
+#ifdef O_TMPFILE
+    return open(directory, O_TMPFILE | O_WRONLY | O_CLOEXEC, mode);
+#else
+    (void)directory;
+    (void)mode;
+    errno = EOPNOTSUPP;
+    return -1;
+#endif
+}
+
+/* Give the unnamed file fd a temporary name, for the rename over the file
+ * (linkat cannot replace a name). Through /proc/self/fd/N, which anyone
+ * may link where /proc is mounted (linkat's AT_EMPTY_PATH needs
+ * CAP_DAC_READ_SEARCH). Returns 0, or -1 with errno set. */
+static int link_temporary(int fd, save_paths *p, const temp_host *h)
+{
+    char by_proc[64];
+    snprintf(by_proc, sizeof by_proc, "/proc/self/fd/%d", fd);
+    for (unsigned attempt = 0; attempt < TEMP_ATTEMPTS; attempt++) {
+        name_temporary(p, h, attempt);
+        if (linkat(AT_FDCWD, by_proc, AT_FDCWD, p->temporary, AT_SYMLINK_FOLLOW) == 0)
+            return 0;
+        if (errno != EEXIST)
+            return -1;
     }
     errno = EEXIST;
     return -1;
@@ -750,6 +911,62 @@ static int save_into(uint64_t *checksum, const save_target *t, const char *path,
     return status;
 }
 
+/* Write the container into a new file in the target's directory, synced
+ * and closed, named paths->temporary, for the rename over the target.
+ * unnamed: try an unnamed file first, named only once complete. On failure
+ * no file is left. */
+static int write_temporary(uint64_t *sum, save_paths *paths, const temp_host *host, bool unnamed,
+                           const save_target *target, const char *path, const amq__container *c,
+                           const amq__piece *pieces, size_t piece_count, uint64_t payload_len,
+                           amq_diag *diag)
+{
+    /* A replacement starts private and takes the old file's mode before
+     * anything is written to it. */
+    mode_t mode = target->kind == SAVE_REPLACE ? 0600 : 0644;
+    int fd = unnamed ? open_unnamed(paths->directory, mode) : -1;
+    unnamed = fd >= 0;
+    if (!unnamed)
+        fd = create_temporary(paths, host, mode);
+    if (fd < 0)
+        return amq__io_fail(diag, errno, "saving '%s': cannot create a temporary file in '%s'",
+                            path, paths->directory);
+    bool named = !unnamed;
+    int status = AMQ_OK;
+    if (target->kind == SAVE_REPLACE)
+        status = keep_attributes(fd, target, path, diag);
+    sink s = { .memory = NULL, .fd = fd, .written = 0 };
+    if (status == AMQ_OK) {
+        if (write_container(&s, c, pieces, piece_count, payload_len) != 0)
+            status = amq__io_fail(diag, errno, "saving '%s': writing a temporary file in '%s'",
+                                  path, paths->directory);
+        else if (fsync(fd) != 0)
+            status = amq__io_fail(diag, errno, "saving '%s': syncing a temporary file in '%s'",
+                                  path, paths->directory);
+    }
+    if (status == AMQ_OK && unnamed) {
+        if (link_temporary(fd, paths, host) != 0) {
+            /* No way to name it here (no /proc, a filesystem that refuses):
+             * the bytes go again to a file named from the start. */
+            close(fd);
+            return write_temporary(sum, paths, host, false, target, path, c, pieces, piece_count,
+                                   payload_len, diag);
+        }
+        named = true;
+    }
+    int saved_errno = errno;
+    if (close(fd) != 0 && status == AMQ_OK) {
+        saved_errno = errno;
+        status = amq__io_fail(diag, errno, "saving '%s': closing a temporary file in '%s'", path,
+                              paths->directory);
+    }
+    if (status != AMQ_OK && named)
+        unlink(paths->temporary);
+    if (status == AMQ_OK)
+        *sum = s.sum;
+    errno = saved_errno;
+    return status;
+}
+
 int amq__format_save(uint64_t *checksum, const char *path, const amq__container *c,
                      const amq__piece *pieces, size_t piece_count, amq_diag *diag)
 {
@@ -771,7 +988,7 @@ int amq__format_save(uint64_t *checksum, const char *path, const amq__container 
         free(target.name);
         return status;
     }
-    save_paths paths = { NULL, NULL, 0 };
+    save_paths paths = { NULL, NULL, 0, 0 };
     if (target.kind == SAVE_REPLACE)
         status = check_writable(&target, path, diag);
     if (status == AMQ_OK)
@@ -783,39 +1000,19 @@ int amq__format_save(uint64_t *checksum, const char *path, const amq__container 
         return status;
     }
 
-    /* A replacement starts private and takes the old file's mode before
-     * anything is written to it. */
-    int fd = create_temporary(&paths, target.kind == SAVE_REPLACE ? 0600 : 0644);
-    if (fd < 0) {
-        status = amq__io_fail(diag, errno, "saving '%s': cannot create a temporary file in '%s'",
-                              path, paths.directory);
-        save_paths_free(&paths);
-        free(target.name);
-        return status;
-    }
-
-    if (target.kind == SAVE_REPLACE)
-        status = keep_attributes(fd, &target, path, diag);
-    sink s = { .memory = NULL, .fd = fd, .written = 0 };
-    if (status == AMQ_OK) {
-        if (write_container(&s, c, pieces, piece_count, payload_len) != 0)
-            status = amq__io_fail(diag, errno, "saving '%s': writing '%s'", path, paths.temporary);
-        else if (fsync(fd) != 0)
-            status = amq__io_fail(diag, errno, "saving '%s': syncing '%s'", path, paths.temporary);
-    }
+    temp_host host;
+    temp_host_init(&host);
+    remove_stale_temporaries(&paths, &host);
+    uint64_t sum = 0;
+    status = write_temporary(&sum, &paths, &host, true, &target, path, c, pieces, piece_count,
+                             payload_len, diag);
     int saved_errno = errno;
-    if (close(fd) != 0 && status == AMQ_OK) {
-        saved_errno = errno;
-        status = amq__io_fail(diag, errno, "saving '%s': closing '%s'", path, paths.temporary);
-    }
     if (status == AMQ_OK && rename(paths.temporary, target.name) != 0) {
         saved_errno = errno;
         status =
             amq__io_fail(diag, errno, "saving '%s': renaming '%s' over it", path, paths.temporary);
-    }
-    if (status != AMQ_OK) {
         unlink(paths.temporary);
-    } else if (sync_directory(paths.directory) != 0) {
+    } else if (status == AMQ_OK && sync_directory(paths.directory) != 0) {
         saved_errno = errno;
         status = amq__io_fail(diag, errno,
                               "'%s' was replaced, but syncing its directory '%s' failed, so the "
@@ -825,7 +1022,7 @@ int amq__format_save(uint64_t *checksum, const char *path, const amq__container 
     save_paths_free(&paths);
     free(target.name);
     if (status == AMQ_OK)
-        *checksum = s.sum;
+        *checksum = sum;
     else
         errno = saved_errno;
     return status;

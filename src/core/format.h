@@ -95,10 +95,13 @@ int amq__format_write(const amq__container *c, const amq__piece *pieces, size_t 
                       amq_write_fn write, void *context, amq_diag *diag);
 
 /* Save atomically: symbolic links at path followed to the file they name,
- * write that file's directory/.name.tmp.XXXXXX (mode 0644 less the umask
- * for a new file; an existing file's mode, owner and group), fsync it,
- * rename it over the file, fsync the directory. On any failure up to the
- * rename the temporary file is removed and the file is untouched. Should
+ * write a new file in that file's directory (mode 0644 less the umask
+ * for a new file; an existing file's mode, owner and group), unnamed where
+ * the filesystem allows (O_TMPFILE), fsync it, name it
+ * directory/.name.tmp.XXXXXX, rename it over the file, fsync the
+ * directory. Temporary files that earlier saves of the file left when
+ * killed are removed first. On any failure up to the rename the temporary
+ * file is removed and the file is untouched. Should
  * only the final directory fsync fail, the file already holds the new
  * contents and the diag says so. A character device, a FIFO or a file
  * named under /proc/PID/fd is written into instead, not atomically. An
