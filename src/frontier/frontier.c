@@ -354,10 +354,14 @@ static int open_directory(amq_frontier *f, const char *dir, amq_diag *diag)
     }
     /* The lock belongs to this open file description: a second open, in
      * this process or another, makes its own and is refused. */
-    if (flock(f->dir_fd, LOCK_EX | LOCK_NB) != 0)
-        return amq__io_fail(diag, errno,
-                            "frontier directory '%s' is locked: another amq_frontier has it open",
-                            dir);
+    if (flock(f->dir_fd, LOCK_EX | LOCK_NB) != 0) {
+        if (errno == EWOULDBLOCK)
+            return amq__io_fail(diag, errno,
+                                "frontier directory '%s' is locked: another amq_frontier has it "
+                                "open",
+                                dir);
+        return amq__io_fail(diag, errno, "cannot lock frontier directory '%s'", dir);
+    }
     f->dir = realpath(dir, NULL);
     if (!f->dir)
         return amq__io_fail(diag, errno, "cannot resolve the path '%s'", dir);
