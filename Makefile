@@ -10,7 +10,11 @@
 #                      again under AddressSanitizer + UndefinedBehaviorSanitizer,
 #                      and the thread tests (test_threads) under ThreadSanitizer;
 #                      also compiles an optimized (-O3) build, whose warnings
-#                      differ
+#                      differ, and runs the big-endian check (test-big-endian)
+#   make test-big-endian  the library and the byte-order tests built for s390x
+#                      and run under qemu-user against files saved on x86-64,
+#                      and the other way round (scripts/big-endian-test.sh),
+#                      in $(BE_BUILD) (build-be/)
 #   make bench         the benchmarks (see bench/), against the peers
 #   make fuzz          each fuzz target for FUZZ_SECONDS seconds (libFuzzer)
 #   make format        clang-format the sources; make format-check checks them
@@ -22,6 +26,7 @@ ASAN_BUILD  ?= build-asan
 TSAN_BUILD  ?= build-tsan
 RELEASE_BUILD ?= build-release
 FUZZ_BUILD  ?= build-fuzz
+BE_BUILD    ?= build-be
 PREFIX      ?= /usr/local
 FUZZ_SECONDS ?= 60
 JOBS        ?= $(shell nproc 2>/dev/null || echo 2)
@@ -30,7 +35,7 @@ CTEST       ?= ctest
 
 FORMAT_FILES = $(shell git ls-files '*.c' '*.h' 2>/dev/null)
 
-.PHONY: all deps build build-release demo readme-demo test test-plain test-asan test-tsan bench fuzz format format-check install clean
+.PHONY: all deps build build-release demo readme-demo test test-plain test-asan test-tsan test-big-endian bench fuzz format format-check install clean
 
 all: build
 
@@ -50,7 +55,7 @@ demo:
 readme-demo: demo
 	@sh scripts/demo.sh --readme $(RELEASE_BUILD)/demo
 
-test: format-check build-release test-plain test-asan test-tsan
+test: format-check build-release test-plain test-asan test-tsan test-big-endian
 
 # gcc at -O3 warns about things -O2 does not see (maybe-uninitialized,
 # format-truncation): every target compiles there too, with -Werror.
@@ -84,6 +89,10 @@ test-tsan: deps
 	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
 	    $(CTEST) --test-dir $(TSAN_BUILD) --output-on-failure -R '^test_threads$$'
 
+# The file format is little-endian whatever the host: s390x against x86-64.
+test-big-endian: deps
+	sh scripts/big-endian-test.sh $(BE_BUILD)
+
 bench:
 	@sh scripts/install-deps.sh --bench
 	$(CMAKE) -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
@@ -113,4 +122,4 @@ install: build
 	$(CMAKE) --install $(BUILD) --prefix $(PREFIX)
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD) $(TSAN_BUILD) $(RELEASE_BUILD) $(FUZZ_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(TSAN_BUILD) $(RELEASE_BUILD) $(FUZZ_BUILD) $(BE_BUILD)

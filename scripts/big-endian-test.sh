@@ -1,13 +1,16 @@
 #!/bin/sh
 # The file format is little-endian whatever the host: build the library, the
 # unit tests that pin the byte order, and tests/endian/endian.c for s390x
-# (big-endian) with Debian's cross compiler, run them under qemu-user, and
-# cross-check the files each byte order saves against the other.
+# (big-endian) with clang and Debian's s390x cross binutils, libc and libgcc,
+# run them under qemu-user, and cross-check the files each byte order saves
+# against the other.
 #
 #   scripts/big-endian-test.sh [OUT]      (OUT: build-be by default)
 #
-# Needs gcc-s390x-linux-gnu, libc6-dev-s390x-cross and qemu-user
-# (scripts/install-deps.sh), and libcrypto and cmocka for s390x: their
+# Needs clang, binutils-s390x-linux-gnu, libc6-dev-s390x-cross,
+# libgcc-12-dev-s390x-cross and qemu-user (scripts/install-deps.sh); not
+# gcc-s390x-linux-gnu, which Debian will not install beside gcc-multilib
+# (tests/headers/check.sh needs that). And libcrypto and cmocka for s390x: their
 # Debian packages are downloaded with apt-get into OUT/apt (a private package
 # list for s390x; the host's dpkg and its architectures are left alone) and
 # unpacked into OUT/sysroot, once.
@@ -32,7 +35,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 out=${1:-$root/build-be}
 case "$out" in /*) ;; *) out=$(pwd)/$out ;; esac
 triplet=s390x-linux-gnu
-cc=$triplet-gcc
+cc=clang
 qemu=qemu-s390x
 sysroot=$out/sysroot
 jobs=$(nproc 2>/dev/null || echo 2)
@@ -45,9 +48,9 @@ die() {
     exit 1
 }
 
-for tool in $cc $qemu cmake apt-get dpkg-deb; do
+for tool in $cc $triplet-ld $qemu cmake apt-get dpkg-deb; do
     command -v "$tool" >/dev/null 2>&1 ||
-        die "$tool not found: run scripts/install-deps.sh (gcc-s390x-linux-gnu, libc6-dev-s390x-cross, qemu-user)"
+        die "$tool not found: run scripts/install-deps.sh"
 done
 mkdir -p "$out"
 
@@ -79,7 +82,8 @@ fi
 emulator="$qemu -L /usr/$triplet"
 probe=$out/probe
 printf 'int main(void) { return 0; }\n' >"$probe.c"
-$cc -o "$probe" "$probe.c" || die "$cc cannot build a program (libc6-dev-s390x-cross missing?)"
+$cc --target=$triplet -o "$probe" "$probe.c" ||
+    die "$cc --target=$triplet cannot link a program (libc6-dev-s390x-cross, libgcc-12-dev-s390x-cross?)"
 $emulator "$probe" || die "$emulator cannot run an s390x program on this machine"
 
 # ---- build: s390x (under qemu) and native ---------------------------------------
@@ -90,7 +94,7 @@ else
 fi
 say "building for s390x in $out/s390x"
 cmake -S "$root/tests/endian" -B "$out/s390x" -DCMAKE_BUILD_TYPE=Release \
-    -DCMAKE_SYSTEM_NAME=Linux -DCMAKE_SYSTEM_PROCESSOR=s390x -DCMAKE_C_COMPILER="$cc" \
+    -DCMAKE_SYSTEM_NAME=Linux -DCMAKE_SYSTEM_PROCESSOR=s390x -DCMAKE_C_COMPILER="$cc" -DCMAKE_C_COMPILER_TARGET=$triplet \
     "-DCMAKE_CROSSCOMPILING_EMULATOR=$qemu;-L;/usr/$triplet" \
     -DAMQ_ENDIAN_SYSROOT="$sysroot" -DAMQ_ENDIAN_TRIPLET=$triplet \
     "-DAMQ_ENDIAN_TESTS=$list" >"$out/s390x.cmake.log" ||
