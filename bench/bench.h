@@ -32,6 +32,7 @@
 
 #include "amq/amq.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -136,6 +137,16 @@ typedef struct bench_workload {
     /* The amq filter type it exercises, as `amq --help` names it
      * ("counting-bloom", "fuse8"), or NULL (hashes, peers). */
     const char *family;
+    /* Time the phases' runs alternating: after every phase's warm-up, round
+     * r runs each phase once, in order, so that a busy moment of the
+     * machine falls on all of them alike (contenders compared with each
+     * other, bench_threads.c). false: each phase's runs one after the
+     * other. */
+    bool alternate;
+    /* The name of one of its phases the others are compared with, as a
+     * peer's would be (each phase gets median / that phase's median), or
+     * NULL. */
+    const char *baseline;
 } bench_workload;
 
 /* The workloads, defined one per file and listed in bench_run.c (the peers
@@ -176,6 +187,9 @@ extern const bench_workload bench_floor_seven_bits;
 extern const bench_workload bench_floor_cache_line_key;
 extern const bench_workload bench_floor_seven_bits_key;
 extern const bench_workload bench_floor_probe_seven_key;
+extern const bench_workload bench_threads_classic;
+extern const bench_workload bench_threads_split_block;
+extern const bench_workload bench_threads_blocked;
 
 /* ---- results (the runner's) -------------------------------------------------- */
 
@@ -185,6 +199,7 @@ typedef struct bench_phase_result {
     double median_ns;      /* ns per operation: median over the runs */
     double min_ns, max_ns; /* ... fastest and slowest run */
     double peer_ratio;     /* median_ns / the peer's same-named phase; NAN if none */
+    double baseline_ratio; /* median_ns / the workload's baseline phase's; NAN if none */
 } bench_phase_result;
 
 typedef struct bench_result {

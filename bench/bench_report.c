@@ -17,25 +17,30 @@
  *
  * ns/op is the median over the runs, min and max its spread, Mops/s is
  * 1000 / median, "vs peer" is the median divided by the peer's median for the
- * phase of the same name. A figure the peer also reports is followed by its
- * ratio, "bits_per_key=9.6 (1.00x)".
+ * phase of the same name; a workload without a peer that names a baseline
+ * phase of its own shows the ratio to it there instead, "0.55x vs insert".
+ * A figure the peer also reports is followed by its ratio,
+ * "bits_per_key=9.6 (1.00x)".
  *
  * The JSON document:
  *
  *   { "machine": { "cpu", "cpus", "kernel", "compiler", "optimized",
  *                  "sanitized", "amq_version", "date" },
  *     "config": { "keys", "runs", "seed", "filter" },
- *     "workloads": [ { "name", "group", "family", "peer", "n", "runs", "status",
- *                      "error" (when status is not "ok"),
+ *     "workloads": [ { "name", "group", "family", "peer", "baseline", "n",
+ *                      "runs", "status", "error" (when status is not "ok"),
  *                      "phases": [ { "name", "ops", "median_ns_per_op",
  *                                    "min_ns_per_op", "max_ns_per_op",
- *                                    "mops_per_s", "ratio_to_peer" } ],
+ *                                    "mops_per_s", "ratio_to_peer",
+ *                                    "ratio_to_baseline" } ],
  *                      "figures": { name: value },
  *                      "figure_ratios_to_peer": { name: ratio } } ] }
  *
  * "family" is the amq type a workload exercises ("cuckoo", "fuse8"), null
- * for the hashes and the peers. Ratios without a peer result are null
- * (phases) or left out (figures).
+ * for the hashes and the peers; "baseline" the phase of its own a workload
+ * compares its others with (bench_threads.c: "insert"), else null. Ratios
+ * without a peer result or a baseline are null (phases) or left out
+ * (figures).
  */
 #include "bench.h"
 
@@ -118,7 +123,7 @@ static void print_figure_value(FILE *out, double value)
 /* ---- the table ---------------------------------------------------------------- */
 
 #define NAME_WIDTH  16
-#define PHASE_WIDTH 14
+#define PHASE_WIDTH 17
 
 void bench_table_begin(const bench_run_info *info)
 {
@@ -151,6 +156,8 @@ void bench_table_row(const bench_result *result)
                1000.0 / phase->median_ns);
         if (!isnan(phase->peer_ratio))
             printf(" %7.2fx", phase->peer_ratio);
+        else if (!isnan(phase->baseline_ratio))
+            printf(" %7.2fx vs %s", phase->baseline_ratio, result->workload->baseline);
         printf("\n");
     }
     if (result->figures.count > 0) {
@@ -208,6 +215,11 @@ static void json_workload(const bench_result *r)
         json_string(r->workload->peer);
     else
         printf("null");
+    printf(", \"baseline\": ");
+    if (r->workload->baseline)
+        json_string(r->workload->baseline);
+    else
+        printf("null");
     printf(", \"n\": %zu, \"runs\": %zu, \"status\": ", r->keys, r->runs);
     json_string(r->status == AMQ_OK ? "ok" : amq_strerror(r->status));
     if (r->status != AMQ_OK) {
@@ -224,6 +236,8 @@ static void json_workload(const bench_result *r)
                (unsigned long long)phase->ops, phase->median_ns, phase->min_ns, phase->max_ns,
                1000.0 / phase->median_ns);
         json_number(phase->peer_ratio);
+        printf(", \"ratio_to_baseline\": ");
+        json_number(phase->baseline_ratio);
         printf("}");
     }
     printf("],\n     \"figures\": {");

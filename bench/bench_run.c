@@ -13,6 +13,10 @@
  *       record the median, minimum and maximum ns/op of the R runs
  *   report (extra figures); teardown
  *
+ * A workload that asks for it (bench_workload.alternate: contenders timed
+ * against each other) has its phases' runs alternate instead: every
+ * phase's warm-up, then R rounds of one run of each phase in order.
+ *
  * Time is CLOCK_MONOTONIC around the run call only. Nothing is pinned: the
  * figures are meant for a shared, noisy machine, where the median of R runs
  * is far steadier than the mean or the minimum alone; min and max show the
@@ -24,6 +28,10 @@
  * below 1 is faster than the peer. Figures reported under the same name by
  * both get the same ratio. A peer the build does not have (libbloom not
  * installed) leaves the ratios out.
+ *
+ * A workload that names a baseline phase of its own (bench_threads.c:
+ * insert) gets each phase's ratio to it, within the invocation, as it
+ * would to a peer's.
  *
  * Exit status: 0 when every selected workload ran, 1 when one could not be
  * set up (it is reported and the others still run), 2 for a bad command line.
@@ -76,6 +84,9 @@ static const bench_workload *const own_workloads[] = {
     &bench_floor_cache_line_key,
     &bench_floor_seven_bits_key,
     &bench_floor_probe_seven_key,
+    &bench_threads_classic,
+    &bench_threads_split_block,
+    &bench_threads_blocked,
     &bench_hash_xxh3_64,
     &bench_hash_xxh3_128,
     &bench_hash_siphash,
@@ -120,24 +131,25 @@ static int compare_doubles(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* Warm up, then time `runs` passes of one phase into *out. samples has room
- * for runs values. Returns false when the phase did no operations. */
-static bool time_phase(const bench_phase *phase, void *state, size_t runs, double *samples,
-                       bench_phase_result *out)
+/* One untimed prepare and one timed pass of a phase: its operations (0:
+ * none), and in *sample the ns per operation. */
+static uint64_t time_pass(const bench_phase *phase, void *state, double *sample)
 {
     if (phase->prepare)
         phase->prepare(state);
+    uint64_t start = now_ns();
     uint64_t ops = phase->run(state);
-    for (size_t r = 0; r < runs && ops > 0; r++) {
-        if (phase->prepare)
-            phase->prepare(state);
-        uint64_t start = now_ns();
-        ops = phase->run(state);
-        uint64_t elapsed = now_ns() - start;
-        samples[r] = (double)elapsed / (double)ops;
-    }
-    if (ops == 0)
-        return false;
+    uint64_t elapsed = now_ns() - start;
+    if (ops > 0)
+        *sample = (double)elapsed / (double)ops;
+    return ops;
+}
+
+/* The median, minimum and maximum of a phase's runs samples (sorted here)
+ * into *out. */
+static void summarize(const bench_phase *phase, uint64_t ops, double *samples, size_t runs,
+                      bench_phase_result *out)
+{
     qsort(samples, runs, sizeof *samples, compare_doubles);
     out->name = phase->name;
     out->ops = ops;
@@ -145,7 +157,64 @@ static bool time_phase(const bench_phase *phase, void *state, size_t runs, doubl
     out->max_ns = samples[runs - 1];
     out->median_ns = runs % 2 ? samples[runs / 2] : (samples[runs / 2 - 1] + samples[runs / 2]) / 2;
     out->peer_ratio = NAN;
+    out->baseline_ratio = NAN;
+}
+
+/* Warm up, then time `runs` passes of one phase into *out. samples has room
+ * for runs values. Returns false when the phase did no operations. */
+static bool time_phase(const bench_phase *phase, void *state, size_t runs, double *samples,
+                       bench_phase_result *out)
+{
+    double warm_up;
+    uint64_t ops = time_pass(phase, state, &warm_up);
+    for (size_t r = 0; r < runs && ops > 0; r++)
+        ops = time_pass(phase, state, &samples[r]);
+    if (ops == 0)
+        return false;
+    summarize(phase, ops, samples, runs, out);
     return true;
+}
+
+/* Time a workload's phases alternating (bench_workload.alternate): each
+ * phase's warm-up in order, then `runs` rounds of one pass of each phase in
+ * order. samples has room for runs values per phase. A phase that did no
+ * operations in a pass is left out from then on. Returns the phases timed
+ * into out (in order). */
+static size_t time_alternating(const bench_phase *phases, void *state, size_t runs, double *samples,
+                               bench_phase_result *out)
+{
+    size_t count = 0;
+    uint64_t ops[BENCH_MAX_PHASES];
+    while (phases[count].name) {
+        assert(count < BENCH_MAX_PHASES);
+        count++;
+    }
+    for (size_t p = 0; p < count; p++) {
+        double warm_up;
+        ops[p] = time_pass(&phases[p], state, &warm_up);
+    }
+    for (size_t r = 0; r < runs; r++)
+        for (size_t p = 0; p < count; p++)
+            if (ops[p] > 0)
+                ops[p] = time_pass(&phases[p], state, &samples[p * runs + r]);
+    size_t timed = 0;
+    for (size_t p = 0; p < count; p++)
+        if (ops[p] > 0)
+            summarize(&phases[p], ops[p], samples + p * runs, runs, &out[timed++]);
+    return timed;
+}
+
+/* Each phase's ratio to the workload's baseline phase, when it names one
+ * that ran. */
+static void compare_with_baseline(bench_result *result)
+{
+    const char *baseline = result->workload->baseline;
+    const bench_phase_result *base = NULL;
+    for (size_t p = 0; baseline && p < result->phase_count; p++)
+        if (strcmp(result->phases[p].name, baseline) == 0)
+            base = &result->phases[p];
+    for (size_t p = 0; base && p < result->phase_count; p++)
+        result->phases[p].baseline_ratio = result->phases[p].median_ns / base->median_ns;
 }
 
 /* Fill the ratios of result to its peer's result (NULL: none ran). */
@@ -183,14 +252,18 @@ static void run_workload(const bench_workload *workload, const options *opts,
                  diag.message[0] ? diag.message : amq_strerror(result->status));
         return;
     }
-    double *samples = malloc(opts->runs * sizeof *samples);
+    double *samples = malloc(BENCH_MAX_PHASES * opts->runs * sizeof *samples);
     if (!samples) {
         result->status = AMQ_ENOMEM;
         snprintf(result->message, sizeof result->message, "%s", amq_strerror(AMQ_ENOMEM));
         workload->teardown(state);
         return;
     }
-    for (const bench_phase *phase = workload->phases; phase->name; phase++) {
+    if (workload->alternate)
+        result->phase_count =
+            time_alternating(workload->phases, state, opts->runs, samples, result->phases);
+    for (const bench_phase *phase = workload->phases; !workload->alternate && phase->name;
+         phase++) {
         assert(result->phase_count < BENCH_MAX_PHASES);
         bench_phase_result *out = &result->phases[result->phase_count];
         /* A phase with nothing to do for this workload (query-hashed of a
@@ -199,6 +272,7 @@ static void run_workload(const bench_workload *workload, const options *opts,
             result->phase_count++;
     }
     free(samples);
+    compare_with_baseline(result);
     if (result->phase_count == 0) {
         result->status = AMQ_EINVAL;
         snprintf(result->message, sizeof result->message, "no phase did any operations");

@@ -5,6 +5,9 @@
     scripts/perf-tables.py --update PAGE RUN.json...   rewrite PAGE between its markers
     scripts/perf-tables.py --check PAGE RUN.json...    check PAGE's markers, and that the
                                                        tables of PAGE and of RUN.json parse
+    ... --block NAME                                   the tables of block NAME, and with
+                                                       --update or --check the text between
+                                                       NAME's markers instead
     ... --run AMQ_BENCH [--invocations K] [--save DIR] -- ARGS...
                                                        run `AMQ_BENCH ARGS --json` K times,
                                                        one after the other, instead of
@@ -29,10 +32,16 @@ row of each table that has a workload naming it. A row gives:
                 median); of one invocation its runs' median, and "±" the farther of its
                 fastest and slowest run. "· 0.41×" is the ratio to the row's peer in the
                 same phase (the median of the invocations' ratios, each taken within one
-                invocation): below 1 is faster.
+                invocation): below 1 is faster. A workload without a peer that names a
+                baseline phase of its own (the threads/ workloads: insert, the plain add on
+                one thread) gets the ratio to that phase of its own row instead, taken the
+                same way, and its table says so.
 
 The tables sit in PAGE between the lines PAGE_BEGIN and PAGE_END (below); --update replaces
-what is between them and nothing else. Python 3 standard library only.
+what is between them and nothing else. A page may hold other blocks, each made from its own
+invocations (the threads/ workloads, timed apart with --filter threads/): --block NAME reads
+and writes the one between "<!-- perf-tables:NAME:begin -->" and "<!-- perf-tables:NAME:end -->",
+with the tables BLOCK_TABLES gives it; those tables are never in the main block. Python 3 standard library only.
 """
 
 import argparse
@@ -50,8 +59,12 @@ PAGE_END = "<!-- perf-tables:end -->"
 
 # Tables in this order; families and groups not listed follow in the order they first appear.
 TABLE_ORDER = ["bloom", "blocked-bloom", "counting-bloom", "scalable-bloom", "cuckoo", "fuse",
-               "gcs", "hfb", "group:hash", "group:floor"]
-GROUP_TITLES = {"hash": "key hashes", "floor": "floors", "peer": "peers"}
+               "gcs", "hfb", "group:threads", "group:hash", "group:floor"]
+GROUP_TITLES = {"hash": "key hashes", "floor": "floors", "peer": "peers",
+                "threads": "concurrent adds"}
+# Tables that go in a block of their own (--block NAME), never in the main one: the threads/
+# workloads are timed apart (docs/PERFORMANCE.md, "Concurrent adds").
+BLOCK_TABLES = {"threads": {"group:threads"}}
 # From this many invocations on, "±" spans the middle half of their medians (the quartiles)
 # rather than all of them, so that one invocation a busy machine slowed does not set it.
 QUARTILE_INVOCATIONS = 4
@@ -130,8 +143,11 @@ class Row:
             if p["name"] not in self.samples:
                 self.phase_names.append(p["name"])
                 self.samples[p["name"]] = []
+            ratio = p.get("ratio_to_peer")
+            if ratio is None and w.get("baseline") and p["name"] != w["baseline"]:
+                ratio = p.get("ratio_to_baseline")
             self.samples[p["name"]].append((p["median_ns_per_op"], p["min_ns_per_op"],
-                                            p["max_ns_per_op"], p.get("ratio_to_peer")))
+                                            p["max_ns_per_op"], ratio))
         for name, value in w.get("figures", {}).items():
             if value is not None:
                 self.figures.setdefault(name, []).append(value)
@@ -270,10 +286,15 @@ def render_table(rows_by_name, title, members):
     if has_rate:
         header.append("FPR (p)")
     header += ["%s ns" % p for p in phases]
+    baselines = sorted({r.workload.get("baseline") for r in members
+                        if r.workload.get("baseline") and not r.workload.get("peer")})
     align = ["---"] + ["---" if h == "peer" else "---:" for h in header[1:]]
 
-    lines = ["### %s" % title, "", "| " + " | ".join(header) + " |",
-             "|" + "|".join(align) + "|"]
+    lines = ["### %s" % title, ""]
+    if baselines:
+        lines += ["· x×: the ratio to the row's own %s phase, below 1 faster." %
+                  " or ".join(baselines), ""]
+    lines += ["| " + " | ".join(header) + " |", "|" + "|".join(align) + "|"]
     for row in ran:
         name = row.name
         if row.name in peers and row not in members:
@@ -315,8 +336,16 @@ def spread_words(count):
     return "how far from it the fastest or slowest run lies"
 
 
-def render(docs):
-    rows = combine(docs)
+def in_block(w, block):
+    # Whether workload w's table belongs in block (None: the page's main one).
+    key = table_key(w)
+    if block is None:
+        return not any(key in keys for keys in BLOCK_TABLES.values())
+    return key in BLOCK_TABLES.get(block, {key})
+
+
+def render(docs, block=None):
+    rows = {name: row for name, row in combine(docs).items() if in_block(row.workload, block)}
     first = docs[0]
     machine, config = first["machine"], first["config"]
     count = len(docs)
@@ -382,38 +411,48 @@ def parse_tables(text, source):
     return tables
 
 
-def page_block(text, source):
-    begins, ends = text.count(PAGE_BEGIN), text.count(PAGE_END)
+def markers(block):
+    # The begin and end lines of a block: the default one, or NAME's.
+    if block is None:
+        return PAGE_BEGIN, PAGE_END
+    if not re.match(r"^[a-z0-9-]+$", block):
+        raise Failure("block name %r: letters, digits and '-' only" % block)
+    return "<!-- perf-tables:%s:begin -->" % block, "<!-- perf-tables:%s:end -->" % block
+
+
+def page_block(text, source, block=None):
+    begin, end_line = markers(block)
+    begins, ends = text.count(begin), text.count(end_line)
     if begins != 1 or ends != 1:
         raise Failure("%s: needs one %s and one %s line (has %d and %d)"
-                      % (source, PAGE_BEGIN, PAGE_END, begins, ends))
-    start, end = text.index(PAGE_BEGIN), text.index(PAGE_END)
+                      % (source, begin, end_line, begins, ends))
+    start, end = text.index(begin), text.index(end_line)
     if end < start:
-        raise Failure("%s: %s comes before %s" % (source, PAGE_END, PAGE_BEGIN))
-    return start + len(PAGE_BEGIN), end
+        raise Failure("%s: %s comes before %s" % (source, end_line, begin))
+    return start + len(begin), end
 
 
-def check(page, docs):
+def check(page, docs, block=None):
     with open(page, encoding="utf-8") as f:
         text = f.read()
-    start, end = page_block(text, page)
+    start, end = page_block(text, page, block)
     if not parse_tables(text[start:end], page):
         raise Failure("%s: no table between the markers" % page)
-    rendered = render(docs)
+    rendered = render(docs, block)
     tables = parse_tables(rendered, "the tables of the run")
     named = {row[0].replace(" (peer)", "") for _, _, body in tables for row in body}
     for doc in docs:
         for w in doc["workloads"]:
-            if w.get("status") == "ok" and w["name"] not in named:
+            if w.get("status") == "ok" and w["name"] not in named and in_block(w, block):
                 raise Failure("the tables of the run have no row for %s" % w["name"])
     return len(tables)
 
 
-def update(page, docs):
+def update(page, docs, block=None):
     with open(page, encoding="utf-8") as f:
         text = f.read()
-    start, end = page_block(text, page)
-    new = text[:start] + "\n" + render(docs) + text[end:]
+    start, end = page_block(text, page, block)
+    new = text[:start] + "\n" + render(docs, block) + text[end:]
     directory = os.path.dirname(os.path.abspath(page))
     fd, temp = tempfile.mkstemp(dir=directory, prefix=".perf-tables.")
     try:
@@ -441,6 +480,8 @@ def main(argv):
     mode.add_argument("--update", metavar="PAGE", help="rewrite PAGE between its markers")
     mode.add_argument("--check", metavar="PAGE",
                       help="check PAGE's markers and tables, and that the run's tables parse")
+    parser.add_argument("--block", metavar="NAME",
+                        help="the tables of block NAME (between NAME's markers in PAGE)")
     parser.add_argument("--run", metavar="AMQ_BENCH", help="run AMQ_BENCH instead of reading files")
     parser.add_argument("--invocations", type=int, default=1, metavar="K",
                         help="with --run: how many invocations (default 1)")
@@ -469,13 +510,13 @@ def main(argv):
                 sources.append(source)
         same_config(docs, sources)
         if opts.check:
-            count = check(opts.check, docs)
+            count = check(opts.check, docs, opts.block)
             print("perf-tables: %s: markers and tables ok; the run gives %d tables that parse"
                   % (opts.check, count))
         elif opts.update:
-            update(opts.update, docs)
+            update(opts.update, docs, opts.block)
         else:
-            sys.stdout.write(render(docs))
+            sys.stdout.write(render(docs, opts.block))
     except (Failure, OSError) as e:
         print("perf-tables: %s" % e, file=sys.stderr)
         return 1
