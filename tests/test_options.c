@@ -82,8 +82,8 @@ static void test_every_option_is_described(void **state)
                 assert_non_null(o.choices[0]);
             if (strcmp(o.kind, "count") == 0)
                 assert_true(o.min <= o.max);
-            else
-                assert_null(o.word);
+            else if (strcmp(o.kind, "hex") != 0)
+                assert_null(o.word); /* a word stands for a number or hex digits only */
             if (strcmp(o.kind, "real") == 0)
                 assert_true(o.real_min < o.real_max);
             assert_true((strcmp(o.kind, "hex") == 0) == (o.hex_bytes > 0));
@@ -128,7 +128,8 @@ static void test_errors_are_as_documented(void **state)
 /* Values of o's kind the parser takes, as text, into values; returns how
  * many. A count tries a few sizes within its range (a type may refuse some:
  * blocked-bloom's split layout takes 8 hashes only, hfb refuses one-bit
- * banks), a real its ends and middle, a choice each word. */
+ * banks), a real its ends and middle, a choice each word; a count or hex
+ * value also its word (best, random). */
 static size_t candidate_values(char values[MAX_VALUES][80], const amq_option_info *o)
 {
     size_t n = 0;
@@ -155,6 +156,8 @@ static size_t candidate_values(char values[MAX_VALUES][80], const amq_option_inf
         for (size_t i = 0; i < o->hex_bytes && 2 * i + 2 < 80; i++)
             snprintf(values[0] + 2 * i, 3, "%02x", (unsigned)(0x11 * (i % 15) + 1));
         n = 1;
+        if (o->word)
+            snprintf(values[n++], 80, "%s", o->word);
     } else {
         values[n++][0] = '\0'; /* a flag: the bare key */
     }

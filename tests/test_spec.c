@@ -136,6 +136,7 @@ static void test_malformed_numbers(void **state)
     expect_error("alpha p=zero", "option 'fpr'", "zero");
     expect_error("alpha growth=2x", "option 'growth'", "2x");
     expect_error("alpha seed=0x", "option 'seed'", NULL);
+    expect_error("alpha seed=Random", "option 'seed'", NULL);
 }
 
 static void test_out_of_range(void **state)
@@ -163,6 +164,7 @@ static void test_shape_errors(void **state)
     expect_error("alpha layout=diagonal", "'diagonal' is not one of block|split", NULL);
     expect_error("alpha key=0011", "expected 32 hex digits", NULL);
     expect_error("alpha key=zz0102030405060708090a0b0c0d0e0f", "not hexadecimal", NULL);
+    expect_error("alpha key=randomly", "expected 32 hex digits", NULL);
 
     char long_spec[600];
     memset(long_spec, 'x', sizeof long_spec - 1);
@@ -209,11 +211,31 @@ static void test_hasher_from_spec(void **state)
     assert_int_equal(amq__spec_hasher(&spec, &hasher, 42, &diag), AMQ_OK);
     assert_int_equal(hasher.kind, AMQ_HASH_MD5);
 
+    /* seed=random and key=random: the word, then a secret from the OS, a
+     * new one each time (equal by chance with odds 2^-64 and 2^-128). */
+    amq_hasher again;
+    assert_int_equal(parse(&spec, "alpha seed=random", &diag), AMQ_OK);
+    assert_true(amq__spec_get(&spec, &amq__option_seed)->word);
+    assert_int_equal(amq__spec_hasher(&spec, &hasher, 42, &diag), AMQ_OK);
+    assert_int_equal(amq__spec_hasher(&spec, &again, 42, &diag), AMQ_OK);
+    assert_int_equal(hasher.kind, AMQ_HASH_XXH3);
+    assert_int_equal(amq_hasher_check(&hasher, NULL), AMQ_OK);
+    assert_memory_not_equal(&hasher, &again, sizeof hasher);
+    assert_int_equal(parse(&spec, "alpha hash=siphash key=random", &diag), AMQ_OK);
+    assert_int_equal(amq__spec_hasher(&spec, &hasher, 42, &diag), AMQ_OK);
+    assert_int_equal(amq__spec_hasher(&spec, &again, 42, &diag), AMQ_OK);
+    assert_int_equal(hasher.kind, AMQ_HASH_SIPHASH);
+    assert_memory_not_equal(&hasher, &again, sizeof hasher);
+
     const char *bad[][2] = {
         { "alpha hash=siphash", "needs key" },
         { "alpha hash=siphash seed=1 key=000102030405060708090a0b0c0d0e0f", "not 'seed'" },
         { "alpha key=000102030405060708090a0b0c0d0e0f", "siphash only" },
         { "alpha hash=md5 seed=3", "takes no seed" },
+        { "alpha hash=siphash seed=random", "key=random" },
+        { "alpha hash=md5 seed=random", "takes no seed" },
+        { "alpha key=random", "siphash only" },
+        { "alpha hash=md5 key=random", "siphash only" },
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         assert_int_equal(parse(&spec, bad[i][0], &diag), AMQ_OK);

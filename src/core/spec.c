@@ -41,8 +41,10 @@ const amq__option amq__option_seed = {
     .type = AMQ__OPTION_COUNT,
     .count_min = 0,
     .count_max = UINT64_MAX,
+    .count_word = "random",
     .value_name = "S",
-    .help = "the seed of the xxh3 key hash (default 0)",
+    .help = "the seed of the xxh3 key hash, or random: a secret one from the operating system "
+            "(default 0)",
 };
 const amq__option amq__option_hash = {
     .name = "hash",
@@ -54,7 +56,9 @@ const amq__option amq__option_key = {
     .name = "key",
     .type = AMQ__OPTION_HEX,
     .hex_bytes = 16,
-    .help = "the SipHash-2-4 key of hash=siphash, 32 hex digits",
+    .count_word = "random",
+    .help = "the SipHash-2-4 key of hash=siphash, 32 hex digits, or random: a secret one from "
+            "the operating system",
 };
 
 static bool is_space(char c)
@@ -131,6 +135,10 @@ static int parse_value(amq__option_value *value, const amq__option *option, cons
                              text, choices.text);
         }
     case AMQ__OPTION_HEX: {
+        if (option->count_word && strcmp(text, option->count_word) == 0) {
+            value->word = true;
+            return AMQ_OK;
+        }
         size_t len = strlen(text);
         if (len != 2 * option->hex_bytes)
             return amq__fail(diag, AMQ_EINVAL,
@@ -276,10 +284,14 @@ int amq__spec_hasher(const amq__spec *spec, amq_hasher *out, uint64_t default_se
 
     if (strcmp(kind, "siphash") == 0) {
         if (!key)
-            return amq__fail(diag, AMQ_EINVAL, "hash=siphash needs key=HEX (16 bytes)");
+            return amq__fail(diag, AMQ_EINVAL,
+                             "hash=siphash needs key=HEX (16 bytes) or key=random");
         if (seed)
             return amq__fail(diag, AMQ_EINVAL,
-                             "hash=siphash is keyed by 'key', not 'seed': drop seed");
+                             "hash=siphash is keyed by 'key', not 'seed': drop seed%s",
+                             seed->word ? " (key=random draws a secret key)" : "");
+        if (key->word)
+            return amq_hasher_random(out, AMQ_HASH_SIPHASH, diag);
         amq_hasher_siphash(out, key->hex);
         return AMQ_OK;
     }
@@ -291,6 +303,8 @@ int amq__spec_hasher(const amq__spec *spec, amq_hasher *out, uint64_t default_se
         amq_hasher_md5(out);
         return AMQ_OK;
     }
+    if (seed && seed->word)
+        return amq_hasher_random(out, AMQ_HASH_XXH3, diag);
     amq_hasher_xxh3(out, seed ? seed->count : default_seed);
     return AMQ_OK;
 }

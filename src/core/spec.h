@@ -44,8 +44,9 @@ typedef struct amq__option {
     const char *alias; /* a short name, e.g. "n", or NULL */
     amq__option_type type;
     uint64_t count_min, count_max;
-    const char *count_word; /* COUNT: a word also accepted instead of a number
-                               (e.g. "best"), or NULL */
+    const char *count_word; /* COUNT or HEX: a word also accepted instead of a
+                               value (e.g. "best"; "random" for seed and key),
+                               or NULL; the value then has word set */
     double real_min, real_max;
     const char *const *choices;
     size_t hex_bytes;
@@ -61,7 +62,7 @@ typedef struct amq__option {
 typedef struct amq__option_value {
     bool set;
     uint64_t count;  /* COUNT */
-    bool word;       /* COUNT: the option's count_word was given, not a number */
+    bool word;       /* COUNT, HEX: the option's count_word was given, not a value */
     double real;     /* PROBABILITY, REAL */
     unsigned choice; /* CHOICE: index into choices */
     uint8_t hex[AMQ__SPEC_MAX_HEX];
@@ -77,9 +78,9 @@ typedef struct amq__spec {
 /* Options every family may accept. */
 extern const amq__option amq__option_capacity; /* n, capacity: 1 .. 2^56 keys */
 extern const amq__option amq__option_fpr;      /* p, fpr */
-extern const amq__option amq__option_seed;     /* seed: any 64-bit value */
+extern const amq__option amq__option_seed;     /* seed: any 64-bit value, or random */
 extern const amq__option amq__option_hash;     /* hash: xxh3 | md5 | siphash */
-extern const amq__option amq__option_key;      /* key: 16-byte SipHash key, hex */
+extern const amq__option amq__option_key;      /* key: 16-byte SipHash key, hex, or random */
 
 /* Parse text against the families (a NULL-terminated array). On success
  * out->family is the family named and out->values hold what was given. */
@@ -98,7 +99,9 @@ bool amq__spec_flag(const amq__spec *spec, const amq__option *option);
 
 /* The hasher the spec asks for, from its hash, seed and key options:
  * xxh3 (default) with seed (default default_seed); siphash needs key and
- * takes no seed; md5 takes neither. AMQ_EINVAL with a message otherwise. */
+ * takes no seed; md5 takes neither. AMQ_EINVAL with a message otherwise.
+ * seed=random and key=random draw the seed or key from the operating
+ * system (amq_hasher_random; AMQ_EIO when it gives none). */
 int amq__spec_hasher(const amq__spec *spec, amq_hasher *out, uint64_t default_seed, amq_diag *diag);
 
 #endif /* AMQ_SPEC_H */

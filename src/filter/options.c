@@ -101,6 +101,7 @@ int amq_family_option(amq_option_info *out, const char *family, size_t index)
         out->choices = option->choices;
         break;
     case AMQ__OPTION_HEX:
+        out->word = option->count_word;
         out->hex_bytes = option->hex_bytes;
         break;
     case AMQ__OPTION_FLAG:
