@@ -1,5 +1,6 @@
 /*
- * cmd_info.c - `amq info FILE [--json]`: what a filter file holds.
+ * cmd_info.c - `amq info FILE [--json] [--show-seed]`: what a filter file
+ * holds.
  *
  * Everything amq_info_get reports, as an aligned table or as one flat JSON
  * object:
@@ -13,8 +14,20 @@
  *   the family's details (numbers or words, under their own snake_case
  *   names: "hashes", "layout", "fingerprint_bits", ...),
  *   hash ("xxh3 seed=0", as in the table), hash_kind (xxh3, md5, siphash),
- *   hash_seed (xxh3) or hash_key (siphash, 32 hex digits),
+ *   hash_secret (true: the seed or key is not the public default),
+ *   hash_seed (xxh3) or hash_key (siphash, 32 hex digits) unless secret,
  *   checksum (the file's xxh3-64 trailer, 16 hex digits).
+ *
+ * The seed is secret. A seed or key nobody knows is what keeps keys
+ * crafted to collide out of a filter (docs/SECURITY.md), and the file
+ * cannot say whether its seed was drawn at random (seed=random) or chosen:
+ * it stores the hasher as it always has, with no flag for that. So every
+ * seed but the default 0, and every SipHash key, is left out unless
+ * --show-seed asks for it: a seed of 0 protects nothing and hides nothing,
+ * any other may be someone's secret, and a user who chose seed=42 knows it
+ * already (or asks). Whoever can read the file can read the seed in it;
+ * keeping it from the screen keeps it out of logs, tickets and terminals
+ * shared in a screenshot, which is where info's output goes.
  *
  * Numbers that are not finite are null. The details share one object with
  * the common fields, so a script reads d["hashes"] as it reads
@@ -34,21 +47,27 @@
 #include <string.h>
 
 static const char info_usage[] =
-    "Usage: amq info FILE [--json]\n"
+    "Usage: amq info FILE [--json] [--show-seed]\n"
     "Describe the filter saved in FILE: its type, parameters, size, bits per key,\n"
     "the false-positive rate asked for and the one to expect at its fill, the\n"
     "keys added (types that count them) or their estimate from the contents\n"
     "(bloom, blocked-bloom, counting-bloom), the key hash and the file's\n"
     "checksum. For a bundle\n"
     "of filters: its members, counted by type, with their data bytes.\n"
+    "A seed other than the default 0, and a SipHash key, are secret: info says\n"
+    "there is one and prints it only with --show-seed.\n"
     "\n"
     "      --json   one JSON object instead of the table: the same figures under\n"
     "               snake_case names (file, family, capacity, count,\n"
     "               count_estimated, estimated_count, size_bytes,\n"
     "               bits_per_key, target_fpr,\n"
     "               expected_fpr, the type's own details, hash, hash_kind,\n"
-    "               hash_seed or hash_key, checksum); null for a number that\n"
-    "               is not finite\n"
+    "               hash_secret, hash_seed or hash_key, checksum); null for a\n"
+    "               number that is not finite\n"
+    "      --show-seed\n"
+    "               print the key hash's seed or key even when it is secret (not\n"
+    "               the default seed 0): whoever knows it can craft keys that\n"
+    "               collide in the filter\n"
     "Exit status: 0 described, 2 an error.\n";
 
 /* A JSON string: quotes and backslashes escaped, control characters as
@@ -119,7 +138,28 @@ static void print_supports(const char *family, bool json)
     printf(json ? "]" : "\n");
 }
 
-static void print_json(const char *path, const amq_info *info, const char *hasher)
+/* Whether a hasher's seed or key is one to keep secret: anything but no
+ * key (md5) or the default xxh3 seed 0. The file does not record whether
+ * it was drawn at random, so every other one is taken to be. */
+static bool hasher_secret(const amq_hasher *hasher)
+{
+    if (hasher->kind == AMQ_HASH_MD5)
+        return false;
+    return hasher->kind != AMQ_HASH_XXH3 || cli_hasher_seed(hasher) != 0;
+}
+
+/* The hasher as the table and JSON's "hash" give it: "xxh3 seed=42" when
+ * it may be shown, "xxh3 seed=secret" when not. */
+static void format_hasher(char *out, size_t cap, const amq_hasher *hasher, bool show)
+{
+    if (show || !hasher_secret(hasher))
+        cli_format_hasher(out, cap, hasher);
+    else
+        snprintf(out, cap, "%s %s=secret", cli_hasher_kind(hasher),
+                 hasher->kind == AMQ_HASH_SIPHASH ? "key" : "seed");
+}
+
+static void print_json(const char *path, const amq_info *info, const char *hasher, bool show)
 {
     printf("{\n  \"file\": ");
     json_string(path);
@@ -142,9 +182,13 @@ static void print_json(const char *path, const amq_info *info, const char *hashe
     }
     json_text("hash", hasher);
     json_text("hash_kind", cli_hasher_kind(&info->hasher));
-    if (info->hasher.kind == AMQ_HASH_XXH3)
+    bool secret = hasher_secret(&info->hasher);
+    printf(",\n  \"hash_secret\": %s", secret ? "true" : "false");
+    if (secret && !show) {
+        /* Neither hash_seed nor hash_key: the seed is not printed. */
+    } else if (info->hasher.kind == AMQ_HASH_XXH3) {
         json_count("hash_seed", cli_hasher_seed(&info->hasher));
-    if (info->hasher.kind == AMQ_HASH_SIPHASH) {
+    } else if (info->hasher.kind == AMQ_HASH_SIPHASH) {
         char key[33];
         cli_hasher_key_hex(key, &info->hasher);
         json_text("hash_key", key);
@@ -209,18 +253,22 @@ static void print_bundle(const char *path, const amq_bundle *bundle, bool json)
 
 int cli_info(int argc, char **argv)
 {
+    enum { OPT_SHOW_SEED = 1000 };
     static const struct option options[] = {
         { "json", no_argument, NULL, 'j' },
+        { "show-seed", no_argument, NULL, OPT_SHOW_SEED },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
-    bool json = false;
+    bool json = false, show_seed = false;
     optind = 1;
     opterr = 0;
     int c;
     while ((c = getopt_long(argc, argv, ":h", options, NULL)) != -1) {
         if (c == 'j')
             json = true;
+        else if (c == OPT_SHOW_SEED)
+            show_seed = true;
         else if (c == 'h') {
             fputs(info_usage, stdout);
             return CLI_EXIT_OK;
@@ -248,11 +296,11 @@ int cli_info(int argc, char **argv)
     amq_info info;
     amq_info_get(&info, filter);
     char hasher[80], size[48];
-    cli_format_hasher(hasher, sizeof hasher, &info.hasher);
+    format_hasher(hasher, sizeof hasher, &info.hasher, show_seed);
     cli_format_bytes(size, sizeof size, (double)info.memory_bytes);
 
     if (json) {
-        print_json(path, &info, hasher);
+        print_json(path, &info, hasher, show_seed);
     } else {
         printf("file             %s\n", path);
         printf("type             %s\n", info.family);
@@ -288,7 +336,12 @@ int cli_info(int argc, char **argv)
             printf("note             the target FPR is below what this filter delivers: about "
                    "%.3g at its capacity\n",
                    delivered);
-        printf("hash             %s\n", hasher);
+        if (hasher_secret(&info.hasher) && !show_seed)
+            printf("hash             %s with a secret %s (--show-seed prints it)\n",
+                   cli_hasher_kind(&info.hasher),
+                   info.hasher.kind == AMQ_HASH_SIPHASH ? "key" : "seed");
+        else
+            printf("hash             %s\n", hasher);
         printf("checksum         %016llx (xxh3-64)\n", (unsigned long long)info.file_checksum);
     }
     amq_free(filter);

@@ -109,6 +109,34 @@ class AmqCommands(unittest.TestCase):
             self.r.execute_command("AMQ.RESTORE", "f16", f.read())
         shutil.rmtree(scratch)
 
+    def test_build_with_a_random_seed(self):
+        # seed=random is a spec word like any other: each build draws its
+        # own secret seed (bytes 24..31 of the dump's header), the filter
+        # answers for its keys, and `amq info` of the dump keeps it secret.
+        scratch = tempfile.mkdtemp(prefix="amq-seed-")
+        seeds = []
+        for name, family in (("r1", "fuse8"), ("r2", "fuse8"), ("r3", "gcs")):
+            self.assertEqual(self.r.execute_command("AMQ.BUILD", name, family, "seed=random",
+                                                    "ITEMS", *KEYS[:1000]), 1000)
+            self.assertEqual(answers(self.r, name, KEYS[:1000]), [1] * 1000)
+            dump = self.r.execute_command("AMQ.DUMP", name)
+            seeds.append(dump[24:32])
+            path = os.path.join(scratch, name + ".amq")
+            with open(path, "wb") as f:
+                f.write(dump)
+            info = subprocess.run([AMQ, "info", path], capture_output=True, check=True)
+            self.assertIn(b"xxh3 with a secret seed", info.stdout)
+            shown = subprocess.run([AMQ, "info", "--show-seed", path], capture_output=True,
+                                   check=True)
+            seed = int.from_bytes(dump[24:32], "little")
+            self.assertIn(b"xxh3 seed=%d" % seed, shown.stdout)
+        self.assertEqual(len(set(seeds)), 3)
+        self.assertNotIn(b"\0" * 8, seeds)
+        with self.assertRaisesRegex(redis.ResponseError, "key=random"):
+            self.r.execute_command("AMQ.BUILD", "r4", "fuse8", "hash=siphash", "seed=random",
+                                   "ITEMS", "a")
+        shutil.rmtree(scratch)
+
     def test_damaged_restore_is_refused(self):
         self.r.execute_command("AMQ.BUILD", "g", "gcs", "ITEMS", *KEYS[:500])
         good = self.r.execute_command("AMQ.DUMP", "g")

@@ -42,7 +42,7 @@ _amq_options()
     add) echo "--count-duplicates $_amq_input_options --help" ;;
     remove) echo "$_amq_input_options --help" ;;
     query) echo "-v --invert -c --count $_amq_input_options --help" ;;
-    info) echo "--json --help" ;;
+    info) echo "--json --show-seed --help" ;;
     merge) echo "-o --output --force --help" ;;
     export) echo "-f --format --hex --help" ;;
     dedup) echo "-n --capacity -p --fpr -t --type --stats $_amq_input_options --help" ;;
