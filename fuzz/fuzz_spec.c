@@ -1,9 +1,10 @@
 /*
  * fuzz_spec.c - the spec parser on arbitrary text: through amq_new (the
  * families this build has; a filter that gets created is exercised and
- * freed; specs asking for more than AMQ_FUZZ_MAX_BITS bits are parsed but
- * not created, since a fuzzer must not allocate gigabytes - the unit tests
- * cover huge sizes) and through amq__spec_parse over a family list that holds one
+ * freed; a spec whose table may take more than AMQ_FUZZ_MAX_BITS bits, by
+ * an upper bound computed from its options, is parsed but not created,
+ * since a fuzzer must not allocate gigabytes - the unit tests cover huge
+ * sizes) and through amq__spec_parse over a family list that holds one
  * option of every type, so every value parser is reached whatever families
  * exist. Nothing may crash, leak, or succeed with a value out of range.
  */
@@ -72,25 +73,106 @@ static void check_values(const amq__spec *spec)
     }
 }
 
-#define AMQ_FUZZ_MAX_BITS ((uint64_t)1 << 28)
+/* The most bits a filter fuzz_spec creates may take: specs whose bound
+ * (spec_bits_bound) is larger are parsed but not created, so that no run
+ * allocates more than 128 MiB for a filter, far below libFuzzer's malloc
+ * limit (fuzz/README.md). The unit tests cover huge sizes. */
+#define AMQ_FUZZ_MAX_BITS ((double)((uint64_t)1 << 30))
 
-/* Whether the filter the text asks for stays below AMQ_FUZZ_MAX_BITS bits:
- * capacity times the optimal bits per key at its fpr, and any explicit
- * size, below the cap (with room for families that spend more per key). */
+/* The value of the spec's option called name, or NULL when it is unset or
+ * the family has no such option. */
+static const amq__option_value *option_value(const amq__spec *spec, const char *name,
+                                             const amq__option **option)
+{
+    const amq__option *const *list = spec->family->options;
+    for (size_t i = 0; list[i]; i++) {
+        if (strcmp(list[i]->name, name) == 0 && spec->values[i].set) {
+            if (option)
+                *option = list[i];
+            return &spec->values[i];
+        }
+    }
+    return NULL;
+}
+
+/* The bits per key of a classic Bloom filter at rate p: with k hashes,
+ * -k / ln(1 - p^(1/k)); with the best k (k = 0), -ln p / (ln 2)^2. */
+static double bloom_bits_per_key(double p, double k)
+{
+    if (k > 0)
+        return -k / log1p(-pow(p, 1 / k));
+    const double ln2 = 0.69314718055994530942;
+    return -log(p) / (ln2 * ln2);
+}
+
+/* An upper bound on the bits of the table amq_new makes for a spec, from
+ * the options that size it, with a margin over each family's own sizing
+ * (src/bloom, src/cuckoo): at least a bit per key; a blocked Bloom filter
+ * needs more bits than a classic one at the same rate, and far more below
+ * a rate of 1e-9 (the split layout's 256-bit blocks give about 256 / (p
+ * 2^40) bits per key: 29 GB for 100000 keys at 1e-16), so it is not made
+ * there; a scalable one's first stage at most 256 bits per key of a stage
+ * capacity of n or a few thousand; a cuckoo table its fingerprints at a
+ * load of 0.66 or more. Any other family is given a wide margin. */
+static double spec_bits_bound(const amq__spec *spec)
+{
+    const char *family = spec->family->name;
+    double n = (double)amq__spec_count(spec, &amq__option_capacity, 1000);
+    double p = amq__spec_real(spec, &amq__option_fpr, 0.01);
+    const amq__option_value *v = option_value(spec, "bits", NULL);
+    double bits = v ? (double)v->count : 0;
+    v = option_value(spec, "hashes", NULL);
+    double k = v ? (double)v->count : 0;
+    double slack = (double)(1 << 20);
+    if (strcmp(family, "cuckoo") == 0) {
+        v = option_value(spec, "fingerprint-bits", NULL);
+        double fingerprint = v ? (double)v->count : 32;
+        return 2 * n * fingerprint + slack;
+    }
+    if (strcmp(family, "scalable-bloom") == 0)
+        return 256 * 2 * n + 16 * slack;
+    bool blocked = strcmp(family, "blocked-bloom") == 0;
+    if (blocked && p < 1e-9)
+        return INFINITY;
+    const amq__option *o = NULL;
+    v = blocked ? option_value(spec, "layout", &o) : NULL;
+    bool split = blocked && (!v || strcmp(o->choices[v->choice], "split") == 0);
+    if (split)
+        k = 8; /* one bit in each 32-bit word of a 256-bit block */
+    double table = bits > 0 ? bits : n * fmax(bloom_bits_per_key(p, k), 1);
+    if (strcmp(family, "bloom") == 0)
+        return 1.25 * table + slack;
+    if (blocked && bits > 0)
+        return 4 * bits + slack;
+    if (blocked) {
+        /* A key alone in its block is a false positive's chance of
+         * (k / B)^k, B the block's bits (split: 32^-8), so the blocks must
+         * hold fewer than p (B / k)^k keys each. */
+        double alone = split ? pow(32, -8) : k > 0 ? pow(k / 512, k) : 0;
+        double block_bits = split ? 256 : 512;
+        return fmax(4 * table, 2 * n * block_bits * alone / p) + slack;
+    }
+    if (strcmp(family, "counting-bloom") == 0) {
+        v = option_value(spec, "counter-bits", &o);
+        return 1.25 * (v ? atof(o->choices[v->choice]) : 4) * table + slack;
+    }
+    return 16 * n * bloom_bits_per_key(p, 0) + 16 * bits + slack;
+}
+
+/* Whether the filter the text asks for is small enough to create: its
+ * bound at most AMQ_FUZZ_MAX_BITS, and no count the spec gives (but the
+ * seed) larger. */
 static int small_enough(const char *text)
 {
     amq__spec spec;
     if (amq__spec_parse(&spec, text, amq__family_table(), NULL) != AMQ_OK)
         return 1; /* amq_new will refuse it without allocating */
-    double fpr = amq__spec_real(&spec, &amq__option_fpr, 0.01);
-    double bits_per_key = 4 * (1 - log(fpr) / 0.48);
-    double capacity = (double)amq__spec_count(&spec, &amq__option_capacity, 1000);
-    if (capacity * bits_per_key > (double)AMQ_FUZZ_MAX_BITS)
+    if (!(spec_bits_bound(&spec) <= AMQ_FUZZ_MAX_BITS))
         return 0;
     const amq__option *const *list = spec.family->options;
     for (size_t i = 0; list[i]; i++)
         if (spec.values[i].set && list[i]->type == AMQ__OPTION_COUNT &&
-            list[i] != &amq__option_seed && spec.values[i].count > AMQ_FUZZ_MAX_BITS)
+            list[i] != &amq__option_seed && (double)spec.values[i].count > AMQ_FUZZ_MAX_BITS)
             return 0;
     return 1;
 }
