@@ -205,6 +205,24 @@ void cli_load_error(const char *command, const char *path, int status, const amq
  * written into. */
 int cli_save(const amq_filter *f, const char *command, const char *path);
 
+/* The lock a command holds while it loads a filter file, changes it and
+ * saves it again (add, remove, merge -o): flock on "<dir>/.<name>.lock"
+ * beside the file (cli_lock.c). */
+typedef struct cli_lock {
+    int fd; /* the locked lock file, or -1: nothing locked */
+} cli_lock;
+
+/* Lock the file at path for a load-modify-save, waiting up to
+ * AMQ_LOCK_TIMEOUT seconds (default 30) while another process holds it.
+ * Nothing is locked for a device or FIFO (written into, nothing replaced),
+ * where the file's directory cannot take a new file (then the save fails
+ * and says why), nor for a missing file unless new_file (the command may
+ * create it: merge -o; add and remove fail to load it). Returns 0, or -1
+ * after printing why (timed out, no lock file): the caller exits 2. */
+int cli_lock_take(cli_lock *lock, const char *command, const char *path, bool new_file);
+/* Release the lock (if any). */
+void cli_lock_release(cli_lock *lock);
+
 /* For build and merge without --force: true, after printing why, if
  * saving to path would replace an existing regular file (the --force
  * hint) or path is something no filter is saved to (a directory, a

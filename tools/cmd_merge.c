@@ -2,7 +2,8 @@
  * cmd_merge.c - `amq merge -o OUT A B ...`: the union of compatible filters.
  *
  * The first file is loaded for changing, the others mapped and merged into
- * it one by one (amq_merge); OUT is written once, at the end. A family that
+ * it one by one (amq_merge); OUT is written once, at the end, and locked
+ * (cli_lock.c) from before the first load until then. A family that
  * cannot merge is told what to do instead: add the other keys (a dynamic
  * filter) or build one filter from all of them (a static one).
  */
@@ -22,6 +23,8 @@ static const char merge_usage[] =
     "Exit status: 0 merged, 2 an error (nothing is written), 3 merged and saved,\n"
     "but the union holds more keys than a filter of that size was made for (bloom,\n"
     "blocked-bloom, counting-bloom): its false-positive rate is above the target.\n";
+
+static int merge_into(const char *output, int input_count, char **inputs);
 
 int cli_merge(int argc, char **argv)
 {
@@ -60,12 +63,26 @@ int cli_merge(int argc, char **argv)
     if (!force && cli_refuse_overwrite("merge", output))
         return CLI_EXIT_ERROR;
 
-    amq_filter *result = NULL;
-    if (cli_load(&result, "merge", argv[optind], 0) != AMQ_OK)
+    /* OUT stays locked from before the inputs are read until it is saved:
+     * an add to OUT meanwhile (OUT may be one of the inputs) would be lost. */
+    cli_lock lock;
+    if (cli_lock_take(&lock, "merge", output, true) != 0)
         return CLI_EXIT_ERROR;
-    for (int i = optind + 1; i < argc; i++) {
+    int exit_code = merge_into(output, argc - optind, argv + optind);
+    cli_lock_release(&lock);
+    return exit_code;
+}
+
+/* Save to output the union of the filters in the files inputs; cli_merge's
+ * exit code. */
+static int merge_into(const char *output, int input_count, char **inputs)
+{
+    amq_filter *result = NULL;
+    if (cli_load(&result, "merge", inputs[0], 0) != AMQ_OK)
+        return CLI_EXIT_ERROR;
+    for (int i = 1; i < input_count; i++) {
         amq_filter *other = NULL;
-        if (cli_load(&other, "merge", argv[i], AMQ_LOAD_MMAP) != AMQ_OK) {
+        if (cli_load(&other, "merge", inputs[i], AMQ_LOAD_MMAP) != AMQ_OK) {
             amq_free(result);
             return CLI_EXIT_ERROR;
         }
@@ -74,7 +91,7 @@ int cli_merge(int argc, char **argv)
         amq_free(other);
         if (status == AMQ_EUNSUPPORTED) {
             const char *family = amq_filter_family(result);
-            cli_error("merge: %s: %s; %s", argv[optind],
+            cli_error("merge: %s: %s; %s", inputs[0],
                       diag.message[0] ? diag.message : amq_strerror(status),
                       cli_family_is_dynamic(family)
                           ? "add the other filters' keys to it with `amq add`"
@@ -83,7 +100,7 @@ int cli_merge(int argc, char **argv)
             return CLI_EXIT_ERROR;
         }
         if (status != AMQ_OK) {
-            cli_error("merge: %s and %s: %s", argv[optind], argv[i],
+            cli_error("merge: %s and %s: %s", inputs[0], inputs[i],
                       diag.message[0] ? diag.message : amq_strerror(status));
             amq_free(result);
             return CLI_EXIT_ERROR;

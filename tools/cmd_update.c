@@ -1,6 +1,7 @@
 /*
  * cmd_update.c - `amq add FILE [INPUT...]` and `amq remove FILE [INPUT...]`:
- * change a saved dynamic filter and save it again atomically.
+ * change a saved dynamic filter and save it again atomically, holding the
+ * file's lock (cli_lock.c) from the load to the save.
  *
  * All or nothing for add: if a key does not fit (the filter is full), the
  * file is left exactly as it was. Remove goes on past keys that are
@@ -74,6 +75,9 @@ static bool refuse_change(const amq_filter *filter, const char *path, bool remov
     return false;
 }
 
+static int update_file(const char *path, int input_count, char **inputs,
+                       const cli_input_options *input, bool count_duplicates, bool removing);
+
 static int update(int argc, char **argv, bool removing)
 {
     const char *command = removing ? "remove" : "add";
@@ -107,6 +111,23 @@ static int update(int argc, char **argv, bool removing)
     if (optind >= argc)
         return cli_usage_error(command, "give the filter FILE");
     const char *path = argv[optind++];
+    /* Held from the load to the save: another add or remove meanwhile
+     * would save its change over ours, or ours over its. */
+    cli_lock lock;
+    if (cli_lock_take(&lock, command, path, false) != 0)
+        return CLI_EXIT_ERROR;
+    int exit_code =
+        update_file(path, argc - optind, argv + optind, &input, count_duplicates, removing);
+    cli_lock_release(&lock);
+    return exit_code;
+}
+
+/* Load the filter in path, add or remove the keys of the INPUT files and
+ * save it again; update's exit code. */
+static int update_file(const char *path, int input_count, char **inputs,
+                       const cli_input_options *input, bool count_duplicates, bool removing)
+{
+    const char *command = removing ? "remove" : "add";
     amq_filter *filter = NULL;
     if (cli_load(&filter, command, path, 0) != AMQ_OK)
         return CLI_EXIT_ERROR;
@@ -116,7 +137,7 @@ static int update(int argc, char **argv, bool removing)
     }
 
     cli_input in;
-    if (cli_input_open(&in, argv + optind, argc - optind, command, &input) < 0) {
+    if (cli_input_open(&in, inputs, input_count, command, input) < 0) {
         amq_free(filter);
         return CLI_EXIT_ERROR;
     }
