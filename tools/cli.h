@@ -206,8 +206,8 @@ void cli_load_error(const char *command, const char *path, int status, const amq
 int cli_save(const amq_filter *f, const char *command, const char *path);
 
 /* The lock a command holds while it loads a filter file, changes it and
- * saves it again (add, remove, merge -o): flock on "<dir>/.<name>.lock"
- * beside the file (cli_lock.c). */
+ * saves it again (add, remove, merge -o; build for its save alone): flock
+ * on "<dir>/.<name>.lock" beside the file (cli_lock.c). */
 typedef struct cli_lock {
     int fd; /* the locked lock file, or -1: nothing locked */
 } cli_lock;

@@ -19,6 +19,10 @@
  * local filesystems and, as a lock of the whole file, over NFS (Linux
  * 2.6.12+).
  *
+ * build reads nothing of the old file, but takes the lock for its save, so
+ * that it cannot save inside an add's load and save (which would then save
+ * the old filter over build's).
+ *
  * A second writer waits, saying once on stderr that it does, for up to
  * AMQ_LOCK_TIMEOUT seconds (default 30; 0: do not wait), then gives up
  * with an error, exit status 2, the file unchanged. Readers (query, info,

@@ -339,8 +339,14 @@ int cli_build(int argc, char **argv)
     int exit_code = CLI_EXIT_ERROR;
     if (got == 0 && status == AMQ_OK) {
         cli_progress_phase(&in.progress, "saving");
-        if (cli_save(filter, "build", output) == AMQ_OK)
+        /* Locked for the save alone: build reads nothing of the old file,
+         * but its save must not land inside an add's load and save, which
+         * would then save the old filter over the new one. */
+        cli_lock lock;
+        if (cli_lock_take(&lock, "build", output, true) == 0 &&
+            cli_save(filter, "build", output) == AMQ_OK)
             exit_code = CLI_EXIT_OK;
+        cli_lock_release(&lock);
     }
     cli_input_close(&in);
     if (exit_code == CLI_EXIT_OK) {

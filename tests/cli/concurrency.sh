@@ -102,7 +102,15 @@ if command -v flock >/dev/null 2>&1; then
     last="AMQ_LOCK_TIMEOUT=0.3 amq merge -o (lock held)"
     [ "$code" -eq 2 ] || fail "$last exited $code, expected 2"
     expect err "is locked by another process"
+    AMQ_LOCK_TIMEOUT=0.3 "$amq" build --force -t bloom -o "$file" "$dir/keys8.txt" \
+        >"$dir/out" 2>"$dir/err"
+    code=$?
+    last="AMQ_LOCK_TIMEOUT=0.3 amq build --force (lock held)"
+    [ "$code" -eq 2 ] || fail "$last exited $code, expected 2"
+    expect err "is locked by another process"
+    cmp -s "$file" "$dir/before.amq" || fail "$last changed the file"
     # A writer that waits long enough gets the lock once it is released.
+    : >"$dir/err"
     "$amq" add "$file" "$dir/keys8.txt" >"$dir/out" 2>"$dir/err" &
     waiter=$!
     tries=0
