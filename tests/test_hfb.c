@@ -766,7 +766,7 @@ static void test_generic_spec_errors(void **state)
         { "hfb seed=7", AMQ_EINVAL, "no seed" },
         { "hfb key=000102030405060708090a0b0c0d0e0f", AMQ_EINVAL, "no key" },
         { "hfb hash=md5 seed=1", AMQ_EINVAL, "no seed" },
-        { "hfb bank-bits=33", AMQ_EINVAL, "512 MiB" },
+        { "hfb bank-bits=33", AMQ_EINVAL, "'33' is above the maximum, 32" },
         { "hfb bank-bits=0", AMQ_EINVAL, "bank-bits" },
         { "hfb bank-bits=129", AMQ_EINVAL, "bank-bits" },
         { "hfb p=1.5", AMQ_EINVAL, "'fpr'" },

@@ -1239,28 +1239,56 @@ static int read_regular(amq__file_image *img, int fd, size_t size, const char *p
     return AMQ_OK;
 }
 
-/* A pipe or device: read until end of file, growing the buffer. */
+/*
+ * A pipe or device: read until end of file, growing the buffer, but judge
+ * it by its first bytes. The header comes first: without the amq magic,
+ * or with lengths no file can have, reading stops there (the parser then
+ * says what it is not); with them, at most the size the header describes
+ * and one byte more (so that extra bytes are still noticed). /dev/zero or
+ * an endless pipe of something else is not read to its end.
+ */
 static int read_stream(amq__file_image *img, int fd, const char *path, amq_diag *diag)
 {
     size_t capacity = 1 << 16, used = 0;
+    uint64_t wanted = AMQ__FORMAT_HEADER_SIZE;
+    bool judged = false;
     uint8_t *data = NULL;
     for (;;) {
-        uint8_t *bigger = capacity > SIZE_MAX / 2 ? NULL : realloc(data, capacity);
-        if (!bigger) {
-            free(data);
-            return amq__fail(diag, AMQ_ENOMEM, "out of memory reading '%s'", path);
+        if (used == capacity || !data) {
+            if (data)
+                capacity = capacity > SIZE_MAX / 2 ? 0 : capacity * 2;
+            uint8_t *bigger = capacity ? realloc(data, capacity) : NULL;
+            if (!bigger) {
+                free(data);
+                return amq__fail(diag, AMQ_ENOMEM, "out of memory reading '%s'", path);
+            }
+            data = bigger;
         }
-        data = bigger;
-        int64_t got = amq__read_full(fd, data + used, capacity - used, -1);
+        size_t room = capacity - used;
+        if ((uint64_t)room > wanted - used)
+            room = (size_t)(wanted - used);
+        int64_t got = amq__read_full(fd, data + used, room, -1);
         if (got < 0) {
             int saved_errno = errno;
             free(data);
             return amq__io_fail(diag, saved_errno, "reading '%s'", path);
         }
         used += (size_t)got;
-        if (used < capacity)
+        if ((size_t)got < room)
+            break; /* end of file */
+        if (used < wanted)
+            continue;
+        if (judged)
+            break; /* one byte past what the header describes */
+        judged = true;
+        uint64_t described =
+            memcmp(data, format_magic, sizeof format_magic) != 0
+                ? 0
+                : amq__format_encoded_size(amq__load_u32le(data + OFFSET_PARAMS_LEN),
+                                           amq__load_u64le(data + OFFSET_PAYLOAD_LEN));
+        if (described == 0 || described >= SIZE_MAX)
             break;
-        capacity *= 2;
+        wanted = described + 1;
     }
     if (used == 0) {
         free(data);
@@ -1283,6 +1311,8 @@ int amq__file_image_open(amq__file_image *img, const char *path, bool use_mmap, 
     int status = AMQ_OK;
     if (fstat(fd, &st) != 0) {
         status = amq__io_fail(diag, errno, "cannot stat '%s'", path);
+    } else if (S_ISDIR(st.st_mode)) {
+        status = amq__fail(diag, AMQ_EFORMAT, "'%s' is a directory, not an amq file", path);
     } else if (!S_ISREG(st.st_mode)) {
         status = read_stream(img, fd, path, diag);
     } else if ((uint64_t)st.st_size > SIZE_MAX) {

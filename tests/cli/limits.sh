@@ -5,6 +5,8 @@
 #    they pass, before anything is allocated;
 #  - an error rate of 1e-300 builds, with a note of what the filter can
 #    deliver;
+#  - what is not a regular file (a device, a pipe) is judged by its first
+#    bytes and read at most to the size its header gives;
 #  - under `ulimit -v`, a filter larger than the limit fails cleanly with
 #    a message naming the allocation and exit status 2, and nothing is
 #    written (skipped, saying so, where the binary cannot start under a
@@ -57,5 +59,33 @@ else
     echo "limits: the ulimit -v checks are skipped: this amq cannot start under ulimit -v 300000" \
         "(a sanitizer's reserved address space); the plain build runs them"
 fi
+
+# What is not a regular file is judged by its first bytes: /dev/zero and an
+# endless pipe are refused at once, not read until memory runs out; a
+# filter through a pipe is read up to the size its header gives.
+last="amq info /dev/zero"
+timeout 20 "$amq" info /dev/zero >"$dir/out" 2>"$dir/err"
+code=$?
+[ "$code" -eq 2 ] || fail "$last exited $code, expected 2"
+expect err "not an amq file"
+last="yes | amq info /dev/stdin"
+yes | timeout 20 "$amq" info /dev/stdin >"$dir/out" 2>"$dir/err"
+code=$?
+[ "$code" -eq 2 ] || fail "$last exited $code, expected 2"
+expect err "not an amq file"
+run 0 build -t fuse8 -o "$dir/f.amq" "$dir/keys.txt"
+last="cat f.amq | amq query /dev/stdin"
+cat "$dir/f.amq" | "$amq" info /dev/stdin >"$dir/out" 2>"$dir/err" ||
+    fail "$last exited $?"
+expect out "fuse8"
+last="f.amq and more bytes through a pipe"
+{ cat "$dir/f.amq"; echo more; } | "$amq" info /dev/stdin >"$dir/out" 2>"$dir/err"
+code=$?
+[ "$code" -eq 2 ] || fail "$last exited $code, expected 2"
+expect err "extra bytes at the end"
+last="a directory given as a filter"
+mkdir -p "$dir/a-directory"
+run 2 query "$dir/a-directory" "$dir/keys.txt" &&
+    expect err "a-directory' is a directory, not an amq file"
 
 finish "cli limits"
