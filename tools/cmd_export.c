@@ -76,7 +76,7 @@ int cli_export(int argc, char **argv)
                                "standard output is a terminal: redirect it, or use --hex");
 
     amq_filter *f = NULL;
-    if (cli_load(&f, "export", argv[optind], AMQ_LOAD_MMAP) != AMQ_OK)
+    if (cli_load(&f, "export", argv[optind], 0) != AMQ_OK)
         return CLI_EXIT_ERROR;
     uint8_t *data = NULL;
     size_t len = 0;

@@ -280,7 +280,7 @@ int cli_info(int argc, char **argv)
     const char *path = argv[optind];
     amq_filter *filter = NULL;
     amq_diag diag = { .message = "" };
-    int status = amq_load(&filter, path, AMQ_LOAD_MMAP, &diag);
+    int status = amq_load(&filter, path, 0, &diag);
     /* Not a filter: it may be a bundle of them. */
     amq_bundle *bundle = NULL;
     if (status == AMQ_EUNSUPPORTED &&

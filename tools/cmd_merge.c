@@ -82,7 +82,7 @@ static int merge_into(const char *output, int input_count, char **inputs)
         return CLI_EXIT_ERROR;
     for (int i = 1; i < input_count; i++) {
         amq_filter *other = NULL;
-        if (cli_load(&other, "merge", inputs[i], AMQ_LOAD_MMAP) != AMQ_OK) {
+        if (cli_load(&other, "merge", inputs[i], 0) != AMQ_OK) {
             amq_free(result);
             return CLI_EXIT_ERROR;
         }

@@ -8,13 +8,15 @@
 #include <string.h>
 
 static const char query_usage[] =
-    "Usage: amq query FILE [-v] [-c] [--hex] [--field N] [INPUT...]\n"
+    "Usage: amq query FILE [-v] [-c] [--mmap] [--hex] [--field N] [INPUT...]\n"
     "Print the lines of the INPUT files ('-' or none: standard input) that may be\n"
     "in the filter saved in FILE. A line printed may be a false positive; a line\n"
     "not printed is certainly not in the set. Lines are printed as written.\n"
     "\n"
     "  -v, --invert       print the lines that are certainly not in the filter\n"
     "  -c, --count        print only the number of such lines\n"
+    "      --mmap         map FILE instead of reading it (a quicker start on a large\n"
+    "                     file; nothing may truncate or rewrite it in place meanwhile)\n"
     "      --hex          each key is hexadecimal, decoded to bytes before the query\n"
     "      --binary       keys are any bytes: no warning for input that looks binary\n"
     "      --field N      the key is the Nth field of the line (empty if fewer)\n"
@@ -27,9 +29,11 @@ static const char query_usage[] =
 
 int cli_query(int argc, char **argv)
 {
+    enum { OPT_MMAP = 1000 };
     static const struct option own_options[] = {
         { "invert", no_argument, NULL, 'v' },
         { "count", no_argument, NULL, 'c' },
+        { "mmap", no_argument, NULL, OPT_MMAP },
         { "help", no_argument, NULL, 'h' },
     };
     enum { OWN = sizeof own_options / sizeof own_options[0] };
@@ -38,6 +42,10 @@ int cli_query(int argc, char **argv)
     memcpy(options + OWN, cli_input_long_options, sizeof cli_input_long_options);
     cli_input_options input = { 0 };
     bool invert = false, count_only = false;
+    /* Read, not mapped, unless asked: a mapped file truncated by another
+     * process kills this one with SIGBUS, and one rewritten in place gives
+     * wrong answers (amq.h, AMQ_LOAD_MMAP). */
+    unsigned load_flags = 0;
     optind = 1;
     opterr = 0;
     int c;
@@ -54,6 +62,9 @@ int cli_query(int argc, char **argv)
         case 'c':
             count_only = true;
             break;
+        case OPT_MMAP:
+            load_flags = AMQ_LOAD_MMAP;
+            break;
         case 'h':
             fputs(query_usage, stdout);
             return CLI_EXIT_OK;
@@ -65,7 +76,7 @@ int cli_query(int argc, char **argv)
         return cli_usage_error("query", "give the filter FILE");
     const char *path = argv[optind++];
     amq_filter *filter = NULL;
-    if (cli_load(&filter, "query", path, AMQ_LOAD_MMAP) != AMQ_OK)
+    if (cli_load(&filter, "query", path, load_flags) != AMQ_OK)
         return CLI_EXIT_ERROR;
 
     bool ids = cli_filter_takes_ids(filter);

@@ -41,7 +41,7 @@ _amq_options()
         done < <(_amq_type_options "$2") ;;
     add) echo "--count-duplicates $_amq_input_options --help" ;;
     remove) echo "$_amq_input_options --help" ;;
-    query) echo "-v --invert -c --count $_amq_input_options --help" ;;
+    query) echo "-v --invert -c --count --mmap $_amq_input_options --help" ;;
     info) echo "--json --show-seed --help" ;;
     merge) echo "-o --output --force --help" ;;
     export) echo "-f --format --hex --help" ;;
