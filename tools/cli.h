@@ -342,10 +342,12 @@ bool cli_warn_past_capacity(const char *command, const char *what, const amq_fil
  * a Bloom filter's probe floor, or an old file's), else 0. */
 double cli_undelivered_rate(const amq_filter *filter);
 
-/* The error for AMQ_EFULL from an add: the real cause for the filter's type
- * and what to do about it. where: "FILE:LINE" of the key that did not fit. */
-void cli_full_error(const char *command, const char *where, const amq_filter *filter,
-                    bool counting_copies);
+/* The error for a failed add (status < 0): for AMQ_EFULL the real cause for
+ * the filter's type, for AMQ_ERANGE from a growing filter the limit its next
+ * stage would pass, and what to do about it. where: "FILE:LINE" of the key
+ * that did not fit. */
+void cli_add_error(const char *command, const char *where, const amq_filter *filter, int status,
+                   bool counting_copies);
 
 /* ---- the subcommands -------------------------------------------------------- */
 

@@ -13,6 +13,8 @@
  */
 #include "cli.h"
 
+#include "amq/bloom.h"
+
 #include <math.h>
 #include <string.h>
 
@@ -84,8 +86,8 @@ double cli_undelivered_rate(const amq_filter *filter)
     return at_capacity > 1.5 * info.target_fpr ? at_capacity : 0;
 }
 
-void cli_full_error(const char *command, const char *where, const amq_filter *filter,
-                    bool counting_copies)
+static void full_error(const char *command, const char *where, const amq_filter *filter,
+                       bool counting_copies)
 {
     amq_info info;
     amq_info_get(&info, filter);
@@ -117,4 +119,32 @@ void cli_full_error(const char *command, const char *where, const amq_filter *fi
               "filter then chains a larger table), a larger -n%s%s",
               command, where, (unsigned long long)info.keys, (unsigned long long)info.capacity,
               max_kicks, short_fingerprint, copies);
+}
+
+/* A growing filter whose next stage would pass one of its limits. */
+static void growth_error(const char *command, const char *where, const amq_filter *filter)
+{
+    amq_info info;
+    amq_info_get(&info, filter);
+    cli_error("%s: %s: the %s filter cannot grow any further: its next stage would pass a "
+              "limit (at most %d stages, each of at most 2^48 bits and 256 bits per key); it "
+              "holds %llu keys in %.0f stages; build it with a larger -n, a higher -p or a "
+              "tightening nearer 1",
+              command, where, info.family, AMQ_SCALABLE_BLOOM_MAX_STAGES,
+              (unsigned long long)info.keys, detail_value(&info, "stages", 0));
+}
+
+void cli_add_error(const char *command, const char *where, const amq_filter *filter, int status,
+                   bool counting_copies)
+{
+    if (status == AMQ_EFULL) {
+        full_error(command, where, filter, counting_copies);
+        return;
+    }
+    int capabilities = amq_family_capabilities(amq_filter_family(filter));
+    if (status == AMQ_ERANGE && capabilities >= 0 && (capabilities & AMQ_CAN_GROW)) {
+        growth_error(command, where, filter);
+        return;
+    }
+    cli_error("%s: %s: %s", command, where, amq_strerror(status));
 }

@@ -296,16 +296,11 @@ int cli_build(int argc, char **argv)
             status = add_key(filter, key, len, store_copies, &changed);
             added += changed;
             read++;
-            if (status == AMQ_EFULL) {
+            if (status != AMQ_OK) {
                 char where[4200];
                 snprintf(where, sizeof where, "%s:%llu", in.name,
                          (unsigned long long)in.line_number);
-                cli_full_error("build", where, filter, count_duplicates);
-                break;
-            }
-            if (status != AMQ_OK) {
-                cli_error("build: %s:%llu: %s", in.name, (unsigned long long)in.line_number,
-                          amq_strerror(status));
+                cli_add_error("build", where, filter, status, count_duplicates);
                 break;
             }
         }

@@ -172,9 +172,9 @@ int cli_dedup(int argc, char **argv)
         if (status == 0)
             continue;
         if (status < 0) {
-            cli_error("dedup: %s:%llu: %s%s", in.name, (unsigned long long)in.line_number,
-                      amq_strerror(status),
-                      status == AMQ_EFULL ? " (give a larger -n, or a type that grows)" : "");
+            char where[4200];
+            snprintf(where, sizeof where, "%s:%llu", in.name, (unsigned long long)in.line_number);
+            cli_add_error("dedup", where, seen, status, false);
             failed = true;
             break;
         }

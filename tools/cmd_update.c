@@ -176,12 +176,8 @@ static int update_file(const char *path, int input_count, char **inputs,
         }
         char where[4200];
         snprintf(where, sizeof where, "%s:%llu", in.name, (unsigned long long)in.line_number);
-        if (status == AMQ_EFULL) {
-            cli_full_error(command, where, filter, count_duplicates);
-            cli_error("%s: %s is unchanged", command, path);
-        } else {
-            cli_error("%s: %s: %s; %s is unchanged", command, where, amq_strerror(status), path);
-        }
+        cli_add_error(command, where, filter, status, count_duplicates);
+        cli_error("%s: %s is unchanged", command, path);
         failed = true;
         break;
     }

@@ -35,6 +35,14 @@ run 2 build -t scalable-bloom -n 1e15 -o "$dir/huge.amq" "$dir/keys.txt" &&
     expect err "would need about 1.8e+15 bytes, more than 2^48 bits"
 [ ! -e "$dir/huge.amq" ] || fail "a refused build wrote huge.amq"
 
+# A scalable filter whose next stage would pass a limit says which, and
+# what to change.
+run 2 build -t scalable-bloom -n 1 -p 0.5 --growth 1 --tightening 0.95 -o "$dir/deep.amq" \
+    "$dir/keys.txt" &&
+    expect err "keys.txt:66: the scalable-bloom filter cannot grow any further" &&
+    expect err "it holds 64 keys in 64 stages"
+[ ! -e "$dir/deep.amq" ] || fail "a build that failed wrote deep.amq"
+
 run 0 build -t bloom -n 2000 -p 1e-300 -o "$dir/tiny-p.amq" "$dir/keys.txt" &&
     expect err "p = 1e-300 is below what a bloom filter of 2000 keys can deliver"
 run 0 query "$dir/tiny-p.amq" "$dir/keys.txt" && lines out 2000
