@@ -17,8 +17,8 @@
  *
  * The operations: amq_new and amq_build of every family, loading each
  * family's file from memory and from a file, adds that open a new stage or
- * chain a new table, merge, save to memory, and writing, saving and
- * opening a bundle.
+ * chain a new table, merge, save to memory, writing, saving and opening a
+ * bundle, and a frontier's open, push, pop and save.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -28,6 +28,7 @@
 
 #include "amq/amq.h"
 #include "amq/bundle.h"
+#include "amq/frontier.h"
 #include "test_util.h"
 
 #include <stdio.h>
@@ -55,6 +56,42 @@ static long fail_at = -1;
 static long allocations;
 static long live;
 
+/* The blocks the wrappers handed out, by address, so that free counts only
+ * those: the C library hands out memory of its own (realpath, scandir)
+ * that the library frees. Open addressing with tombstones; sized for far
+ * more blocks than any operation here holds at once. */
+enum { TRACKED = 1 << 18 };
+static void *tracked[TRACKED];
+static void *const tombstone = &tracked;
+
+static size_t slot_of(const void *p)
+{
+    return (size_t)(((uintptr_t)p >> 4) * 0x9e3779b97f4a7c15ULL >> 46) & (TRACKED - 1);
+}
+
+static void track(void *p)
+{
+    if (!p)
+        return;
+    size_t i = slot_of(p);
+    while (tracked[i] && tracked[i] != tombstone)
+        i = (i + 1) & (TRACKED - 1);
+    tracked[i] = p;
+    live++;
+}
+
+static void untrack(void *p)
+{
+    if (!p)
+        return;
+    for (size_t i = slot_of(p); tracked[i]; i = (i + 1) & (TRACKED - 1))
+        if (tracked[i] == p) {
+            tracked[i] = tombstone;
+            live--;
+            return;
+        }
+}
+
 static bool fail_this_one(void)
 {
     if (!armed)
@@ -67,7 +104,7 @@ void *__wrap_malloc(size_t size)
     if (fail_this_one())
         return NULL;
     void *p = __real_malloc(size);
-    live += p != NULL;
+    track(p);
     return p;
 }
 
@@ -76,7 +113,7 @@ void *__wrap_calloc(size_t count, size_t size)
     if (fail_this_one())
         return NULL;
     void *p = __real_calloc(count, size);
-    live += p != NULL;
+    track(p);
     return p;
 }
 
@@ -85,7 +122,10 @@ void *__wrap_realloc(void *pointer, size_t size)
     if (fail_this_one())
         return NULL;
     void *p = __real_realloc(pointer, size);
-    live += pointer == NULL && p != NULL;
+    if (p) {
+        untrack(pointer);
+        track(p);
+    }
     return p;
 }
 
@@ -94,13 +134,13 @@ void *__wrap_aligned_alloc(size_t alignment, size_t size)
     if (fail_this_one())
         return NULL;
     void *p = __real_aligned_alloc(alignment, size);
-    live += p != NULL;
+    track(p);
     return p;
 }
 
 void __wrap_free(void *pointer)
 {
-    live -= pointer != NULL;
+    untrack(pointer);
     __real_free(pointer);
 }
 
@@ -437,6 +477,90 @@ static void test_bundles(void **state)
     unlink(bundle_path);
 }
 
+/* ---- the frontier ------------------------------------------------------------------ */
+
+static amq_frontier *frontier;
+static char frontier_dir[256];
+
+static void frontier_options(amq_frontier_options *opt)
+{
+    amq_frontier_options_init(opt);
+    opt->initial_capacity = 100; /* stages open while URLs arrive */
+    /* With the smallest memory and segments, 10,000 URLs spill to disk. */
+    opt->memory_bytes = AMQ_FRONTIER_MIN_MEMORY;
+    opt->segment_bytes = AMQ_FRONTIER_MIN_SEGMENT;
+}
+
+/* Open (a new directory, or one with a checkpoint and spilled segments),
+ * push URLs until the queue spills to segments, pop some, save. A push or
+ * pop that fails leaves the frontier usable. */
+static int run_frontier(const operation *op, amq_diag *diag)
+{
+    (void)op;
+    amq_frontier_options opt;
+    frontier_options(&opt);
+    int status = amq_frontier_open(&frontier, frontier_dir, &opt, diag);
+    if (status != AMQ_OK) {
+        assert_null(frontier);
+        return status;
+    }
+    int failed = AMQ_OK;
+    char url[64];
+    for (int i = 0; i < 10000; i++) {
+        int n = snprintf(url, sizeof url, "https://example.org/%d", i);
+        int pushed = amq_frontier_push(frontier, url, (size_t)n, diag);
+        if (pushed < 0) {
+            if (pushed != AMQ_ENOMEM)
+                return pushed;
+            failed = AMQ_ENOMEM;
+        }
+    }
+    char buffer[256];
+    size_t len = 0;
+    for (int i = 0; i < 300; i++) {
+        int popped = amq_frontier_pop(buffer, sizeof buffer, &len, frontier, diag);
+        if (popped < 0) {
+            if (popped != AMQ_ENOMEM)
+                return popped;
+            failed = AMQ_ENOMEM;
+        }
+    }
+    status = amq_frontier_save(frontier, diag);
+    return status != AMQ_OK ? status : failed;
+}
+
+static void close_frontier(void)
+{
+    amq_frontier_close(frontier);
+    frontier = NULL;
+}
+
+static void test_frontier(void **state)
+{
+    (void)state;
+    snprintf(frontier_dir, sizeof frontier_dir, "/tmp/amq-alloc-frontier-%ld", (long)getpid());
+    /* A first session leaves a checkpoint and segments; each run below
+     * reopens it. */
+    amq_frontier_options opt;
+    frontier_options(&opt);
+    assert_int_equal(amq_frontier_open(&frontier, frontier_dir, &opt, NULL), AMQ_OK);
+    char url[64];
+    for (int i = 0; i < 10000; i++) {
+        int n = snprintf(url, sizeof url, "https://example.com/first/%d", i);
+        assert_true(amq_frontier_push(frontier, url, (size_t)n, NULL) >= 0);
+    }
+    assert_int_equal(amq_frontier_save(frontier, NULL), AMQ_OK);
+    amq_frontier_stats stats;
+    amq_frontier_stats_get(&stats, frontier);
+    assert_true(stats.segments > 0);
+    close_frontier();
+    operation op = { "amq_frontier", run_frontier, close_frontier, "frontier", false };
+    check_operation(&op, false);
+    char command[320];
+    snprintf(command, sizeof command, "rm -rf '%s'", frontier_dir);
+    assert_int_equal(system(command), 0);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -462,6 +586,7 @@ int main(void)
         cmocka_unit_test(test_adds_that_grow),
         cmocka_unit_test(test_merge),
         cmocka_unit_test(test_bundles),
+        cmocka_unit_test(test_frontier),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
