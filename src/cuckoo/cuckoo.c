@@ -615,7 +615,7 @@ int amq_cuckoo_new(amq_cuckoo **out, const amq_cuckoo_params *params, amq_diag *
                              AMQ_CUCKOO_SEMI_SORT_MAX_FINGERPRINT_BITS, fingerprint_bits);
         amq__cuckoo_semisort_init();
     }
-    double full_fpr = 2.0 * bucket_size / (double)(((uint64_t)1 << fingerprint_bits) - 1);
+    double full_fpr = amq__cuckoo_full_fpr(fingerprint_bits, bucket_size);
     if (params->fingerprint_bits && params->fpr != 0 && full_fpr > fpr)
         return amq__fail(diag, AMQ_EINVAL,
                          "cuckoo fingerprint bits %u give an FPR up to %.3g, above fpr %g",

@@ -249,8 +249,12 @@ static int family_load(void **state, const amq__container *c, bool *borrows_imag
                          layout, fingerprint_bits, bucket_size);
     if (layout == 1)
         amq__cuckoo_semisort_init();
+    /* A target FPR is a rate, or the full-table bound a filter made from
+     * fingerprint bits alone records, which may pass 1. */
+    bool target_valid = (target_fpr > 0 && target_fpr < 1) ||
+                        target_fpr == amq__cuckoo_full_fpr(fingerprint_bits, bucket_size);
     if (max_kicks < 1 || max_kicks > AMQ_CUCKOO_MAX_KICKS || !amq__cuckoo_growth_valid(growth) ||
-        capacity < 1 || !(target_fpr > 0 && target_fpr < 1))
+        capacity < 1 || !target_valid)
         return amq__fail(diag, AMQ_ECORRUPT,
                          "cuckoo max kicks, growth, capacity or target fpr is out of range");
     if (tables < 1 || tables > AMQ_CUCKOO_MAX_TABLES || (tables > 1 && growth == 0))

@@ -97,6 +97,14 @@ bool amq__cuckoo_bucket_size_valid(uint32_t bucket_size);
 bool amq__cuckoo_semi_sort_valid(uint32_t fingerprint_bits, uint32_t bucket_size);
 bool amq__cuckoo_growth_valid(uint32_t growth);
 
+/* The FPR bound of a full table of this shape, 2b / (2^f - 1): the target
+ * FPR a filter made from fingerprint bits alone records. Above 1 for
+ * 4-bit fingerprints in buckets of 8 (16/15), which loading accepts. */
+static inline double amq__cuckoo_full_fpr(uint32_t fingerprint_bits, uint32_t bucket_size)
+{
+    return 2.0 * bucket_size / (double)(((uint64_t)1 << fingerprint_bits) - 1);
+}
+
 /* log2 of a valid growth: how much larger each table's shift is than the
  * one before. */
 static inline unsigned amq__cuckoo_growth_shift(uint32_t growth)
