@@ -3,7 +3,8 @@
 # and stays what it was, a directory is refused, a rewritten file keeps its
 # mode and owner, a symbolic link stays a link with its target replaced, a
 # read-only file is refused and left as it was, another hard link keeps the
-# old contents; the same as an unprivileged user.   files.sh PATH_TO_AMQ SCRATCH_DIR
+# old contents; the same as an unprivileged user; a crawl frontier's filter
+# is refused by add and remove.   files.sh PATH_TO_AMQ SCRATCH_DIR
 . "$(dirname "$0")/lib/common.sh"
 
 seq 1 1000 >"$dir/keys.txt"
@@ -265,5 +266,21 @@ if [ -n "$udir" ]; then
     fi
     ls -a "$udir" | grep -q '\.tmp\.' && fail "a temporary file was left in $udir"
 fi
+
+# A crawl frontier's filter (filter-<16 hex>.amq beside frontier.amq)
+# changes only through its frontier: add and remove refuse it, naming the
+# frontier's directory, and leave it as it was; query reads it.
+mkdir -p "$dir/frontier"
+: >"$dir/frontier/frontier.amq"
+printf 'a\nb\n' >"$dir/ab.txt"
+run 0 build -t counting-bloom -n 100 -o "$dir/frontier/filter-0000000000000003.amq" "$dir/ab.txt"
+cp "$dir/frontier/filter-0000000000000003.amq" "$dir/frontier-before.amq"
+for command in add remove; do
+    run 2 $command "$dir/frontier/filter-0000000000000003.amq" "$dir/ab.txt" &&
+        expect err "is the filter of the crawl frontier in $dir/frontier"
+done
+cmp -s "$dir/frontier/filter-0000000000000003.amq" "$dir/frontier-before.amq" ||
+    fail "a refused add or remove changed the frontier's filter"
+run 0 query "$dir/frontier/filter-0000000000000003.amq" "$dir/ab.txt" && lines out 2
 
 finish files
