@@ -966,6 +966,39 @@ static void test_growth(void **state)
     amq_cuckoo_free(f);
 }
 
+/* Copies of one key fill its two buckets; past 2b copies the walk fails at
+ * a low load, and doubling the table would not make room for the next copy.
+ * A growing filter stops chaining when its newest table is under 1/8 full:
+ * for every growth and bucket size, the add answers AMQ_EFULL after a
+ * bounded number of tables, and every copy added is still counted. */
+static void test_copies_of_one_key_do_not_grow_without_end(void **state)
+{
+    (void)state;
+    const uint32_t growths[] = { 1, 2, 4, 16 };
+    const uint32_t bucket_sizes[] = { 2, 4, 8 };
+    for (size_t g = 0; g < 4; g++)
+        for (size_t b = 0; b < 3; b++) {
+            amq_cuckoo *f = new_filter(9, 12, bucket_sizes[b], growths[g]);
+            const char key[] = "same";
+            uint64_t added = 0;
+            int status = AMQ_OK;
+            while (added < 1000 && (status = amq_cuckoo_add(f, key, 4)) == AMQ_OK)
+                added++;
+            assert_int_equal(status, AMQ_EFULL);
+            assert_int_equal(amq_cuckoo_keys(f), added);
+            assert_int_equal(amq_cuckoo_count(f, key, 4), added);
+            size_t tables = amq_cuckoo_tables(f);
+            /* Each table takes at most 2b + 1 copies (its pair and its stash). */
+            assert_true(added <= tables * (2 * bucket_sizes[b] + 1));
+            /* The memory stays within a small multiple of the copies. */
+            if (amq_cuckoo_slots(f) > 64 * (added + 1))
+                fail_msg("growth %u, b = %u: %llu slots for %llu copies", growths[g],
+                         bucket_sizes[b], (unsigned long long)amq_cuckoo_slots(f),
+                         (unsigned long long)added);
+            amq_cuckoo_free(f);
+        }
+}
+
 /* Two keys with one fingerprint and one bucket pair are the same to a
  * table, and a removal may take the other key's copy. In a grown filter
  * that must not lose a key: a removal looks in the newest table first, so
@@ -2145,6 +2178,7 @@ int main(void)
         cmocka_unit_test(test_removal_empties_the_stash),
         cmocka_unit_test(test_removing_absent_keys_changes_nothing),
         cmocka_unit_test(test_growth),
+        cmocka_unit_test(test_copies_of_one_key_do_not_grow_without_end),
         cmocka_unit_test(test_removal_in_a_grown_filter),
         cmocka_unit_test(test_model_fixed_size),
         cmocka_unit_test(test_model_growing),

@@ -14,6 +14,7 @@
 #include "cli.h"
 
 #include "amq/bloom.h"
+#include "amq/cuckoo.h"
 
 #include <math.h>
 #include <string.h>
@@ -114,6 +115,15 @@ static void full_error(const char *command, const char *where, const amq_filter 
                  ", or a larger --fingerprint-bits (with %.0f bits a key's second bucket has "
                  "few choices and tables fill early)",
                  fingerprint_bits);
+    if (detail_value(&info, "growth", 0) > 0) {
+        cli_error("%s: %s: the cuckoo filter cannot grow: it holds %llu keys in %.0f tables, "
+                  "and it chains at most %d tables of at most 2^32 buckets each, each new one only "
+                  "when the newest is at least 1/%d full (else that one is full of copies of a "
+                  "single key)%s",
+                  command, where, (unsigned long long)info.keys, detail_value(&info, "tables", 1),
+                  AMQ_CUCKOO_MAX_TABLES, AMQ_CUCKOO_MIN_GROWTH_LOAD_INVERSE, copies);
+        return;
+    }
     cli_error("%s: %s: the cuckoo filter is full: %llu keys in room for %llu, and a walk of %.0f "
               "relocations found no free slot for this key; build it with --growth 2 (a full "
               "filter then chains a larger table), a larger -n%s%s",

@@ -66,6 +66,10 @@ typedef struct amq_cuckoo amq_cuckoo;
 #define AMQ_CUCKOO_MAX_BUCKETS ((uint64_t)1 << 32)
 /** Most tables a growing filter chains. */
 #define AMQ_CUCKOO_MAX_TABLES 32
+/** A growing filter chains a new table only when its newest one holds at
+ *  least 1/AMQ_CUCKOO_MIN_GROWTH_LOAD_INVERSE of its slots: a table full
+ *  below that is full of copies of one key, and doubling it would not help. */
+#define AMQ_CUCKOO_MIN_GROWTH_LOAD_INVERSE 8
 /** Relocations an insertion tries before it gives up, unless told. */
 #define AMQ_CUCKOO_DEFAULT_MAX_KICKS 500
 /** The most relocations an insertion may be allowed. */
@@ -170,7 +174,9 @@ AMQ_API void amq_cuckoo_clear(amq_cuckoo *filter);
  * @return AMQ_OK: stored (in a bucket, or as the victim of a relocation walk
  *   that ran out of kicks, in the stash); AMQ_EFULL: the filter is full (its
  *   stash is occupied and it may not grow, or has AMQ_CUCKOO_MAX_TABLES
- *   tables, or the next table would exceed AMQ_CUCKOO_MAX_BUCKETS), nothing
+ *   tables, or the next table would exceed AMQ_CUCKOO_MAX_BUCKETS, or its
+ *   newest table is less than 1/AMQ_CUCKOO_MIN_GROWTH_LOAD_INVERSE full -
+ *   the key's two buckets hold 2b copies of it already), nothing
  *   changed; AMQ_ENOMEM: a new table could not be
  *   allocated, nothing changed.
  * Allocates: only a new chained table, when growing.

@@ -94,7 +94,14 @@
  * newest table's stash occupied) chains a new table with g times the newest
  * table's buckets and adds there; queries, counts and removals ask every
  * table. The FPRs of the tables add up, so a grown filter's FPR exceeds the
- * first table's.
+ * first table's. A table fills that early only when one key's two buckets
+ * are full of its own copies (add of the same key 2b + 1 times): random keys
+ * cannot jam a table below 1/8 load, where 2b + 1 keys sharing one bucket
+ * pair is needed, whose chance falls as B^-7 for B buckets. So a newest table
+ * less than 1/8 full never chains another: the add answers AMQ_EFULL. Without
+ * that rule each copy past 2b would double the filter (growth 2) and a few
+ * hundred copies of one key would ask for gigabytes; with it the filter's
+ * memory stays within 8 g / (g - 1) slots per stored fingerprint.
  *
  * Removal from a chain needs care. Two keys with the same fingerprint and
  * the same bucket pair in one table are indistinguishable there, and a
@@ -294,11 +301,14 @@ int amq__cuckoo_table_open(amq_cuckoo *f, unsigned shift)
 }
 
 /* Chain a new table after a full newest one: AMQ_EFULL when the filter may
- * not grow, has AMQ_CUCKOO_MAX_TABLES tables, or the next one would exceed
- * AMQ_CUCKOO_MAX_BUCKETS. */
+ * not grow, has AMQ_CUCKOO_MAX_TABLES tables, the next one would exceed
+ * AMQ_CUCKOO_MAX_BUCKETS, or the newest table is less than 1/8 full. */
 static int grow(amq_cuckoo *f)
 {
     if (f->growth == 0 || f->table_count == AMQ_CUCKOO_MAX_TABLES)
+        return AMQ_EFULL;
+    const amq__cuckoo_table *newest = &f->tables[f->table_count - 1];
+    if (newest->stored * AMQ_CUCKOO_MIN_GROWTH_LOAD_INVERSE < newest->buckets * f->bucket_size)
         return AMQ_EFULL;
     unsigned shift = f->tables[f->table_count - 1].shift + amq__cuckoo_growth_shift(f->growth);
     if (shift >= 32 || (f->base_buckets << shift) > AMQ_CUCKOO_MAX_BUCKETS)

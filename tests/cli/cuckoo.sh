@@ -153,9 +153,19 @@ run 2 add --count-duplicates "$dir/b.amq" "$dir/keys.txt" &&
     expect err "--count-duplicates applies to cuckoo filters, not bloom"
 run 2 remove --count-duplicates "$dir/grows.amq" "$dir/keys.txt" &&
     expect err "unknown option '--count-duplicates'"
-run 0 add --count-duplicates "$dir/ten.amq" "$dir/ten.txt" && empty err
+# Ten more copies of the key it holds: a table takes 2b + 1 = 9, and a
+# growing filter does not double a table that is full of one key's copies
+# (1 key in a million slots), so the add is refused and the file unchanged.
+run 2 add --count-duplicates "$dir/ten.amq" "$dir/ten.txt" &&
+    expect err "ten.txt:9: the cuckoo filter cannot grow" &&
+    expect err "full of copies of a single key" && expect err "ten.amq is unchanged"
 run 0 info --json "$dir/ten.amq"
-/usr/bin/python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["count"]==11, d' \
+/usr/bin/python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["count"]==1 and d["tables"]==1, d' \
+    "$dir/out" || fail "a refused add --count-duplicates changed the filter"
+head -n 8 "$dir/ten.txt" >"$dir/eight.txt"
+run 0 add --count-duplicates "$dir/ten.amq" "$dir/eight.txt" && empty err
+run 0 info --json "$dir/ten.amq"
+/usr/bin/python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["count"]==9 and d["tables"]==1, d' \
     "$dir/out" || fail "add --count-duplicates did not store each copy"
 
 # The options a cuckoo filter refuses, by name.
