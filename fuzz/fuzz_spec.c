@@ -9,6 +9,7 @@
  * exist. Nothing may crash, leak, or succeed with a value out of range.
  */
 #include "amq/amq.h"
+#include "amq/bloom.h"
 #include "core/family.h"
 #include "core/spec.h"
 #include "filter/filter.h"
@@ -108,12 +109,11 @@ static double bloom_bits_per_key(double p, double k)
 /* An upper bound on the bits of the table amq_new makes for a spec, from
  * the options that size it, with a margin over each family's own sizing
  * (src/bloom, src/cuckoo): at least a bit per key; a blocked Bloom filter
- * needs more bits than a classic one at the same rate, and far more below
- * a rate of 1e-9 (the split layout's 256-bit blocks give about 256 / (p
- * 2^40) bits per key: 29 GB for 100000 keys at 1e-16), so it is not made
- * there; a scalable one's first stage at most 256 bits per key of a stage
- * capacity of n or a few thousand; a cuckoo table its fingerprints at a
- * load of 0.66 or more. Any other family is given a wide margin. */
+ * sized by its capacity at most AMQ_BLOCKED_BLOOM_MAX_BITS_PER_KEY bits per
+ * key (or its allowance), and given its bits about as many; a scalable
+ * one's first stage at most 256 bits per key of a stage capacity of n or a
+ * few thousand; a cuckoo table its fingerprints at a load of 0.66 or more.
+ * Any other family is given a wide margin. */
 static double spec_bits_bound(const amq__spec *spec)
 {
     const char *family = spec->family->name;
@@ -131,27 +131,15 @@ static double spec_bits_bound(const amq__spec *spec)
     }
     if (strcmp(family, "scalable-bloom") == 0)
         return 256 * 2 * n + 16 * slack;
-    bool blocked = strcmp(family, "blocked-bloom") == 0;
-    if (blocked && p < 1e-9)
-        return INFINITY;
+    if (strcmp(family, "blocked-bloom") == 0)
+        return bits > 0 ? 2 * bits + slack
+                        : fmax(AMQ_BLOCKED_BLOOM_MAX_BITS_PER_KEY * n,
+                               (double)AMQ_BLOCKED_BLOOM_ALLOWANCE_BITS) +
+                              slack;
     const amq__option *o = NULL;
-    v = blocked ? option_value(spec, "layout", &o) : NULL;
-    bool split = blocked && (!v || strcmp(o->choices[v->choice], "split") == 0);
-    if (split)
-        k = 8; /* one bit in each 32-bit word of a 256-bit block */
     double table = bits > 0 ? bits : n * fmax(bloom_bits_per_key(p, k), 1);
     if (strcmp(family, "bloom") == 0)
         return 1.25 * table + slack;
-    if (blocked && bits > 0)
-        return 4 * bits + slack;
-    if (blocked) {
-        /* A key alone in its block is a false positive's chance of
-         * (k / B)^k, B the block's bits (split: 32^-8), so the blocks must
-         * hold fewer than p (B / k)^k keys each. */
-        double alone = split ? pow(32, -8) : k > 0 ? pow(k / 512, k) : 0;
-        double block_bits = split ? 256 : 512;
-        return fmax(4 * table, 2 * n * block_bits * alone / p) + slack;
-    }
     if (strcmp(family, "counting-bloom") == 0) {
         v = option_value(spec, "counter-bits", &o);
         return 1.25 * (v ? atof(o->choices[v->choice]) : 4) * table + slack;

@@ -228,6 +228,35 @@ static void test_sizing_by_bits_and_errors(void **state)
             fail_msg("case %zu: status %d, expected %d", i, status, cases[i].status);
         assert_null(f);
     }
+    /* Sized from the capacity, a filter takes at most 256 bits per key (or
+     * the allowance, for a few keys); a lower rate than the blocks reach
+     * within that is refused, and the rate just above it is made. */
+    const struct {
+        amq_blocked_layout layout;
+        double made, refused;
+    } ceilings[] = { { AMQ_BLOCKED_SPLIT, 1e-8, 1e-9 }, { AMQ_BLOCKED_BLOCK, 1e-12, 1e-13 } };
+    for (size_t i = 0; i < 2; i++) {
+        params = (amq_blocked_bloom_params){ .capacity = 100000,
+                                             .fpr = ceilings[i].made,
+                                             .layout = ceilings[i].layout };
+        assert_int_equal(amq_blocked_bloom_new(&f, &params, NULL), AMQ_OK);
+        assert_true(amq_blocked_bloom_bits(f) <= 100000 * AMQ_BLOCKED_BLOOM_MAX_BITS_PER_KEY);
+        amq_blocked_bloom_free(f);
+        params.fpr = ceilings[i].refused;
+        assert_int_equal(amq_blocked_bloom_new(&f, &params, NULL), AMQ_ERANGE);
+        assert_null(f);
+        /* Given its bits, the filter takes them as asked. */
+        params = (amq_blocked_bloom_params){ .bits = 100000 * 400,
+                                             .fpr = ceilings[i].refused,
+                                             .layout = ceilings[i].layout };
+        assert_int_equal(amq_blocked_bloom_new(&f, &params, NULL), AMQ_OK);
+        amq_blocked_bloom_free(f);
+    }
+    /* A few keys get the allowance: one key at 1e-11 in split blocks. */
+    params = (amq_blocked_bloom_params){ .capacity = 1, .fpr = 1e-11 };
+    assert_int_equal(amq_blocked_bloom_new(&f, &params, NULL), AMQ_OK);
+    assert_true(amq_blocked_bloom_bits(f) <= AMQ_BLOCKED_BLOOM_ALLOWANCE_BITS);
+    amq_blocked_bloom_free(f);
     /* One key at p = 0.5 still gets a block. */
     params = (amq_blocked_bloom_params){ .capacity = 1, .fpr = 0.5 };
     assert_int_equal(amq_blocked_bloom_new(&f, &params, NULL), AMQ_OK);
@@ -462,6 +491,9 @@ static void test_generic_spec_errors(void **state)
         { "blocked-bloom n=1000 k=4", AMQ_EINVAL, "split" },
         { "blocked-bloom n=1000 layout=block k=17", AMQ_EINVAL, "hashes" },
         { "blocked-bloom n=1e15", AMQ_ERANGE, "blocks" },
+        { "blocked-bloom n=1e5 p=1e-16", AMQ_ERANGE, "more than the 256 a blocked filter takes" },
+        { "blocked-bloom n=1e5 p=1e-9", AMQ_ERANGE, "layout=block" },
+        { "blocked-bloom n=1e5 p=1e-13 layout=block", AMQ_ERANGE, "bits per key in 512-bit" },
         { "blocked-bloom n=1000 growth=2", AMQ_EINVAL, "growth" },
     };
     amq_test_expect_spec_errors(cases, sizeof cases / sizeof cases[0]);

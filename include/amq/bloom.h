@@ -303,6 +303,15 @@ typedef enum amq_blocked_layout {
 #define AMQ_BLOCKED_BLOOM_MAX_HASHES 16
 /** Largest number of blocks (2^32: 128 GiB of split blocks). */
 #define AMQ_BLOCKED_BLOOM_MAX_BLOCKS ((uint64_t)1 << 32)
+/** The memory ceiling of a filter sized from its capacity: at most this many
+ *  bits per key, or AMQ_BLOCKED_BLOOM_ALLOWANCE_BITS if that is more. Blocks
+ *  bound the rate a key alone in its block gives (split: 32^-8), so below
+ *  about 1e-12 the blocks must stay nearly empty (100,000 keys at 1e-16 would
+ *  take 29 GB); such a request is refused with AMQ_ERANGE: a classic Bloom
+ *  filter serves it in -log2(p) / ln 2 bits per key. A filter given its bits
+ *  (m) takes them as asked. */
+#define AMQ_BLOCKED_BLOOM_MAX_BITS_PER_KEY 256
+#define AMQ_BLOCKED_BLOOM_ALLOWANCE_BITS   ((uint64_t)1 << 24)
 
 /** How to size a blocked Bloom filter. Fields left 0 are derived. */
 typedef struct amq_blocked_bloom_params {
@@ -344,8 +353,9 @@ AMQ_API double amq_blocked_bloom_formula_fpr(amq_blocked_layout layout, uint64_t
  * @param diag on failure, what was wrong; may be NULL.
  * @return AMQ_OK; AMQ_EINVAL (neither capacity nor bits; fpr outside (0, 1);
  *   an unknown layout; k other than 8 for split; an invalid hasher);
- *   AMQ_ERANGE (more than AMQ_BLOCKED_BLOOM_MAX_BLOCKS blocks; k above
- *   AMQ_BLOCKED_BLOOM_MAX_HASHES); AMQ_ENOMEM.
+ *   AMQ_ERANGE (more than AMQ_BLOCKED_BLOOM_MAX_BLOCKS blocks; sized from
+ *   the capacity, more than AMQ_BLOCKED_BLOOM_MAX_BITS_PER_KEY bits per key;
+ *   k above AMQ_BLOCKED_BLOOM_MAX_HASHES); AMQ_ENOMEM.
  * Allocates: the blocks, 64-byte aligned, zeroed.
  */
 AMQ_API int amq_blocked_bloom_new(amq_blocked_bloom **out, const amq_blocked_bloom_params *params,

@@ -286,6 +286,21 @@ static int size_filter(blocked_size *out, const amq_blocked_bloom_params *params
     if (blocks == 0)
         return amq__fail(diag, AMQ_ERANGE, "%llu keys at fpr %g need more than 2^32 blocks",
                          (unsigned long long)n, p);
+    if (params->bits == 0) {
+        uint64_t ceiling = n > AMQ_BLOCKED_BLOOM_ALLOWANCE_BITS / AMQ_BLOCKED_BLOOM_MAX_BITS_PER_KEY
+                               ? n * AMQ_BLOCKED_BLOOM_MAX_BITS_PER_KEY
+                               : AMQ_BLOCKED_BLOOM_ALLOWANCE_BITS;
+        if (blocks * block_bits > ceiling)
+            return amq__fail(diag, AMQ_ERANGE,
+                             "%llu keys at fpr %g need %.0f bits per key in %s blocks, more "
+                             "than the %d a blocked filter takes: use a classic bloom filter "
+                             "(about %.0f bits per key)%s or a higher fpr",
+                             (unsigned long long)n, p,
+                             (double)blocks * (double)block_bits / (double)n,
+                             layout == AMQ_BLOCKED_SPLIT ? "split 256-bit" : "512-bit",
+                             AMQ_BLOCKED_BLOOM_MAX_BITS_PER_KEY, -log2(p) / 0.6931471805599453,
+                             layout == AMQ_BLOCKED_SPLIT ? ", 512-bit blocks (layout=block)" : "");
+    }
     out->blocks = blocks;
     out->hashes = k;
     out->capacity = n;
