@@ -1,9 +1,11 @@
 /*
  * chunks.c - a value's image in chunks (chunks.h): reading one chunk
- * through a writer that keeps only its window, and the table of loads in
- * progress that LOADCHUNK appends to until an image is complete.
+ * through a writer that keeps only its window, the table of loads in
+ * progress that LOADCHUNK appends to until an image is complete, and the
+ * SCANDUMP and LOADCHUNK bodies that BF.* and CF.* share.
  */
 #include "chunks.h"
+#include "command.h"
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -270,4 +272,149 @@ chunk_status chunk_load(value **out, int db, const char *name, size_t name_len, 
 void chunk_forget(int db, const char *name, size_t name_len)
 {
     pending_drop(pending_find(db, name, name_len));
+}
+
+/* ---- the commands ------------------------------------------------------------------ */
+
+static void close_key(RedisModuleKey *key)
+{
+    if (key)
+        RedisModule_CloseKey(key);
+}
+
+/* command_open, a value of another kind than kind being the wrong type. */
+static key_state open_kind(RedisModuleCtx *ctx, RedisModuleString *name, int mode, value_kind kind,
+                           RedisModuleKey **key, value **v)
+{
+    key_state state = command_open(ctx, name, mode, key, v);
+    return state == KEY_VALUE && (*v)->kind != kind ? KEY_WRONG_TYPE : state;
+}
+
+int chunk_scandump(RedisModuleCtx *ctx, RedisModuleString **argv, int argc,
+                   const chunk_scandump_spec *spec)
+{
+    if (argc != 3)
+        return RedisModule_WrongArity(ctx);
+    long long iterator = 0;
+    if (RedisModule_StringToLongLong(argv[2], &iterator) != REDISMODULE_OK)
+        return RedisModule_ReplyWithError(ctx, spec->not_numeric);
+    if (iterator < 0)
+        return RedisModule_ReplyWithError(ctx, spec->negative);
+    RedisModuleKey *key;
+    value *v;
+    key_state state = open_kind(ctx, argv[1], REDISMODULE_READ, spec->kind, &key, &v);
+    if (state != KEY_VALUE) {
+        close_key(key);
+        return RedisModule_ReplyWithError(ctx, state == KEY_EMPTY ? "ERR not found"
+                                                                  : REDISMODULE_ERRORMSG_WRONGTYPE);
+    }
+    chunk c = { 0 };
+    chunk_status status = spec->ends_at_once && spec->ends_at_once(v)
+                              ? CHUNK_END
+                              : chunk_read(&c, v, (uint64_t)iterator);
+    int reply;
+    if (status == CHUNK_OK) {
+        RedisModule_ReplyWithArray(ctx, 2);
+        RedisModule_ReplyWithLongLong(ctx, (long long)c.iterator);
+        reply = RedisModule_ReplyWithStringBuffer(ctx, (const char *)c.bytes, c.len);
+        free(c.bytes);
+    } else if (status == CHUNK_END) {
+        RedisModule_ReplyWithArray(ctx, 2);
+        RedisModule_ReplyWithLongLong(ctx, 0);
+        reply = spec->end_is_null ? RedisModule_ReplyWithNull(ctx)
+                                  : RedisModule_ReplyWithStringBuffer(ctx, "", 0);
+    } else {
+        reply = RedisModule_ReplyWithError(ctx, spec->not_saved);
+    }
+    close_key(key);
+    return reply;
+}
+
+/* The error LOADCHUNK answers for a chunk chunk_load refused. */
+static const char *load_error(const chunk_loadchunk_spec *spec, chunk_status status,
+                              long long iterator)
+{
+    bool first_length = iterator == 1 && spec->first_length;
+    switch (status) {
+    case CHUNK_NOT_IMAGE:
+        return spec->not_image;
+    case CHUNK_NO_LOAD:
+        return spec->no_load;
+    case CHUNK_TOO_LONG:
+        return first_length ? spec->first_length : spec->too_long;
+    case CHUNK_TOO_SHORT:
+        return first_length ? spec->first_length : spec->too_short;
+    case CHUNK_NO_MEMORY:
+        return spec->no_memory;
+    default: /* CHUNK_BAD_IMAGE */
+        return spec->bad_image;
+    }
+}
+
+int chunk_loadchunk(RedisModuleCtx *ctx, RedisModuleString **argv, int argc,
+                    const chunk_loadchunk_spec *spec)
+{
+    if (argc != 4)
+        return RedisModule_WrongArity(ctx);
+    long long iterator = 0;
+    if (RedisModule_StringToLongLong(argv[2], &iterator) != REDISMODULE_OK)
+        return RedisModule_ReplyWithError(ctx, spec->not_numeric);
+    if (iterator < 1 && spec->below_one)
+        return RedisModule_ReplyWithError(ctx, spec->below_one);
+    int db = RedisModule_GetSelectedDb(ctx);
+    size_t name_len = 0, len = 0;
+    const char *name = RedisModule_StringPtrLen(argv[1], &name_len);
+    const char *data = RedisModule_StringPtrLen(argv[3], &len);
+    RedisModuleKey *key = NULL;
+    value *existing = NULL;
+    key_state state = KEY_EMPTY;
+    if (!spec->exists) {
+        /* Open until the end: a complete image replaces its value. */
+        state = open_kind(ctx, argv[1], REDISMODULE_READ | REDISMODULE_WRITE, spec->kind, &key,
+                          &existing);
+        if (state == KEY_WRONG_TYPE) {
+            close_key(key);
+            return RedisModule_ReplyWithError(ctx, REDISMODULE_ERRORMSG_WRONGTYPE);
+        }
+    } else if (iterator == 1) {
+        state = command_open(ctx, argv[1], REDISMODULE_READ, &key, &existing);
+        close_key(key);
+        key = NULL;
+        if (state != KEY_EMPTY) {
+            chunk_forget(db, name, name_len);
+            return RedisModule_ReplyWithError(ctx, spec->exists);
+        }
+    }
+    amq_diag diag = { .message = "" };
+    value *v = NULL;
+    chunk_status status =
+        chunk_load(&v, db, name, name_len, iterator, data, len, spec->kind, &diag);
+    if (status == CHUNK_DONE && spec->figures_agree && !spec->figures_agree(v)) {
+        snprintf(diag.message, sizeof diag.message, "its figures disagree with its filter");
+        value_free(v);
+        status = CHUNK_BAD_IMAGE;
+    }
+    if (status == CHUNK_BAD_IMAGE)
+        RedisModule_Log(ctx, "verbose", "amq: %s refused the image: %s", spec->command,
+                        diag.message);
+    if (status != CHUNK_OK && status != CHUNK_DONE) {
+        close_key(key);
+        return RedisModule_ReplyWithError(ctx, load_error(spec, status, iterator));
+    }
+    if (status == CHUNK_DONE) {
+        /* spec->exists: the key must still be missing when its image is
+         * complete; else the image replaces the key's value. */
+        if (spec->exists && command_open(ctx, argv[1], REDISMODULE_READ | REDISMODULE_WRITE, &key,
+                                         &existing) != KEY_EMPTY) {
+            value_free(v);
+            close_key(key);
+            return RedisModule_ReplyWithError(ctx, spec->exists);
+        }
+        if (!spec->exists && state == KEY_VALUE)
+            RedisModule_DeleteKey(key);
+        RedisModule_ModuleTypeSetValue(key, value_type, v);
+    }
+    close_key(key);
+    RedisModule_ReplicateVerbatim(ctx);
+    return RedisModule_ReplyWithSimpleString(ctx, "OK");
 }

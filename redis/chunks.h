@@ -1,9 +1,10 @@
 /*
  * chunks.h - a value's image (value.h) in chunks: what BF.SCANDUMP and
  * CF.SCANDUMP hand out, and what BF.LOADCHUNK and CF.LOADCHUNK take back.
- * Each command family answers the statuses here with its own RedisBloom
- * error strings and reply shapes; the chunks, their iterators and the
- * checks are the same for both.
+ * The chunks, their iterators, the checks and the commands' bodies are the
+ * same for both families; each passes the value kind its keys hold, its
+ * RedisBloom error strings and the few ways its replies and keys differ
+ * (chunk_scandump_spec, chunk_loadchunk_spec).
  *
  * The chunks: the image (a 64-byte header of the value's figures, then the
  * filter in amq's file format) cut into consecutive pieces of CHUNK_BYTES,
@@ -29,6 +30,7 @@
 
 #include "value.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -84,5 +86,58 @@ chunk_status chunk_load(value **out, int db, const char *name, size_t name_len, 
 
 /* Drop the load of key name in database db, if it has one. */
 void chunk_forget(int db, const char *name, size_t name_len);
+
+/* ---- the commands ------------------------------------------------------------------ */
+
+/* What BF.SCANDUMP and CF.SCANDUMP answer differently. */
+typedef struct chunk_scandump_spec {
+    value_kind kind;         /* of the keys read; a value of another kind is WRONGTYPE */
+    const char *not_numeric; /* the error for an iterator that is not an integer */
+    const char *negative;    /* the error for an iterator below 0 */
+    const char *not_saved;   /* the error when chunk_read fails */
+    bool end_is_null;        /* the end is [0, nil]; else [0, ""] */
+    /* NULL, or whether a filter answers the end at once (CF: an empty one) */
+    bool (*ends_at_once)(value *v);
+} chunk_scandump_spec;
+
+/*
+ * SCANDUMP key iterator: [the chunk's iterator, its bytes] (chunk_read), or
+ * [0, nil or ""] past the last chunk. A missing key is "ERR not found", a
+ * key of another type or kind WRONGTYPE.
+ */
+int chunk_scandump(RedisModuleCtx *ctx, RedisModuleString **argv, int argc,
+                   const chunk_scandump_spec *spec);
+
+/* What BF.LOADCHUNK and CF.LOADCHUNK do and answer differently. */
+typedef struct chunk_loadchunk_spec {
+    value_kind kind;         /* of the value the image must be */
+    const char *command;     /* its name, for the log */
+    const char *not_numeric; /* the error for an iterator that is not an integer */
+    const char *below_one;   /* the error for an iterator below 1; NULL: chunk_load's no_load */
+    /*
+     * NULL: the key may be missing or hold a value of kind (WRONGTYPE
+     * otherwise, before any chunk is taken), which the complete image
+     * replaces. Else the error for a key that exists when a load starts
+     * (which drops the key's load) or when its image is complete.
+     */
+    const char *exists;
+    /* NULL, or whether a complete value's figures agree with its filter
+     * (beyond chunk_load's checks); one whose do not is CHUNK_BAD_IMAGE */
+    bool (*figures_agree)(value *v);
+    /* The error for each refusal of chunk_load. */
+    const char *not_image, *no_load, *too_long, *too_short, *bad_image, *no_memory;
+    /* NULL, or the error for a first chunk (iterator 1) refused for its
+     * length, instead of too_long and too_short */
+    const char *first_length;
+} chunk_loadchunk_spec;
+
+/*
+ * LOADCHUNK key iterator data: chunk_load into the key's load; OK for a
+ * chunk taken, and for the last one, whose value is then stored in the key.
+ * Every chunk taken is replicated verbatim. A chunk chunk_load refuses
+ * drops the key's load, as does a start on a key spec->exists refuses.
+ */
+int chunk_loadchunk(RedisModuleCtx *ctx, RedisModuleString **argv, int argc,
+                    const chunk_loadchunk_spec *spec);
 
 #endif /* AMQ_REDIS_CHUNKS_H */

@@ -56,7 +56,6 @@
 #include "commands.h"
 
 #include <math.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -642,44 +641,18 @@ static int cmd_bf_card(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 
 /* ---- the image in chunks (chunks.h) --------------------------------------------------- */
 
+static const chunk_scandump_spec bf_scandump = {
+    .kind = VALUE_BLOOM,
+    .not_numeric = "Second argument must be numeric",
+    .negative = "ERR invalid iterator",
+    .not_saved = "ERR could not save the filter",
+    .end_is_null = false,
+    .ends_at_once = NULL,
+};
+
 static int cmd_bf_scandump(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
-    if (argc != 3)
-        return RedisModule_WrongArity(ctx);
-    long long iterator = 0;
-    if (!arg_long(argv[2], &iterator))
-        return RedisModule_ReplyWithError(ctx, "Second argument must be numeric");
-    if (iterator < 0)
-        return RedisModule_ReplyWithError(ctx, "ERR invalid iterator");
-    RedisModuleKey *key;
-    value *v;
-    key_state state = bf_open(ctx, argv[1], REDISMODULE_READ, &key, &v);
-    int reply;
-    chunk c = { 0 };
-    if (state == KEY_WRONG_TYPE) {
-        reply = RedisModule_ReplyWithError(ctx, REDISMODULE_ERRORMSG_WRONGTYPE);
-    } else if (state == KEY_EMPTY) {
-        reply = RedisModule_ReplyWithError(ctx, ERR_NOT_FOUND);
-    } else {
-        switch (chunk_read(&c, v, (uint64_t)iterator)) {
-        case CHUNK_OK:
-            RedisModule_ReplyWithArray(ctx, 2);
-            RedisModule_ReplyWithLongLong(ctx, (long long)c.iterator);
-            reply = RedisModule_ReplyWithStringBuffer(ctx, (const char *)c.bytes, c.len);
-            free(c.bytes);
-            break;
-        case CHUNK_END:
-            RedisModule_ReplyWithArray(ctx, 2);
-            RedisModule_ReplyWithLongLong(ctx, 0);
-            reply = RedisModule_ReplyWithStringBuffer(ctx, "", 0);
-            break;
-        default:
-            reply = RedisModule_ReplyWithError(ctx, "ERR could not save the filter");
-            break;
-        }
-    }
-    close_key(key);
-    return reply;
+    return chunk_scandump(ctx, argv, argc, &bf_scandump);
 }
 
 /* Whether a loaded value's figures agree with its filter (of the Bloom
@@ -702,59 +675,27 @@ static bool figures_agree(value *v)
            v->capacity == amq_bloom_capacity(value_classic(v)) && v->items <= v->capacity;
 }
 
-/* RedisBloom's BF.LOADCHUNK error for a refused chunk. */
-static const char *load_error(chunk_status status)
-{
-    switch (status) {
-    case CHUNK_NO_LOAD:
-        return ERR_BAD_OFFSET;
-    case CHUNK_TOO_LONG:
-        return ERR_TOO_BIG;
-    case CHUNK_NO_MEMORY:
-        return "ERR Insufficient memory";
-    default: /* not an image, a chunk cut short, an image that fails its checks */
-        return ERR_BAD_DATA;
-    }
-}
+/* A key of another type or kind is WRONGTYPE; the image replaces a Bloom
+ * filter the key holds. A refused chunk is RedisBloom's error. */
+static const chunk_loadchunk_spec bf_loadchunk = {
+    .kind = VALUE_BLOOM,
+    .command = "BF.LOADCHUNK",
+    .not_numeric = "ERR Second argument must be numeric",
+    .below_one = NULL,
+    .exists = NULL,
+    .figures_agree = figures_agree,
+    .not_image = ERR_BAD_DATA,
+    .no_load = ERR_BAD_OFFSET,
+    .too_long = ERR_TOO_BIG,
+    .too_short = ERR_BAD_DATA,
+    .bad_image = ERR_BAD_DATA,
+    .no_memory = "ERR Insufficient memory",
+    .first_length = NULL,
+};
 
 static int cmd_bf_loadchunk(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
-    if (argc != 4)
-        return RedisModule_WrongArity(ctx);
-    long long iterator = 0;
-    if (!arg_long(argv[2], &iterator))
-        return RedisModule_ReplyWithError(ctx, "ERR Second argument must be numeric");
-    RedisModuleKey *key;
-    value *existing;
-    key_state state = bf_open(ctx, argv[1], REDISMODULE_READ | REDISMODULE_WRITE, &key, &existing);
-    if (state == KEY_WRONG_TYPE) {
-        close_key(key);
-        return RedisModule_ReplyWithError(ctx, REDISMODULE_ERRORMSG_WRONGTYPE);
-    }
-    size_t name_len = 0, len = 0;
-    const char *name = RedisModule_StringPtrLen(argv[1], &name_len);
-    const char *data = RedisModule_StringPtrLen(argv[3], &len);
-    amq_diag diag = { .message = "" };
-    value *v = NULL;
-    chunk_status status = chunk_load(&v, RedisModule_GetSelectedDb(ctx), name, name_len, iterator,
-                                     data, len, VALUE_BLOOM, &diag);
-    if (status == CHUNK_DONE && !figures_agree(v)) {
-        snprintf(diag.message, sizeof diag.message, "its figures disagree with its filter");
-        value_free(v);
-        status = CHUNK_BAD_IMAGE;
-    }
-    if (status == CHUNK_BAD_IMAGE)
-        RedisModule_Log(ctx, "verbose", "amq: BF.LOADCHUNK refused the image: %s", diag.message);
-    if (status == CHUNK_DONE) {
-        if (state == KEY_VALUE)
-            RedisModule_DeleteKey(key);
-        RedisModule_ModuleTypeSetValue(key, value_type, v);
-    }
-    close_key(key);
-    if (status != CHUNK_OK && status != CHUNK_DONE)
-        return RedisModule_ReplyWithError(ctx, load_error(status));
-    RedisModule_ReplicateVerbatim(ctx);
-    return RedisModule_ReplyWithSimpleString(ctx, "OK");
+    return chunk_loadchunk(ctx, argv, argc, &bf_loadchunk);
 }
 
 const command_entry bf_commands[] = {

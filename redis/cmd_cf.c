@@ -677,104 +677,54 @@ static int cmd_cf_compact(RedisModuleCtx *ctx, RedisModuleString **argv, int arg
 
 /* ---- CF.SCANDUMP, CF.LOADCHUNK (chunks.h) ------------------------------------------------ */
 
-/*
- * CF.SCANDUMP key iterator: the value's image in the chunks of chunks.h,
- * each as [1 + its offset, its bytes]; [0, nil] after the last. An empty
- * filter answers [0, nil] at once, as RedisBloom's does.
- */
+/* Whether a filter holds no items: its SCANDUMP answers [0, nil] at once,
+ * as RedisBloom's does. */
+static bool cf_is_empty(value *v)
+{
+    return amq_cuckoo_keys(value_cuckoo(v)) == 0;
+}
+
+static const chunk_scandump_spec cf_scandump = {
+    .kind = VALUE_CUCKOO,
+    .not_numeric = ERR_INVALID_POSITION,
+    .negative = ERR_INVALID_POSITION,
+    .not_saved = ERR_NO_MEMORY,
+    .end_is_null = true,
+    .ends_at_once = cf_is_empty,
+};
+
 static int cmd_cf_scandump(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
-    if (argc != 3)
-        return RedisModule_WrongArity(ctx);
-    long long iterator = 0;
-    if (RedisModule_StringToLongLong(argv[2], &iterator) != REDISMODULE_OK || iterator < 0)
-        return RedisModule_ReplyWithError(ctx, ERR_INVALID_POSITION);
-    RedisModuleKey *key;
-    value *v;
-    if (!open_for_figures(ctx, argv[1], &key, &v, ERR_NOT_FOUND))
-        return REDISMODULE_OK;
-    chunk c = { 0 };
-    chunk_status status =
-        amq_cuckoo_keys(value_cuckoo(v)) == 0 ? CHUNK_END : chunk_read(&c, v, (uint64_t)iterator);
-    int reply;
-    if (status == CHUNK_OK) {
-        RedisModule_ReplyWithArray(ctx, 2);
-        RedisModule_ReplyWithLongLong(ctx, (long long)c.iterator);
-        reply = RedisModule_ReplyWithStringBuffer(ctx, (const char *)c.bytes, c.len);
-        free(c.bytes);
-    } else if (status == CHUNK_END) {
-        RedisModule_ReplyWithArray(ctx, 2);
-        RedisModule_ReplyWithLongLong(ctx, 0);
-        reply = RedisModule_ReplyWithNull(ctx);
-    } else {
-        reply = RedisModule_ReplyWithError(ctx, ERR_NO_MEMORY);
-    }
-    close_key(key);
-    return reply;
+    return chunk_scandump(ctx, argv, argc, &cf_scandump);
 }
 
 /*
- * CF.LOADCHUNK key iterator bytes: the chunks SCANDUMP gave, with their
- * iterators, in order (chunks.h); the key appears with the last one, and
- * every accepted chunk is replicated. Iterator 1 starts a load of a key
- * that must not exist ("ERR item exists"); a first chunk that does not
- * begin an image, or is not as long as the image's first chunk, is
- * "Couldn't create filter!"; a chunk that does not continue the load where
- * it stands or is not as long as the chunk there, or an image that fails
- * its checks when complete, is "Couldn't load chunk!". Every error drops
- * the load.
+ * Iterator 1 starts a load of a key that must not exist ("ERR item
+ * exists", checked again when the image is complete); a first chunk that
+ * does not begin an image, or is not as long as the image's first chunk,
+ * is "Couldn't create filter!"; a chunk that does not continue the load
+ * where it stands or is not as long as the chunk there, or an image that
+ * fails its checks when complete, is "Couldn't load chunk!".
  */
+static const chunk_loadchunk_spec cf_loadchunk = {
+    .kind = VALUE_CUCKOO,
+    .command = "CF.LOADCHUNK",
+    .not_numeric = ERR_INVALID_POSITION,
+    .below_one = ERR_INVALID_POSITION,
+    .exists = ERR_EXISTS,
+    .figures_agree = NULL,
+    .not_image = ERR_CANNOT_CREATE,
+    .no_load = ERR_CANNOT_LOAD_CHUNK,
+    .too_long = ERR_CANNOT_LOAD_CHUNK,
+    .too_short = ERR_CANNOT_LOAD_CHUNK,
+    .bad_image = ERR_CANNOT_LOAD_CHUNK,
+    .no_memory = ERR_NO_MEMORY,
+    .first_length = ERR_CANNOT_CREATE,
+};
+
 static int cmd_cf_loadchunk(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
-    if (argc != 4)
-        return RedisModule_WrongArity(ctx);
-    long long iterator = 0;
-    if (RedisModule_StringToLongLong(argv[2], &iterator) != REDISMODULE_OK || iterator < 1)
-        return RedisModule_ReplyWithError(ctx, ERR_INVALID_POSITION);
-    int db = RedisModule_GetSelectedDb(ctx);
-    size_t name_len = 0, len = 0;
-    const char *name = RedisModule_StringPtrLen(argv[1], &name_len);
-    const char *data = RedisModule_StringPtrLen(argv[3], &len);
-    RedisModuleKey *key;
-    value *existing;
-    if (iterator == 1) {
-        key_state state = command_open(ctx, argv[1], REDISMODULE_READ, &key, &existing);
-        close_key(key);
-        if (state != KEY_EMPTY) {
-            chunk_forget(db, name, name_len);
-            return RedisModule_ReplyWithError(ctx, ERR_EXISTS);
-        }
-    }
-    amq_diag diag = { .message = "" };
-    value *v = NULL;
-    chunk_status status =
-        chunk_load(&v, db, name, name_len, iterator, data, len, VALUE_CUCKOO, &diag);
-    switch (status) {
-    case CHUNK_OK:
-        RedisModule_ReplicateVerbatim(ctx);
-        return RedisModule_ReplyWithSimpleString(ctx, "OK");
-    case CHUNK_DONE:
-        break;
-    case CHUNK_NO_MEMORY:
-        return RedisModule_ReplyWithError(ctx, ERR_NO_MEMORY);
-    case CHUNK_BAD_IMAGE:
-        RedisModule_Log(ctx, "verbose", "amq: CF.LOADCHUNK refused the image: %s", diag.message);
-        return RedisModule_ReplyWithError(ctx, ERR_CANNOT_LOAD_CHUNK);
-    default: /* a chunk that does not begin or continue the load */
-        return RedisModule_ReplyWithError(ctx, iterator == 1 ? ERR_CANNOT_CREATE
-                                                             : ERR_CANNOT_LOAD_CHUNK);
-    }
-    /* The key must still be missing when its image is complete. */
-    if (command_open(ctx, argv[1], REDISMODULE_READ | REDISMODULE_WRITE, &key, &existing) !=
-        KEY_EMPTY) {
-        value_free(v);
-        close_key(key);
-        return RedisModule_ReplyWithError(ctx, ERR_EXISTS);
-    }
-    RedisModule_ModuleTypeSetValue(key, value_type, v);
-    close_key(key);
-    RedisModule_ReplicateVerbatim(ctx);
-    return RedisModule_ReplyWithSimpleString(ctx, "OK");
+    return chunk_loadchunk(ctx, argv, argc, &cf_loadchunk);
 }
 
 /* ---- the table ---------------------------------------------------------------------- */
