@@ -10,6 +10,8 @@
 #ifndef AMQ_REDUCE_H
 #define AMQ_REDUCE_H
 
+#include "amq/inline.h"
+
 #include <stdint.h>
 
 #if !defined(__SIZEOF_INT128__)
@@ -23,7 +25,7 @@ __extension__ typedef unsigned __int128 amq__uint128;
  * range of 0 gives 0. */
 static inline uint64_t amq__reduce(uint64_t hash, uint64_t range)
 {
-    return (uint64_t)(((amq__uint128)hash * range) >> 64);
+    return amq_inline_mulhi(hash, range);
 }
 
 #endif /* AMQ_REDUCE_H */

@@ -7,6 +7,7 @@
 #define AMQ_UTIL_H
 
 #include "amq/amq.h"
+#include "amq/inline.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -57,9 +58,7 @@ static inline unsigned amq__ceil_log2(uint64_t x)
  * and mixing it gives the splitmix64 sequence. */
 static inline uint64_t amq__mix64(uint64_t z)
 {
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return z ^ (z >> 31);
+    return amq_inline_mix64(z);
 }
 
 static inline uint16_t amq__load_u16le(const uint8_t *p)

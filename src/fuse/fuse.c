@@ -194,6 +194,28 @@ bool amq_fuse_contains_hash(const amq_fuse *filter, uint64_t hash)
     return v.shape.arity == 3 ? query(&v, hash, 16, 3) : query(&v, hash, 16, 4);
 }
 
+int amq_fuse_view_get(amq_fuse_view *out, const amq_fuse *filter, uint32_t layout, amq_diag *diag)
+{
+    if (!out || !filter)
+        return amq__fail(diag, AMQ_EINVAL, "amq_fuse_view_get: %s is NULL",
+                         !out ? "out" : "filter");
+    memset(out, 0, sizeof *out);
+    if (layout != AMQ_INLINE_LAYOUT)
+        return amq__fail(diag, AMQ_EVERSION,
+                         "a fuse view of layout %u was asked for; this library computes layout %d",
+                         layout, AMQ_INLINE_LAYOUT);
+    *out = (amq_fuse_view){ .fingerprints = filter->fingerprints,
+                            .seed = filter->seed,
+                            .segment_length = filter->shape.segment_length,
+                            .segment_mask = filter->shape.segment_mask,
+                            .segment_count_length = filter->shape.segment_count_length,
+                            .fingerprint_bits = filter->fingerprint_bits,
+                            .arity = filter->shape.arity,
+                            .empty = filter->count == 0,
+                            .layout = AMQ_INLINE_LAYOUT };
+    return AMQ_OK;
+}
+
 bool amq_fuse_contains(const amq_fuse *filter, const void *key, size_t len)
 {
     return amq_fuse_contains_hash(filter, amq__hash64(&filter->hasher, key, len));

@@ -11,6 +11,7 @@
 #define AMQ_FUSE_INTERNAL_H
 
 #include "amq/fuse.h"
+#include "amq/inline.h"
 #include "core/reduce.h"
 #include "core/util.h"
 
@@ -59,48 +60,39 @@ bool amq__fuse_shape_make(amq__fuse_shape *out, uint32_t arity, uint64_t segment
 bool amq__fuse_shape_for(amq__fuse_shape *out, uint64_t count, uint32_t arity,
                          uint32_t fingerprint_bits, double size_factor);
 
-/* A key's hash mixed with the filter's seed: amq__mix64(hash + seed), a
- * bijection of the hash for a given seed. Everything about a key's place in
- * the filter is taken from this value. */
+/* A key's hash mixed with the filter's seed: amq_inline_mix64(hash + seed),
+ * a bijection of the hash for a given seed. Everything about a key's place
+ * in the filter is taken from this value. The arithmetic of a query is
+ * amq/inline.h's, which callers may compile into their own loops; these
+ * wrappers give it the library's shapes. */
 static inline uint64_t amq__fuse_mix(uint64_t hash, uint64_t seed)
 {
-    return amq__mix64(hash + seed);
+    return amq_inline_mix64(hash + seed);
 }
 
-/* Odd multiplier whose product with a mixed hash gives the fourth slot's
- * offset from bits the other slots do not use. */
-#define AMQ__FUSE_FOURTH_SPREAD 0x9E3779B97F4A7C15ULL
-
-/* A key's arity slots, from its mixed hash m: the first by multiply-high
- * into [0, segment_count_length); each next one a segment further, at an
- * offset within its segment flipped by bits 18..35 (second slot), 0..17
- * (third) and, for arity 4, the top 18 bits of m times an odd constant. */
+/* A key's arity slots, from its mixed hash m (amq_fuse_view_slots). */
 static AMQ__ALWAYS_INLINE void amq__fuse_slots(const amq__fuse_shape *s, uint64_t m, uint32_t arity,
                                                uint64_t slots[4])
 {
-    uint64_t first = amq__reduce(m, s->segment_count_length);
-    slots[0] = first;
-    slots[1] = (first + s->segment_length) ^ ((m >> 18) & s->segment_mask);
-    slots[2] = (first + 2 * s->segment_length) ^ (m & s->segment_mask);
-    if (arity == 4)
-        slots[3] = (first + 3 * s->segment_length) ^
-                   (((m * AMQ__FUSE_FOURTH_SPREAD) >> 46) & s->segment_mask);
+    amq_fuse_view view = { .segment_length = s->segment_length,
+                           .segment_mask = s->segment_mask,
+                           .segment_count_length = s->segment_count_length,
+                           .arity = arity };
+    amq_fuse_view_slots(slots, &view, m);
 }
 
 /* A key's fingerprint: the low f bits of m xor m >> 32. */
 static inline uint32_t amq__fuse_fingerprint(uint64_t m, uint32_t fingerprint_bits)
 {
-    uint64_t folded = m ^ (m >> 32);
-    return fingerprint_bits == 8 ? (uint8_t)folded : (uint16_t)folded;
+    return amq_fuse_view_fingerprint(m, fingerprint_bits);
 }
 
 /* Slot i of a fingerprint array. */
 static AMQ__ALWAYS_INLINE uint32_t amq__fuse_get(const uint8_t *fingerprints, uint64_t i,
                                                  uint32_t fingerprint_bits)
 {
-    if (fingerprint_bits == 8)
-        return fingerprints[i];
-    return amq__load_u16le(fingerprints + 2 * i);
+    amq_fuse_view view = { .fingerprints = fingerprints, .fingerprint_bits = fingerprint_bits };
+    return amq_fuse_view_slot(&view, i);
 }
 
 /* How construction may be bounded differently than by default. */

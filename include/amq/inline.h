@@ -1,0 +1,160 @@
+/*
+ * amq/inline.h - queries compiled into the caller: a static filter's query
+ * state in a struct of documented layout, and a static inline function that
+ * answers from it.
+ *
+ * A query of a binary fuse filter is a few multiplications and three or four
+ * loads. Through amq_fuse_contains_hash it is also a call into the library,
+ * which stops the compiler from interleaving the loads of consecutive queries
+ * in the caller's loop and costs as much as the query itself when the filter
+ * is in the cache. A caller that queries in a loop can take the filter's
+ * query state once (amq_fuse_view_get) and ask amq_fuse_view_contains_hash,
+ * which compiles into its loop. The answers are those of
+ * amq_fuse_contains_hash, bit for bit; the library's own query is made of
+ * the same functions.
+ *
+ * Versioning. The struct's layout and the functions' arithmetic are part of
+ * the interface: AMQ_INLINE_LAYOUT numbers them. A program passes the number
+ * it was compiled with to amq_fuse_view_get, and a library that no longer
+ * computes queries that way refuses with AMQ_EVERSION instead of letting the
+ * program answer wrongly. The number changes only with amq's major version.
+ *
+ * Thread-safety: a view is a copy of the filter's query state and holds a
+ * pointer to its fingerprints; it is valid while the filter is (until
+ * amq_fuse_free), and any number of threads may query one view at once.
+ */
+#ifndef AMQ_INLINE_H
+#define AMQ_INLINE_H
+
+#include "amq/fuse.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** The layout of the views and the arithmetic of their queries. */
+#define AMQ_INLINE_LAYOUT 1
+
+/**
+ * A binary fuse filter's query state (layout AMQ_INLINE_LAYOUT). Filled by
+ * amq_fuse_view_get; read by amq_fuse_view_contains_hash. A key's slots
+ * come from m = amq_inline_mix64(hash + seed): the first is
+ * amq_inline_mulhi(m, segment_count_length), the second and third lie one
+ * and two segments further, at offsets within their segments xored with
+ * bits 18..35 and 0..17 of m, and a fourth (arity 4) three segments
+ * further, xored with the top 18 bits of m times 0x9E3779B97F4A7C15. The
+ * key's fingerprint is the low f bits of m ^ (m >> 32); it passes when the
+ * xor of its slots equals it.
+ */
+typedef struct amq_fuse_view {
+    const uint8_t *fingerprints;   /**< f-bit slots: a byte each (f = 8), or a
+                                        little-endian 16-bit word each */
+    uint64_t seed;                 /**< added to every key hash before mixing */
+    uint64_t segment_length;       /**< L, a power of two */
+    uint64_t segment_mask;         /**< L - 1 */
+    uint64_t segment_count_length; /**< the first slot's range: segments x L */
+    uint32_t fingerprint_bits;     /**< f: 8 or 16 */
+    uint32_t arity;                /**< slots per key: 3 or 4 */
+    uint32_t empty;                /**< 1 when the filter holds no key: every query
+                                        answers 0 (its slots are all zero) */
+    uint32_t layout;               /**< AMQ_INLINE_LAYOUT */
+} amq_fuse_view;
+
+/**
+ * Take a filter's query state for amq_fuse_view_contains_hash.
+ * @param out the view to fill; not NULL.
+ * @param filter the filter; not NULL. The view points into it: it is valid
+ *   until amq_fuse_free(filter).
+ * @param layout AMQ_INLINE_LAYOUT, as the caller was compiled with.
+ * @param diag on failure, what was wrong; may be NULL.
+ * @return AMQ_OK; AMQ_EVERSION if this library does not compute queries the
+ *   way layout says (out is then zeroed); AMQ_EINVAL if out or filter is
+ *   NULL.
+ * Allocates: never. Thread safety: safe on a filter others query.
+ */
+AMQ_API int amq_fuse_view_get(amq_fuse_view *out, const amq_fuse *filter, uint32_t layout,
+                              amq_diag *diag);
+
+/** The splitmix64 finalizer, the mix of amq_fuse_view's key hashes. */
+static inline uint64_t amq_inline_mix64(uint64_t z)
+{
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+}
+
+/**
+ * The high 64 bits of a * b: maps a uniform a onto [0, b). One instruction
+ * where the compiler has 128-bit integers; four 32-bit products otherwise
+ * (or when AMQ_INLINE_NO_INT128 is defined), with the same result.
+ */
+static inline uint64_t amq_inline_mulhi(uint64_t a, uint64_t b)
+{
+#if defined(__SIZEOF_INT128__) && !defined(AMQ_INLINE_NO_INT128)
+    __extension__ typedef unsigned __int128 amq_inline_u128;
+    return (uint64_t)(((amq_inline_u128)a * b) >> 64);
+#else
+    uint64_t a_low = (uint32_t)a, a_high = a >> 32, b_low = (uint32_t)b, b_high = b >> 32;
+    uint64_t low_low = a_low * b_low, high_low = a_high * b_low, low_high = a_low * b_high;
+    uint64_t middle = (low_low >> 32) + (uint32_t)high_low + (uint32_t)low_high;
+    return a_high * b_high + (high_low >> 32) + (low_high >> 32) + (middle >> 32);
+#endif
+}
+
+/** The slots of a key whose mixed hash is mixed (see amq_fuse_view). */
+static inline void amq_fuse_view_slots(uint64_t slots[4], const amq_fuse_view *view, uint64_t mixed)
+{
+    uint64_t first = amq_inline_mulhi(mixed, view->segment_count_length);
+    slots[0] = first;
+    slots[1] = (first + view->segment_length) ^ ((mixed >> 18) & view->segment_mask);
+    slots[2] = (first + 2 * view->segment_length) ^ (mixed & view->segment_mask);
+    slots[3] = view->arity == 4 ? (first + 3 * view->segment_length) ^
+                                      (((mixed * 0x9E3779B97F4A7C15ULL) >> 46) & view->segment_mask)
+                                : 0;
+}
+
+/** The fingerprint of a key whose mixed hash is mixed: f bits of m ^ m >> 32. */
+static inline uint32_t amq_fuse_view_fingerprint(uint64_t mixed, uint32_t fingerprint_bits)
+{
+    uint64_t folded = mixed ^ (mixed >> 32);
+    return fingerprint_bits == 8 ? (uint32_t)(uint8_t)folded : (uint32_t)(uint16_t)folded;
+}
+
+/** Slot i of the view's fingerprints. */
+static inline uint32_t amq_fuse_view_slot(const amq_fuse_view *view, uint64_t i)
+{
+    if (view->fingerprint_bits == 8)
+        return view->fingerprints[i];
+    const uint8_t *p = view->fingerprints + 2 * i;
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8;
+}
+
+/**
+ * Whether the key whose 64-bit hash is hash may be in the filter: the answer
+ * of amq_fuse_contains_hash, compiled into the caller.
+ * @param view a view amq_fuse_view_get filled; its filter not yet freed.
+ * @param hash the key's hash, as amq_fuse_contains_hash takes it.
+ * @return true: maybe present; false: certainly absent.
+ * Allocates: never. Thread safety: safe.
+ */
+static inline bool amq_fuse_view_contains_hash(const amq_fuse_view *view, uint64_t hash)
+{
+    uint64_t mixed = amq_inline_mix64(hash + view->seed);
+    uint64_t slots[4];
+    amq_fuse_view_slots(slots, view, mixed);
+    uint32_t x = amq_fuse_view_fingerprint(mixed, view->fingerprint_bits) ^
+                 amq_fuse_view_slot(view, slots[0]) ^ amq_fuse_view_slot(view, slots[1]) ^
+                 amq_fuse_view_slot(view, slots[2]);
+    if (view->arity == 4)
+        x ^= amq_fuse_view_slot(view, slots[3]);
+    return x == 0 && !view->empty;
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* AMQ_INLINE_H */

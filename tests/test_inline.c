@@ -1,0 +1,191 @@
+/*
+ * Tests for amq/inline.h: queries compiled into the caller.
+ *
+ * This file is compiled with AMQ_INLINE_NO_INT128, so the header's
+ * multiply-high takes its portable path, the one a 32-bit or MSVC caller
+ * compiles; the library's own queries take the 128-bit one. What is
+ * established, each by something that could fail:
+ *   - the portable multiply-high equals the library's 128-bit one on edge
+ *     values and on 10^6 random pairs;
+ *   - a view answers as amq_fuse_contains_hash for every present and absent
+ *     hash, for f = 8 and 16, arity 3 and 4, at sizes from one key to a
+ *     million, and for a filter loaded from a saved image;
+ *   - an empty filter's view answers 0 for every hash;
+ *   - a layout the library does not compute is refused with AMQ_EVERSION
+ *     and a zeroed view; NULL arguments with AMQ_EINVAL.
+ */
+#define AMQ_INLINE_NO_INT128 1
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+
+#include <cmocka.h>
+
+#include "amq/amq.h"
+#include "amq/fuse.h"
+#include "amq/inline.h"
+#include "core/reduce.h"
+#include "test_util.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static uint64_t seed;
+
+static uint64_t next_random(uint64_t *state)
+{
+    *state += 0x9E3779B97F4A7C15ULL;
+    return amq_inline_mix64(*state);
+}
+
+static void test_portable_mulhi(void **state)
+{
+    (void)state;
+    const uint64_t edges[] = { 0,
+                               1,
+                               2,
+                               0xFFFFFFFFULL,
+                               0x100000000ULL,
+                               0xFFFFFFFFFFFFFFFFULL,
+                               0x8000000000000000ULL,
+                               0x7FFFFFFFFFFFFFFFULL,
+                               0xFFFFFFFF00000000ULL };
+    size_t n = sizeof edges / sizeof edges[0];
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j < n; j++)
+            assert_true(amq_inline_mulhi(edges[i], edges[j]) ==
+                        (uint64_t)(((amq__uint128)edges[i] * edges[j]) >> 64));
+    uint64_t random_state = seed;
+    for (int i = 0; i < 1000000; i++) {
+        uint64_t a = next_random(&random_state), b = next_random(&random_state) >> (i % 64);
+        if (amq_inline_mulhi(a, b) != (uint64_t)(((amq__uint128)a * b) >> 64))
+            fail_msg("mulhi(%llx, %llx) differs", (unsigned long long)a, (unsigned long long)b);
+    }
+}
+
+/* Every hash of present and of absent keys: the view and the call agree. */
+static void check_agrees(const amq_fuse *filter, const uint64_t *present, size_t count,
+                         uint64_t absent_seed)
+{
+    amq_fuse_view view;
+    assert_int_equal(amq_fuse_view_get(&view, filter, AMQ_INLINE_LAYOUT, NULL), AMQ_OK);
+    assert_int_equal(view.layout, AMQ_INLINE_LAYOUT);
+    for (size_t i = 0; i < count; i++)
+        assert_true(amq_fuse_view_contains_hash(&view, present[i]));
+    uint64_t random_state = absent_seed;
+    size_t maybe = 0;
+    for (size_t i = 0; i < 4 * count + 1000; i++) {
+        uint64_t hash = next_random(&random_state);
+        bool expected = amq_fuse_contains_hash(filter, hash);
+        if (amq_fuse_view_contains_hash(&view, hash) != expected)
+            fail_msg("hash %llx: the view answers %d, the call %d", (unsigned long long)hash,
+                     !expected, expected);
+        maybe += expected;
+    }
+    /* The absent hashes were not all answered "maybe" (nor all "no" with
+     * more than a few thousand of them at f = 8). */
+    assert_true(maybe < 4 * count + 1000);
+}
+
+static void test_view_answers_as_the_call(void **state)
+{
+    (void)state;
+    const size_t sizes[] = { 1, 2, 100, 10000, 1000000 };
+    uint32_t widths[] = { 8, 16 }, arities[] = { 3, 4 };
+    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+        size_t count = sizes[s];
+        uint64_t *hashes = malloc(count * sizeof *hashes);
+        assert_non_null(hashes);
+        uint64_t random_state = seed + s;
+        for (size_t i = 0; i < count; i++)
+            hashes[i] = next_random(&random_state);
+        for (size_t w = 0; w < 2; w++)
+            for (size_t a = 0; a < 2; a++) {
+                amq_fuse_params params;
+                amq_fuse_params_init(&params);
+                params.fingerprint_bits = widths[w];
+                params.arity = arities[a];
+                amq_fuse *filter = NULL;
+                assert_int_equal(amq_fuse_build_hash(&filter, &params, hashes, count, NULL),
+                                 AMQ_OK);
+                check_agrees(filter, hashes, count, seed ^ 0xABCDEF);
+                amq_fuse_free(filter);
+            }
+        free(hashes);
+    }
+}
+
+/* A filter loaded from memory (copied, and borrowing the image) gives views
+ * that answer as the one it was saved from. */
+static void test_view_of_a_loaded_filter(void **state)
+{
+    (void)state;
+    enum { COUNT = 50000 };
+    uint64_t *hashes = malloc(COUNT * sizeof *hashes);
+    assert_non_null(hashes);
+    uint64_t random_state = seed;
+    for (size_t i = 0; i < COUNT; i++)
+        hashes[i] = next_random(&random_state);
+    amq_fuse_params params;
+    amq_fuse_params_init(&params);
+    params.fingerprint_bits = 16;
+    amq_fuse *built = NULL;
+    assert_int_equal(amq_fuse_build_hash(&built, &params, hashes, COUNT, NULL), AMQ_OK);
+    amq_filter *wrapped = NULL;
+    assert_int_equal(amq_fuse_wrap(&wrapped, built, NULL), AMQ_OK);
+    uint8_t *image = NULL;
+    size_t image_len = 0;
+    assert_int_equal(amq_save_to_memory(&image, &image_len, wrapped, NULL), AMQ_OK);
+    const int flags[] = { 0, AMQ_LOAD_BORROW };
+    for (size_t i = 0; i < 2; i++) {
+        amq_filter *loaded = NULL;
+        assert_int_equal(amq_load_from_memory(&loaded, image, image_len, flags[i], NULL), AMQ_OK);
+        amq_fuse *filter = amq_fuse_unwrap(loaded);
+        assert_non_null(filter);
+        check_agrees(filter, hashes, COUNT, seed + 7);
+        amq_free(loaded);
+    }
+    free(image);
+    amq_free(wrapped);
+    free(hashes);
+}
+
+static void test_empty_filter_and_errors(void **state)
+{
+    (void)state;
+    amq_fuse_params params;
+    amq_fuse_params_init(&params);
+    amq_fuse *filter = NULL;
+    assert_int_equal(amq_fuse_build_hash(&filter, &params, NULL, 0, NULL), AMQ_OK);
+    amq_fuse_view view;
+    assert_int_equal(amq_fuse_view_get(&view, filter, AMQ_INLINE_LAYOUT, NULL), AMQ_OK);
+    assert_int_equal(view.empty, 1);
+    uint64_t random_state = seed;
+    for (int i = 0; i < 100000; i++)
+        assert_false(amq_fuse_view_contains_hash(&view, next_random(&random_state)));
+
+    memset(&view, 0xA5, sizeof view);
+    assert_int_equal(amq_fuse_view_get(&view, filter, AMQ_INLINE_LAYOUT + 1, NULL), AMQ_EVERSION);
+    amq_fuse_view zero;
+    memset(&zero, 0, sizeof zero);
+    assert_memory_equal(&view, &zero, sizeof view);
+    amq_diag diag = { .message = "" };
+    assert_int_equal(amq_fuse_view_get(&view, filter, 0, &diag), AMQ_EVERSION);
+    assert_non_null(strstr(diag.message, "layout 0 was asked for"));
+    assert_int_equal(amq_fuse_view_get(NULL, filter, AMQ_INLINE_LAYOUT, NULL), AMQ_EINVAL);
+    assert_int_equal(amq_fuse_view_get(&view, NULL, AMQ_INLINE_LAYOUT, NULL), AMQ_EINVAL);
+    amq_fuse_free(filter);
+}
+
+int main(void)
+{
+    seed = amq_test_seed(20261126);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_portable_mulhi),
+        cmocka_unit_test(test_view_answers_as_the_call),
+        cmocka_unit_test(test_view_of_a_loaded_filter),
+        cmocka_unit_test(test_empty_filter_and_errors),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
