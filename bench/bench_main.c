@@ -3,7 +3,9 @@
  * libraries they are compared with. The peers live in this program alone
  * (the amq tool links none: `amq bench` runs this program); a peer whose
  * Debian package is missing at configure time is left out
- * (bench/CMakeLists.txt).
+ * (bench/CMakeLists.txt), and the public peers timed pair by pair beside
+ * amq (bench/peers/) are in only when the build is pointed at their
+ * sources (-DAMQ_PEERS_DIR).
  *
  * The program names itself by argv[0]: `amq bench` runs it as "amq bench"
  * (tools/cmd_bench.c), so its usage and messages name the command typed.
@@ -12,6 +14,9 @@
  * tool.
  */
 #include "bench.h"
+#ifdef AMQ_BENCH_HAVE_PEERS
+#include "bench_peers.h"
+#endif
 
 #include <errno.h>
 #include <stdbool.h>
@@ -23,6 +28,17 @@
 static const bench_workload *const peers[] = {
 #ifdef AMQ_BENCH_HAVE_LIBBLOOM
     &bench_libbloom,
+#endif
+#ifdef AMQ_BENCH_HAVE_PEERS
+    &bench_vs_ff_split_block,
+    &bench_vs_ff_bloom10,
+    &bench_vs_ff_counting,
+    &bench_vs_ff_counting_delete,
+    &bench_vs_ff_cuckoo12,
+    &bench_vs_efficient_cuckoo12,
+    &bench_vs_ff_gcs,
+    &bench_vs_xor_fuse8,
+    &bench_vs_xor_fuse16,
 #endif
     NULL,
 };
