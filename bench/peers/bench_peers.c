@@ -24,10 +24,11 @@
  *   query-hashed    amq's pre-hashed query of the n absent hashes
  *   peer-absent     the peer's query of the same keys
  *   hashed-batch    amq's batch pre-hashed query of the absent hashes,
- *                   1024 per call (left out for the classic and counting
- *                   filters, which have no batch call by 64-bit hashes)
- *   query-absent    amq's query of the n absent keys by their 16 bytes (the
- *                   hash taken in the query)
+ *                   1024 per call (gcs: all n in one merged pass); left
+ *                   out for the classic and counting filters, which have
+ *                   no batch call by 64-bit hashes
+ *   query-absent    amq's query of the n absent keys by their 16 bytes
+ *                   (the hash taken in the query)
  *
  * and, for the counting filters, a workload of its own (`...-delete`, the
  * runner has room for 8 phases): `delete` and `peer-delete`, each filter
@@ -385,16 +386,13 @@ static uint64_t gcs_count_hashed(const void *filter, const pair_hashes *h, size_
     return hits;
 }
 
-/* One merged pass of the stream per 1024 hashes, as the other families'
- * batch calls take 1024 per call. A match that cannot allocate answers
- * nothing (the present keys then count as false negatives). */
+/* One merged pass of the stream over all n hashes in one call, as
+ * bench_gcs.c's batch phase (a call per 1024 hashes would walk the stream
+ * once per call). A match that cannot allocate answers nothing. */
 static void gcs_batch_hashed(const void *filter, const pair_hashes *h, size_t n, uint8_t *results)
 {
-    for (size_t start = 0; start < n; start += BENCH_FILTER_BATCH) {
-        size_t todo = n - start < BENCH_FILTER_BATCH ? n - start : BENCH_FILTER_BATCH;
-        if (amq_gcs_contains_many_hash(results + start, filter, h->low + start, todo) != AMQ_OK)
-            memset(results + start, 0, todo);
-    }
+    if (amq_gcs_contains_many_hash(results, filter, h->low, n) != AMQ_OK)
+        memset(results, 0, n);
 }
 
 static uint64_t gcs_count_keys(const void *filter, const bench_keyset *keys)
