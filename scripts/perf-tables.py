@@ -41,7 +41,17 @@ The tables sit in PAGE between the lines PAGE_BEGIN and PAGE_END (below); --upda
 what is between them and nothing else. A page may hold other blocks, each made from its own
 invocations (the threads/ workloads, timed apart with --filter threads/): --block NAME reads
 and writes the one between "<!-- perf-tables:NAME:begin -->" and "<!-- perf-tables:NAME:end -->",
-with the tables BLOCK_TABLES gives it; those tables are never in the main block. Python 3 standard library only.
+with the tables BLOCK_TABLES gives it; those tables are never in the main block.
+
+The vs/ workloads (bench/peers/: an amq filter and a public peer, timed alternating in one
+process when amq_bench is built with -DAMQ_PEERS_DIR) go in a block of their own, "peers" or
+any block named "peers-..." (one per key count: peers-1m, peers-10m), as two tables: the ns per
+key of every phase (amq's and the peer's side by side, a pair's "-delete" workload folded into
+its row), and the ratios amq / peer, each taken within one invocation between the two phases
+that alternated in it (insert / peer-insert or build / peer-build, present-hashed /
+peer-present, query-hashed, hashed-batch and query-absent / peer-absent, delete / peer-delete):
+the median of the invocations' ratios, with their lowest and highest in parentheses.
+Python 3 standard library only.
 """
 
 import argparse
@@ -61,10 +71,10 @@ PAGE_END = "<!-- perf-tables:end -->"
 TABLE_ORDER = ["bloom", "blocked-bloom", "counting-bloom", "scalable-bloom", "cuckoo", "fuse",
                "gcs", "hfb", "group:threads", "group:hash", "group:floor"]
 GROUP_TITLES = {"hash": "key hashes", "floor": "floors", "peer": "peers",
-                "threads": "concurrent adds"}
+                "threads": "concurrent adds", "vs": "amq beside the public peers"}
 # Tables that go in a block of their own (--block NAME), never in the main one: the threads/
 # workloads are timed apart (docs/PERFORMANCE.md, "Concurrent adds").
-BLOCK_TABLES = {"threads": {"group:threads"}}
+BLOCK_TABLES = {"threads": {"group:threads"}, "peers": {"group:vs"}}
 # From this many invocations on, "±" spans the middle half of their medians (the quartiles)
 # rather than all of them, so that one invocation a busy machine slowed does not set it.
 QUARTILE_INVOCATIONS = 4
@@ -132,6 +142,7 @@ class Row:
         self.samples = {}  # phase -> [(median, min, max, ratio)]
         self.figures = {}  # figure -> [values]
         self.errors = []
+        self.per_doc = []  # one {phase: median ns} per invocation that ran it
 
     def add(self, w):
         if self.workload is None:
@@ -139,6 +150,7 @@ class Row:
         if w.get("status") != "ok":
             self.errors.append(w.get("error") or w.get("status"))
             return
+        self.per_doc.append({p["name"]: p["median_ns_per_op"] for p in w["phases"]})
         for p in w["phases"]:
             if p["name"] not in self.samples:
                 self.phase_names.append(p["name"])
@@ -336,12 +348,21 @@ def spread_words(count):
     return "how far from it the fastest or slowest run lies"
 
 
+def block_tables(block):
+    # The table keys of block NAME: BLOCK_TABLES' entry for it, or for the word before its
+    # first "-" (peers-1m, peers-10m: the peers' tables at two key counts); None: any.
+    if block in BLOCK_TABLES:
+        return BLOCK_TABLES[block]
+    return BLOCK_TABLES.get(block.split("-")[0])
+
+
 def in_block(w, block):
     # Whether workload w's table belongs in block (None: the page's main one).
     key = table_key(w)
     if block is None:
         return not any(key in keys for keys in BLOCK_TABLES.values())
-    return key in BLOCK_TABLES.get(block, {key})
+    keys = block_tables(block)
+    return keys is None or key in keys
 
 
 def render(docs, block=None):
@@ -363,17 +384,100 @@ def render(docs, block=None):
         % (count, "s" if count > 1 else "", command, dates[0][:10] or "date unknown",
            machine.get("cpu"), machine.get("cpus"), machine.get("kernel"),
            machine.get("compiler"), build, machine.get("amq_version")),
-        "n = %s keys, %d timed run%s per phase after a warm-up. ns: %s; ±: %s; "
-        "· x×: the ratio to the row's peer, below 1 faster."
+        "n = %s keys, %d timed run%s per phase after a warm-up. ns: %s; ±: %s%s"
         % ("{:,}".format(config["keys"]), config["runs"], "s" if config["runs"] > 1 else "",
            "the median of the invocations' medians" if count > 1 else "the median of the runs",
-           spread_words(count)),
+           spread_words(count),
+           "." if block and block_tables(block) == {"group:vs"}
+           else "; · x×: the ratio to the row's peer, below 1 faster."),
     ]
     lines = [textwrap.fill(line, 78, break_on_hyphens=False) for line in lines]
     for title, members in tables_of(rows):
         lines.append("")
-        lines += render_table(rows, title, members)
+        if members and table_key(members[0].workload) == "group:vs":
+            lines += render_vs_tables(members)
+        else:
+            lines += render_table(rows, title, members)
     return "\n".join(lines) + "\n"
+
+
+# ---- the peers' pairs (group vs) -----------------------------------------------------------------
+
+# The ns columns: (header, phases that fill it); the ratio columns: (header, amq phase, peer
+# phase), with the phases' other names for a static filter (build) and in a "-delete" workload.
+VS_NS_COLUMNS = [("insert/build", ("insert", "build")),
+                 ("peer insert/build", ("peer-insert", "peer-build")),
+                 ("present-hashed", ("present-hashed",)), ("peer-present", ("peer-present",)),
+                 ("query-hashed", ("query-hashed",)), ("peer-absent", ("peer-absent",)),
+                 ("hashed-batch", ("hashed-batch",)), ("query-absent", ("query-absent",)),
+                 ("delete", ("delete",)), ("peer-delete", ("peer-delete",))]
+VS_RATIOS = [("insert/build", ("insert", "build"), ("peer-insert", "peer-build")),
+             ("present, hashed", ("present-hashed",), ("peer-present",)),
+             ("absent, hashed", ("query-hashed",), ("peer-absent",)),
+             ("absent, hashed batch", ("hashed-batch",), ("peer-absent",)),
+             ("absent, key bytes", ("query-absent",), ("peer-absent",)),
+             ("delete", ("delete",), ("peer-delete",))]
+
+
+def first_phase(row, names):
+    for name in names:
+        if row and name in row.samples:
+            return name
+    return None
+
+
+def vs_ratio(row, amq_names, peer_names):
+    """(median, lowest, highest) of the invocations' amq / peer ratios, or None."""
+    ratios = []
+    for medians in (row.per_doc if row else []):
+        a = next((medians[n] for n in amq_names if n in medians), None)
+        b = next((medians[n] for n in peer_names if n in medians), None)
+        if a is not None and b:
+            ratios.append(a / b)
+    if not ratios:
+        return None
+    return statistics.median(ratios), min(ratios), max(ratios)
+
+
+def render_vs_tables(members):
+    by_name = {r.name: r for r in members}
+    pairs = [r for r in members if not (r.name.endswith("-delete")
+                                        and r.name[:-len("-delete")] in by_name)]
+    lines = ["### %s" % GROUP_TITLES["vs"], ""]
+    lines += ["ns per key, amq's phases and the peer's (peer-...) side by side:", ""]
+    header = ["pair"] + ["%s ns" % h for h, _ in VS_NS_COLUMNS]
+    lines += ["| " + " | ".join(header) + " |", "|---" + "|---:" * (len(header) - 1) + "|"]
+    for row in pairs:
+        delete_row = by_name.get(row.name + "-delete")
+        cells = [row.name]
+        for _, names in VS_NS_COLUMNS:
+            source = row if first_phase(row, names) else delete_row
+            name = first_phase(source, names)
+            cells.append(phase_cell(source, name, False) if name else "—")
+        lines.append("| " + " | ".join(cells) + " |")
+    lines += ["", "amq / peer, within each invocation: the median ratio (lowest–highest); "
+              "below 1 amq is faster or smaller:", ""]
+    header = ["pair", "bits/key amq", "bits/key peer", "FPR amq", "FPR peer"]
+    header += [h for h, _, _ in VS_RATIOS]
+    lines += ["| " + " | ".join(header) + " |", "|---" + "|---:" * (len(header) - 1) + "|"]
+    for row in pairs:
+        delete_row = by_name.get(row.name + "-delete")
+        bits, peer_bits = row.figure("bits_per_key"), row.figure("peer_bits_per_key")
+        cells = [row.name,
+                 "%.2f" % bits if bits is not None else "—",
+                 "%.2f" % peer_bits if peer_bits is not None else "—",
+                 fmt_rate(row.figure("fpr")), fmt_rate(row.figure("peer_fpr"))]
+        for _, amq_names, peer_names in VS_RATIOS:
+            ratio = vs_ratio(row, amq_names, peer_names) or vs_ratio(delete_row, amq_names,
+                                                                      peer_names)
+            cells.append("—" if ratio is None else "%s (%s–%s)" % (
+                fmt_ratio(ratio[0]), fmt_ratio(ratio[1])[:-1], fmt_ratio(ratio[2])[:-1]))
+        lines.append("| " + " | ".join(cells) + " |")
+    for row in members:
+        if row.errors:
+            lines.append("")
+            lines.append("%s was skipped: %s." % (row.name, row.errors[0]))
+    return lines
 
 
 # ---- checking a page ------------------------------------------------------------------------------
