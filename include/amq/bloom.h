@@ -402,6 +402,10 @@ AMQ_API void amq_blocked_bloom_add(amq_blocked_bloom *filter, const void *key, s
  * hash the caller uses consistently (for a Parquet-compatible split-block
  * filter: XXH64 with seed 0 of the value's plain encoding). The block is
  * chosen by the high 32 bits, the bits within it by the low 32.
+ * The hash is used as given, never mixed again (every _hash call of this
+ * filter), so it must be a full 64-bit hash: raw integers such as 1, 2, 3
+ * all fall in block 0, which fills, and the filter then answers "maybe" for
+ * every small integer, with no error to say so.
  */
 AMQ_API void amq_blocked_bloom_add_hash(amq_blocked_bloom *filter, uint64_t hash);
 

@@ -185,7 +185,12 @@ AMQ_API void amq_cuckoo_clear(amq_cuckoo *filter);
 AMQ_API int amq_cuckoo_add(amq_cuckoo *filter, const void *key, size_t len);
 
 /** As amq_cuckoo_add, by the key's 64-bit hash under the filter's hasher
- *  (amq_hash64). */
+ *  (amq_hash64). The hash is used as given, never mixed again (every _hash
+ *  call of this filter: the high 32 bits pick the bucket, the low 32 the
+ *  fingerprint), so it must be a full 64-bit hash: raw integers such as 1,
+ *  2, 3 all get bucket 0 and one fingerprint, so the filter takes 2b of
+ *  them (and one in its stash), then answers AMQ_EFULL, and says "maybe"
+ *  for every small integer. */
 AMQ_API int amq_cuckoo_add_hash(amq_cuckoo *filter, uint64_t hash);
 
 /**
