@@ -12,7 +12,10 @@
  *     million, and for a filter loaded from a saved image;
  *   - an empty filter's view answers 0 for every hash;
  *   - a layout the library does not compute is refused with AMQ_EVERSION
- *     and a zeroed view; NULL arguments with AMQ_EINVAL.
+ *     and a zeroed view; NULL arguments with AMQ_EINVAL;
+ *   - a split-block view answers as amq_blocked_bloom_contains_hash for
+ *     present and absent hashes from one block to a million keys, sees
+ *     adds made after it was taken, and is refused for 512-bit blocks.
  */
 #define AMQ_INLINE_NO_INT128 1
 
@@ -23,6 +26,7 @@
 #include <cmocka.h>
 
 #include "amq/amq.h"
+#include "amq/bloom.h"
 #include "amq/fuse.h"
 #include "amq/inline.h"
 #include "core/reduce.h"
@@ -178,6 +182,61 @@ static void test_empty_filter_and_errors(void **state)
     amq_fuse_free(filter);
 }
 
+static void test_split_block_view(void **state)
+{
+    (void)state;
+    const uint64_t capacities[] = { 1, 1000, 1000000 };
+    for (size_t c = 0; c < 3; c++) {
+        amq_blocked_bloom_params params;
+        amq_blocked_bloom_params_init(&params);
+        params.capacity = capacities[c];
+        params.fpr = 0.01;
+        amq_blocked_bloom *filter = NULL;
+        assert_int_equal(amq_blocked_bloom_new(&filter, &params, NULL), AMQ_OK);
+        amq_split_block_view view;
+        assert_int_equal(amq_split_block_view_get(&view, filter, AMQ_INLINE_LAYOUT, NULL), AMQ_OK);
+        assert_int_equal(view.blocks, amq_blocked_bloom_blocks(filter));
+        uint64_t random_state = seed + c;
+        for (uint64_t i = 0; i < capacities[c]; i++) {
+            uint64_t hash = next_random(&random_state);
+            amq_blocked_bloom_add_hash(filter, hash);
+            /* The view shares the words: it sees the add at once. */
+            assert_true(amq_split_block_view_contains_hash(&view, hash));
+        }
+        size_t absent = 4 * (size_t)capacities[c] + 10000, maybe = 0;
+        for (size_t i = 0; i < absent; i++) {
+            uint64_t hash = next_random(&random_state);
+            bool expected = amq_blocked_bloom_contains_hash(filter, hash);
+            if (amq_split_block_view_contains_hash(&view, hash) != expected)
+                fail_msg("hash %llx: the view answers %d, the call %d", (unsigned long long)hash,
+                         !expected, expected);
+            maybe += expected;
+        }
+        assert_true(maybe < absent / 10);
+        amq_blocked_bloom_free(filter);
+    }
+
+    amq_blocked_bloom_params params;
+    amq_blocked_bloom_params_init(&params);
+    params.capacity = 1000;
+    params.layout = AMQ_BLOCKED_BLOCK;
+    amq_blocked_bloom *filter = NULL;
+    assert_int_equal(amq_blocked_bloom_new(&filter, &params, NULL), AMQ_OK);
+    amq_split_block_view view;
+    amq_diag diag = { .message = "" };
+    assert_int_equal(amq_split_block_view_get(&view, filter, AMQ_INLINE_LAYOUT, &diag), AMQ_EINVAL);
+    assert_non_null(strstr(diag.message, "512-bit blocks"));
+    assert_null(view.words);
+    amq_blocked_bloom_free(filter);
+    params.layout = AMQ_BLOCKED_SPLIT;
+    assert_int_equal(amq_blocked_bloom_new(&filter, &params, NULL), AMQ_OK);
+    assert_int_equal(amq_split_block_view_get(&view, filter, AMQ_INLINE_LAYOUT + 1, NULL),
+                     AMQ_EVERSION);
+    assert_int_equal(amq_split_block_view_get(NULL, filter, AMQ_INLINE_LAYOUT, NULL), AMQ_EINVAL);
+    assert_int_equal(amq_split_block_view_get(&view, NULL, AMQ_INLINE_LAYOUT, NULL), AMQ_EINVAL);
+    amq_blocked_bloom_free(filter);
+}
+
 int main(void)
 {
     seed = amq_test_seed(20261126);
@@ -186,6 +245,7 @@ int main(void)
         cmocka_unit_test(test_view_answers_as_the_call),
         cmocka_unit_test(test_view_of_a_loaded_filter),
         cmocka_unit_test(test_empty_filter_and_errors),
+        cmocka_unit_test(test_split_block_view),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,10 +1,12 @@
 /*
- * amq/inline.h - queries compiled into the caller: a static filter's query
- * state in a struct of documented layout, and a static inline function that
- * answers from it.
+ * amq/inline.h - queries compiled into the caller: a filter's query state
+ * in a struct of documented layout, and a static inline function that
+ * answers from it. For binary fuse filters (amq_fuse_view) and split-block
+ * Bloom filters (amq_split_block_view).
  *
  * A query of a binary fuse filter is a few multiplications and three or four
- * loads. Through amq_fuse_contains_hash it is also a call into the library,
+ * loads, one of a split-block filter eight multiplications and one cache
+ * line. Through amq_fuse_contains_hash it is also a call into the library,
  * which stops the compiler from interleaving the loads of consecutive queries
  * in the caller's loop and costs as much as the query itself when the filter
  * is in the cache. A caller that queries in a loop can take the filter's
@@ -19,13 +21,20 @@
  * computes queries that way refuses with AMQ_EVERSION instead of letting the
  * program answer wrongly. The number changes only with amq's major version.
  *
+ * The same holds for a split-block filter's view and
+ * amq_blocked_bloom_contains_hash.
+ *
  * Thread-safety: a view is a copy of the filter's query state and holds a
- * pointer to its fingerprints; it is valid while the filter is (until
- * amq_fuse_free), and any number of threads may query one view at once.
+ * pointer to its array; it is valid while the filter is (until it is freed)
+ * and holds the keys the filter held when the view was taken, or more: a
+ * split-block filter's adds are seen by its views (the words are shared),
+ * but not safely while they run (bloom.h says which calls may overlap).
+ * Any number of threads may query one view at once.
  */
 #ifndef AMQ_INLINE_H
 #define AMQ_INLINE_H
 
+#include "amq/bloom.h"
 #include "amq/fuse.h"
 
 #include <stdbool.h>
@@ -151,6 +160,79 @@ static inline bool amq_fuse_view_contains_hash(const amq_fuse_view *view, uint64
     if (view->arity == 4)
         x ^= amq_fuse_view_slot(view, slots[3]);
     return x == 0 && !view->empty;
+}
+
+/**
+ * A split-block Bloom filter's query state (layout AMQ_INLINE_LAYOUT):
+ * 256-bit blocks of eight 32-bit words. A key's block is
+ * (hash >> 32) * blocks >> 32, and it sets, in word i of the block, bit
+ * (key32 * amq_split_block_salt(i)) >> 27 of the 32, key32 being the low
+ * half of the hash (the layout of Parquet's split-block filters).
+ */
+typedef struct amq_split_block_view {
+    const uint32_t *words; /**< blocks x 8 words, in the host's byte order */
+    uint64_t blocks;       /**< at least 1, at most 2^32 */
+    uint32_t layout;       /**< AMQ_INLINE_LAYOUT */
+    uint32_t reserved;     /**< 0 */
+} amq_split_block_view;
+
+/**
+ * Take a split-block filter's query state for
+ * amq_split_block_view_contains_hash.
+ * @param out the view to fill; not NULL.
+ * @param filter a blocked Bloom filter of the split layout
+ *   (AMQ_BLOCKED_SPLIT); not NULL. The view points into it: it is valid
+ *   until amq_blocked_bloom_free(filter).
+ * @param layout AMQ_INLINE_LAYOUT, as the caller was compiled with.
+ * @param diag on failure, what was wrong; may be NULL.
+ * @return AMQ_OK; AMQ_EVERSION if this library does not compute queries the
+ *   way layout says; AMQ_EINVAL if out or filter is NULL or the filter has
+ *   512-bit blocks (out is then zeroed).
+ * Allocates: never. Thread safety: safe on a filter others query.
+ */
+AMQ_API int amq_split_block_view_get(amq_split_block_view *out, const amq_blocked_bloom *filter,
+                                     uint32_t layout, amq_diag *diag);
+
+/** The odd constant of word i (0..7) of a split block: Parquet's eight. */
+static inline uint32_t amq_split_block_salt(unsigned word)
+{
+    static const uint32_t salts[8] = { 0x47b6137bU, 0x44974d91U, 0x8824ad5bU, 0xa2b7289dU,
+                                       0x705495c7U, 0x2df1424bU, 0x9efc4947U, 0x5c6bfb31U };
+    return salts[word & 7];
+}
+
+/** The bit key32 sets in word i of its block. */
+static inline uint32_t amq_split_block_bit(uint32_t key32, unsigned word)
+{
+    return (uint32_t)1 << ((key32 * amq_split_block_salt(word)) >> 27);
+}
+
+/** The first of the eight words of the block of a key whose hash is hash. */
+static inline const uint32_t *amq_split_block_view_block(const amq_split_block_view *view,
+                                                         uint64_t hash)
+{
+    return view->words + 8 * ((hash >> 32) * view->blocks >> 32);
+}
+
+/**
+ * Whether the key whose 64-bit hash is hash may be in the filter: the answer
+ * of amq_blocked_bloom_contains_hash, compiled into the caller. It tests the
+ * eight words without a branch, which a compiler given a vector unit (AVX2)
+ * turns into one 256-bit test.
+ * @param view a view amq_split_block_view_get filled; its filter not yet
+ *   freed.
+ * @param hash the key's hash, as amq_blocked_bloom_contains_hash takes it.
+ * @return true: maybe present; false: certainly absent.
+ * Allocates: never. Thread safety: safe (see above for adds).
+ */
+static inline bool amq_split_block_view_contains_hash(const amq_split_block_view *view,
+                                                      uint64_t hash)
+{
+    const uint32_t *block = amq_split_block_view_block(view, hash);
+    uint32_t key32 = (uint32_t)hash, missing = 0;
+    for (unsigned i = 0; i < 8; i++)
+        missing |= ~block[i] & amq_split_block_bit(key32, i);
+    return missing == 0;
 }
 
 #ifdef __cplusplus

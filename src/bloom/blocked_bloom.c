@@ -14,16 +14,16 @@
  * high half picks the block and the low half, key32, the bits inside it:
  *
  *     block  = (h >> 32) * blocks >> 32        (multiply-high; blocks <= 2^32)
- *     split: in word i (0..7), bit (key32 * SPLIT_SALT[i]) mod 2^32 >> 27
+ *     split: in word i (0..7), bit (key32 * salt_i) mod 2^32 >> 27
  *     block: for i < k, bit (key32 * BLOCK_SALT[i]) mod 2^32 >> 23 of 512
  *
  * Multiplying by an odd constant permutes the 32-bit values, and the top bits
  * of the product are a good hash of all of key32's bits; different constants
- * give practically independent positions. SPLIT_SALT are the eight constants
- * Parquet's specification gives, so with Parquet's hash (XXH64 of the value,
- * seed 0, through amq_blocked_bloom_add_hash) the bits are Parquet's bit for
- * bit. BLOCK_SALT are the first 32 bits of the fractional parts of the cube
- * roots of the first 16 primes, made odd: constants with no structure.
+ * give practically independent positions. The split salts are the eight
+ * constants Parquet's specification gives (amq_split_block_salt), so with Parquet's hash (XXH64 of
+ * the value, seed 0, through amq_blocked_bloom_add_hash) the bits are Parquet's bit for bit.
+ * BLOCK_SALT are the first 32 bits of the fractional parts of the cube roots of the first 16
+ * primes, made odd: constants with no structure.
  *
  * The split layout's eight multiplies, shifts and masks are one AVX2
  * instruction each, and its query one 256-bit test. The block layout's query
@@ -107,11 +107,6 @@ struct amq_blocked_bloom {
     uint64_t capacity; /* n it was sized for */
     double target_fpr; /* p it was sized for */
     amq_hasher hasher;
-};
-
-static const uint32_t SPLIT_SALT[8] = {
-    0x47b6137bU, 0x44974d91U, 0x8824ad5bU, 0xa2b7289dU,
-    0x705495c7U, 0x2df1424bU, 0x9efc4947U, 0x5c6bfb31U,
 };
 
 static const uint32_t BLOCK_SALT[AMQ_BLOCKED_BLOOM_MAX_HASHES] = {
@@ -405,9 +400,11 @@ static inline uint32_t *block_of(const amq_blocked_bloom *f, uint64_t hash)
     return f->words + index * f->words_per_block;
 }
 
+/* The split layout's arithmetic is amq/inline.h's, which callers may
+ * compile into their own loops (amq_split_block_view). */
 static inline uint32_t split_bit(uint32_t key, unsigned word)
 {
-    return 1U << ((key * SPLIT_SALT[word]) >> 27);
+    return amq_split_block_bit(key, word);
 }
 
 /* The add functions return whether a bit changed: false when the key was
@@ -438,8 +435,9 @@ static inline bool split_contains_portable(const uint32_t *block, uint32_t key)
 __attribute__((target("avx2"))) static inline __m256i split_masks_avx2(uint32_t key)
 {
     const __m256i salts = _mm256_setr_epi32(
-        (int)SPLIT_SALT[0], (int)SPLIT_SALT[1], (int)SPLIT_SALT[2], (int)SPLIT_SALT[3],
-        (int)SPLIT_SALT[4], (int)SPLIT_SALT[5], (int)SPLIT_SALT[6], (int)SPLIT_SALT[7]);
+        (int)amq_split_block_salt(0), (int)amq_split_block_salt(1), (int)amq_split_block_salt(2),
+        (int)amq_split_block_salt(3), (int)amq_split_block_salt(4), (int)amq_split_block_salt(5),
+        (int)amq_split_block_salt(6), (int)amq_split_block_salt(7));
     __m256i products = _mm256_mullo_epi32(_mm256_set1_epi32((int)key), salts);
     return _mm256_sllv_epi32(_mm256_set1_epi32(1), _mm256_srli_epi32(products, 27));
 }
@@ -580,6 +578,28 @@ bool amq_blocked_bloom_contains_hash(const amq_blocked_bloom *f, uint64_t hash)
     if (f->layout == AMQ_BLOCKED_BLOCK)
         return block_contains(block, key, f->hashes);
     return split_contains_portable(block, key);
+}
+
+int amq_split_block_view_get(amq_split_block_view *out, const amq_blocked_bloom *filter,
+                             uint32_t layout, amq_diag *diag)
+{
+    if (!out || !filter)
+        return amq__fail(diag, AMQ_EINVAL, "amq_split_block_view_get: %s is NULL",
+                         !out ? "out" : "filter");
+    memset(out, 0, sizeof *out);
+    if (layout != AMQ_INLINE_LAYOUT)
+        return amq__fail(diag, AMQ_EVERSION,
+                         "a split-block view of layout %u was asked for; this library computes "
+                         "layout %d",
+                         layout, AMQ_INLINE_LAYOUT);
+    if (filter->layout != AMQ_BLOCKED_SPLIT)
+        return amq__fail(diag, AMQ_EINVAL,
+                         "a split-block view of a filter of 512-bit blocks: only the split "
+                         "layout has one");
+    *out = (amq_split_block_view){ .words = filter->words,
+                                   .blocks = filter->blocks,
+                                   .layout = AMQ_INLINE_LAYOUT };
+    return AMQ_OK;
 }
 
 bool amq_blocked_bloom_contains(const amq_blocked_bloom *f, const void *key, size_t len)
