@@ -274,6 +274,59 @@ static void test_batch_and_hash_forms_agree(void **state)
     amq_bloom_free(f);
 }
 
+/* The batch by hashes gives each hash the answer amq_bloom_contains_hash
+ * gives, for each probe version and for k unrolled (4, 7) and not (5), in
+ * calls shorter than the prefetch distance as well as long ones. */
+static void test_batch_by_hashes_agrees(void **state)
+{
+    (void)state;
+    const struct {
+        unsigned version;
+        amq_bloom_params params;
+    } cases[] = {
+        { AMQ__BLOOM_PROBE_REHASH, { .capacity = 20000, .fpr = 0.05 } },
+        { AMQ__BLOOM_PROBE_REHASH, { .capacity = 20000, .fpr = 0.01 } },
+        { AMQ__BLOOM_PROBE_REHASH, { .bits = 150000, .hashes = 5 } },
+        { AMQ__BLOOM_PROBE_DOUBLE, { .capacity = 20000, .fpr = 0.01 } },
+    };
+    enum { COUNT = 1003 };
+    static amq_u128 hashes[COUNT];
+    static uint8_t results[COUNT];
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        amq_bloom_params params = cases[c].params;
+        amq_hasher_xxh3(&params.hasher, seed);
+        amq_bloom *f = NULL;
+        assert_int_equal(amq__bloom_new(&f, &params, cases[c].version, NULL), AMQ_OK);
+        for (uint64_t i = 0; i < 20000; i++) {
+            amq_test_key key = amq_test_make_key(seed, 0, i);
+            amq_bloom_add(f, &key, sizeof key);
+        }
+        /* Every other hash is of an added key: both answers occur. */
+        for (uint64_t i = 0; i < COUNT; i++) {
+            amq_test_key key = amq_test_make_key(seed, i % 2, i);
+            hashes[i] = amq_hash128(amq_bloom_hasher(f), &key, sizeof key);
+        }
+        const size_t lengths[] = { COUNT, 5, 1 };
+        for (size_t l = 0; l < sizeof lengths / sizeof lengths[0]; l++) {
+            memset(results, 0xff, sizeof results);
+            amq_bloom_contains_many_hash(results, f, hashes, lengths[l]);
+            uint64_t maybes = 0, absent = 0;
+            for (uint64_t i = 0; i < lengths[l]; i++) {
+                assert_int_equal(results[i], amq_bloom_contains_hash(f, hashes[i]));
+                maybes += results[i];
+                absent += results[i] == 0;
+            }
+            assert_true(maybes >= (lengths[l] + 1) / 2); /* the added keys at least */
+            if (lengths[l] == COUNT)
+                assert_true(absent > 0);
+            for (uint64_t i = lengths[l]; i < COUNT; i++)
+                assert_int_equal(results[i], 0xff); /* nothing past count written */
+        }
+        amq_bloom_contains_many_hash(results, f, NULL, 0);
+        amq_bloom_free(f);
+    }
+}
+
 static void test_zero_step_hash_still_spreads(void **state)
 {
     (void)state;
@@ -627,6 +680,7 @@ int main(void)
         cmocka_unit_test(test_union_equals_filter_of_union),
         cmocka_unit_test(test_incompatible_filters_refused),
         cmocka_unit_test(test_batch_and_hash_forms_agree),
+        cmocka_unit_test(test_batch_by_hashes_agrees),
         cmocka_unit_test(test_zero_step_hash_still_spreads),
         cmocka_unit_test(test_every_hash_count_answers_by_its_bits),
         cmocka_unit_test(test_past_2_to_the_32_bits),

@@ -710,6 +710,59 @@ static void test_batch_and_hash_forms_agree(void **state)
     amq_counting_bloom_free(f);
 }
 
+/* The batch by hashes gives each hash the answer
+ * amq_counting_bloom_contains_hash gives, for 4- and 8-bit counters, each
+ * probe version, and calls shorter than the prefetch distance. */
+static void test_batch_by_hashes_agrees(void **state)
+{
+    (void)state;
+    const struct {
+        unsigned version, counter_bits;
+        double fpr;
+    } cases[] = {
+        { AMQ__BLOOM_PROBE_REHASH, 4, 0.05 },
+        { AMQ__BLOOM_PROBE_REHASH, 8, 0.01 },
+        { AMQ__BLOOM_PROBE_DOUBLE, 4, 0.01 },
+    };
+    enum { COUNT = 1003 };
+    static amq_u128 hashes[COUNT];
+    static uint8_t results[COUNT];
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        amq_counting_bloom_params params = { .capacity = 20000,
+                                             .fpr = cases[c].fpr,
+                                             .counter_bits = cases[c].counter_bits };
+        amq_hasher_xxh3(&params.hasher, seed);
+        amq_counting_bloom *f = NULL;
+        assert_int_equal(amq__counting_bloom_new(&f, &params, cases[c].version, NULL), AMQ_OK);
+        for (uint64_t i = 0; i < 20000; i++) {
+            amq_test_key key = amq_test_make_key(seed, 0, i);
+            amq_counting_bloom_add(f, &key, sizeof key);
+        }
+        for (uint64_t i = 0; i < COUNT; i++) {
+            amq_test_key key = amq_test_make_key(seed, i % 2, i);
+            hashes[i] = amq_hash128(amq_counting_bloom_hasher(f), &key, sizeof key);
+        }
+        const size_t lengths[] = { COUNT, 5, 1 };
+        for (size_t l = 0; l < sizeof lengths / sizeof lengths[0]; l++) {
+            memset(results, 0xff, sizeof results);
+            amq_counting_bloom_contains_many_hash(results, f, hashes, lengths[l]);
+            uint64_t maybes = 0, absent = 0;
+            for (uint64_t i = 0; i < lengths[l]; i++) {
+                assert_int_equal(results[i], amq_counting_bloom_contains_hash(f, hashes[i]));
+                maybes += results[i];
+                absent += results[i] == 0;
+            }
+            assert_true(maybes >= (lengths[l] + 1) / 2);
+            if (lengths[l] == COUNT)
+                assert_true(absent > 0);
+            for (uint64_t i = lengths[l]; i < COUNT; i++)
+                assert_int_equal(results[i], 0xff);
+        }
+        amq_counting_bloom_contains_many_hash(results, f, NULL, 0);
+        amq_counting_bloom_free(f);
+    }
+}
+
 static void test_past_2_to_the_32_counters(void **state)
 {
     (void)state;
@@ -1210,6 +1263,7 @@ int main(void)
         cmocka_unit_test(test_model_8_bit),
         cmocka_unit_test(test_merge_is_the_saturating_sum),
         cmocka_unit_test(test_batch_and_hash_forms_agree),
+        cmocka_unit_test(test_batch_by_hashes_agrees),
         cmocka_unit_test(test_past_2_to_the_32_counters),
         AMQ_TEST_WITH_SCRATCH(test_generic_round_trip),
         cmocka_unit_test(test_generic_spec_errors),

@@ -219,6 +219,19 @@ AMQ_API void amq_bloom_contains_many(uint8_t *results, const amq_bloom *filter,
                                      const void *const *keys, const size_t *lens, size_t count);
 
 /**
+ * As amq_bloom_contains_many, by the keys' 128-bit hashes under the
+ * filter's hasher (amq_hash128(amq_bloom_hasher(filter), key, len)):
+ * results[i] is amq_bloom_contains_hash(filter, hashes[i]).
+ * @param results receives count bytes: 1 maybe present, 0 certainly absent.
+ * @param filter the filter; not NULL.
+ * @param hashes count hashes; not NULL unless count is 0.
+ * @param count how many there are.
+ * Allocates: never; uses 8 KiB of stack, as amq_bloom_contains_many.
+ */
+AMQ_API void amq_bloom_contains_many_hash(uint8_t *results, const amq_bloom *filter,
+                                          const amq_u128 *hashes, size_t count);
+
+/**
  * Estimate the number of distinct keys added from the number of set bits X:
  * n = -(m/k) ln(1 - X/m) (Swamidass and Baldi, 2007). O(1): X is kept as
  * keys are added.
@@ -651,6 +664,20 @@ AMQ_API bool amq_counting_bloom_contains_hash(const amq_counting_bloom *filter, 
 AMQ_API void amq_counting_bloom_contains_many(uint8_t *results, const amq_counting_bloom *filter,
                                               const void *const *keys, const size_t *lens,
                                               size_t count);
+
+/**
+ * As amq_counting_bloom_contains_many, by the keys' 128-bit hashes under
+ * the filter's hasher (amq_hash128(amq_counting_bloom_hasher(filter), key,
+ * len)): results[i] is amq_counting_bloom_contains_hash(filter, hashes[i]).
+ * @param results receives count bytes: 1 maybe present, 0 certainly absent.
+ * @param filter the filter; not NULL.
+ * @param hashes count hashes; not NULL unless count is 0.
+ * @param count how many there are.
+ * Allocates: never; uses 8 KiB of stack, as amq_bloom_contains_many.
+ */
+AMQ_API void amq_counting_bloom_contains_many_hash(uint8_t *results,
+                                                   const amq_counting_bloom *filter,
+                                                   const amq_u128 *hashes, size_t count);
 
 /**
  * How many times the key may have been added: the smallest of its k

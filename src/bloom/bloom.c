@@ -365,12 +365,26 @@ bool amq_bloom_contains_concurrent(const amq_bloom *f, const void *key, size_t l
                               f->bits.bit_count, f->hashes, f->probe_version);
 }
 
-void amq_bloom_contains_many(uint8_t *results, const amq_bloom *f, const void *const *keys,
-                             const size_t *lens, size_t count)
+/* The batch queries' pointers are restrict: results is a byte array, and
+ * without the promise that it overlaps nothing else each store to it could
+ * change the filter's words pointer or size as far as the compiler knows,
+ * which the loop would then load again for every slot. */
+void amq_bloom_contains_many(uint8_t *restrict results, const amq_bloom *restrict f,
+                             const void *const *restrict keys, const size_t *restrict lens,
+                             size_t count)
 {
     amq__bloom_table table = { (const uint8_t *)f->bits.words, 0, f->bits.bit_count, f->hashes,
                                f->probe_version };
-    amq__bloom_contains_many(f, bit_set, &table, &f->hasher, keys, lens, count, results);
+    amq__bloom_contains_many(f, bit_set, &table, &f->hasher, keys, lens, NULL, count, results,
+                             false);
+}
+
+void amq_bloom_contains_many_hash(uint8_t *restrict results, const amq_bloom *restrict f,
+                                  const amq_u128 *restrict hashes, size_t count)
+{
+    amq__bloom_table table = { (const uint8_t *)f->bits.words, 0, f->bits.bit_count, f->hashes,
+                               f->probe_version };
+    amq__bloom_contains_many(f, bit_set, &table, NULL, NULL, NULL, hashes, count, results, true);
 }
 
 /* ---- what the filter knows about itself ----------------------------------------- */

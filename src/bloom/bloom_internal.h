@@ -214,6 +214,13 @@ _Static_assert(AMQ__BLOOM_BATCH_POSITIONS >= AMQ_BLOOM_MAX_HASHES,
  * fill buffers hold (16 on recent x86), so that none sits idle. */
 #define AMQ__BLOOM_PREFETCH_POSITIONS 56
 
+/* The table size up to which amq__bloom_contains_many tests keys as they
+ * come, as the single query does: a table the caches hold answers without
+ * waiting on memory, and the positions written down and prefetched would
+ * only cost: with them, a batch over a table of 10^5 keys was slower than
+ * asking its keys one by one. */
+#define AMQ__BLOOM_PREFETCHED_TABLE_BYTES ((uint64_t)1 << 20)
+
 /* Start fetching the cache line of the slot at position. */
 static inline void amq__bloom_prefetch(const amq__bloom_table *table, uint64_t position)
 {
@@ -221,9 +228,12 @@ static inline void amq__bloom_prefetch(const amq__bloom_table *table, uint64_t p
 }
 
 /* results[i] = whether key i's k slots are all set (slot_set, as in
- * amq__bloom_all_set), in chunks of keys, each in two passes:
+ * amq__bloom_all_set). A table of at most AMQ__BLOOM_PREFETCHED_TABLE_BYTES
+ * is asked key by key with the single query inlined; a larger one in chunks
+ * of keys, each in two passes:
  *
- *   1. hash every key of the chunk and write its k positions down;
+ *   1. hash every key of the chunk (by_hash: take its hash from hashes[])
+ *      and write its k positions down;
  *   2. read the slots, key after key, with the position
  *      AMQ__BLOOM_PREFETCH_POSITIONS further on prefetched before each read.
  *
@@ -234,19 +244,26 @@ static inline void amq__bloom_prefetch(const amq__bloom_table *table, uint64_t p
  * slots are in flight already, and a branch on each would mispredict on
  * absent keys. Inlined into each family's contains_many with slot_set a
  * constant. */
-static AMQ__ALWAYS_INLINE void
-amq__bloom_contains_many_k(const void *filter, bool (*slot_set)(const void *, uint64_t),
-                           const amq__bloom_table *table, const amq_hasher *hasher,
-                           const void *const *keys, const size_t *lens, size_t count,
-                           uint8_t *results, uint32_t k, unsigned version)
+static AMQ__ALWAYS_INLINE void amq__bloom_contains_many_k(
+    const void *filter, bool (*slot_set)(const void *, uint64_t), const amq__bloom_table *table,
+    const amq_hasher *hasher, const void *const *keys, const size_t *lens, const amq_u128 *hashes,
+    size_t count, uint8_t *results, uint32_t k, unsigned version, bool by_hash)
 {
+    if ((table->slots << table->slot_bits_log2) / 8 <= AMQ__BLOOM_PREFETCHED_TABLE_BYTES) {
+        for (size_t i = 0; i < count; i++) {
+            amq_u128 hash = by_hash ? hashes[i] : amq__hash128(hasher, keys[i], lens[i]);
+            results[i] = amq__bloom_all_set_k(filter, slot_set, hash, table->slots, k, version);
+        }
+        return;
+    }
     uint64_t positions[AMQ__BLOOM_BATCH_POSITIONS];
     const size_t chunk = AMQ__BLOOM_BATCH_POSITIONS / k; /* k <= AMQ_BLOOM_MAX_HASHES */
     for (size_t first = 0; first < count; first += chunk) {
         const size_t chunk_keys = count - first < chunk ? count - first : chunk;
         const size_t chunk_positions = chunk_keys * k;
         for (size_t i = 0; i < chunk_keys; i++) {
-            amq_u128 hash = amq__hash128(hasher, keys[first + i], lens[first + i]);
+            amq_u128 hash = by_hash ? hashes[first + i]
+                                    : amq__hash128(hasher, keys[first + i], lens[first + i]);
             amq__bloom_probe p = amq__bloom_probe_start(hash, table->slots, version);
             uint64_t *key_positions = positions + i * k;
             for (uint32_t j = 0; j < k; j++) {
@@ -273,52 +290,53 @@ amq__bloom_contains_many_k(const void *filter, bool (*slot_set)(const void *, ui
 /* amq__bloom_contains_many_k for a filter of k hashes, with k a constant
  * for the usual counts, as amq__bloom_all_set has it (the loop with k a
  * variable is measurably slower), and the version a constant. */
-static AMQ__ALWAYS_INLINE void
-amq__bloom_contains_many_version(const void *filter, bool (*slot_set)(const void *, uint64_t),
-                                 const amq__bloom_table *table, const amq_hasher *hasher,
-                                 const void *const *keys, const size_t *lens, size_t count,
-                                 uint8_t *results, unsigned version)
+static AMQ__ALWAYS_INLINE void amq__bloom_contains_many_version(
+    const void *filter, bool (*slot_set)(const void *, uint64_t), const amq__bloom_table *table,
+    const amq_hasher *hasher, const void *const *keys, const size_t *lens, const amq_u128 *hashes,
+    size_t count, uint8_t *results, unsigned version, bool by_hash)
 {
     switch (table->hashes) {
     case 3:
-        amq__bloom_contains_many_k(filter, slot_set, table, hasher, keys, lens, count, results, 3,
-                                   version);
+        amq__bloom_contains_many_k(filter, slot_set, table, hasher, keys, lens, hashes, count,
+                                   results, 3, version, by_hash);
         return;
     case 4:
-        amq__bloom_contains_many_k(filter, slot_set, table, hasher, keys, lens, count, results, 4,
-                                   version);
+        amq__bloom_contains_many_k(filter, slot_set, table, hasher, keys, lens, hashes, count,
+                                   results, 4, version, by_hash);
         return;
     case 7:
-        amq__bloom_contains_many_k(filter, slot_set, table, hasher, keys, lens, count, results, 7,
-                                   version);
+        amq__bloom_contains_many_k(filter, slot_set, table, hasher, keys, lens, hashes, count,
+                                   results, 7, version, by_hash);
         return;
     case 10:
-        amq__bloom_contains_many_k(filter, slot_set, table, hasher, keys, lens, count, results, 10,
-                                   version);
+        amq__bloom_contains_many_k(filter, slot_set, table, hasher, keys, lens, hashes, count,
+                                   results, 10, version, by_hash);
         return;
     case 13:
-        amq__bloom_contains_many_k(filter, slot_set, table, hasher, keys, lens, count, results, 13,
-                                   version);
+        amq__bloom_contains_many_k(filter, slot_set, table, hasher, keys, lens, hashes, count,
+                                   results, 13, version, by_hash);
         return;
     default:
-        amq__bloom_contains_many_k(filter, slot_set, table, hasher, keys, lens, count, results,
-                                   table->hashes, version);
+        amq__bloom_contains_many_k(filter, slot_set, table, hasher, keys, lens, hashes, count,
+                                   results, table->hashes, version, by_hash);
     }
 }
 
-static AMQ__ALWAYS_INLINE void amq__bloom_contains_many(const void *filter,
-                                                        bool (*slot_set)(const void *, uint64_t),
-                                                        const amq__bloom_table *table,
-                                                        const amq_hasher *hasher,
-                                                        const void *const *keys, const size_t *lens,
-                                                        size_t count, uint8_t *results)
+/* By keys (by_hash false: hasher, keys and lens; hashes NULL) or by their
+ * 128-bit hashes (by_hash true: hashes; hasher, keys and lens NULL); by_hash
+ * a constant at each call, so each form is compiled without the other. */
+static AMQ__ALWAYS_INLINE void
+amq__bloom_contains_many(const void *filter, bool (*slot_set)(const void *, uint64_t),
+                         const amq__bloom_table *table, const amq_hasher *hasher,
+                         const void *const *keys, const size_t *lens, const amq_u128 *hashes,
+                         size_t count, uint8_t *results, bool by_hash)
 {
     if (AMQ__LIKELY(table->probe_version == AMQ__BLOOM_PROBE_REHASH))
-        amq__bloom_contains_many_version(filter, slot_set, table, hasher, keys, lens, count,
-                                         results, AMQ__BLOOM_PROBE_REHASH);
+        amq__bloom_contains_many_version(filter, slot_set, table, hasher, keys, lens, hashes, count,
+                                         results, AMQ__BLOOM_PROBE_REHASH, by_hash);
     else
-        amq__bloom_contains_many_version(filter, slot_set, table, hasher, keys, lens, count,
-                                         results, AMQ__BLOOM_PROBE_DOUBLE);
+        amq__bloom_contains_many_version(filter, slot_set, table, hasher, keys, lens, hashes, count,
+                                         results, AMQ__BLOOM_PROBE_DOUBLE, by_hash);
 }
 
 /* AMQ_OK if the filter's invariants hold, else AMQ_ECORRUPT. O(m). */

@@ -341,12 +341,29 @@ int amq_counting_bloom_remove(amq_counting_bloom *f, const void *key, size_t len
     return amq_counting_bloom_remove_hash(f, amq__hash128(&f->hasher, key, len));
 }
 
-void amq_counting_bloom_contains_many(uint8_t *results, const amq_counting_bloom *f,
-                                      const void *const *keys, const size_t *lens, size_t count)
+/* The batch queries' pointers are restrict: results is a byte array, and
+ * without the promise that it overlaps nothing else each store to it could
+ * change the filter's counters pointer or counter width as far as the
+ * compiler knows, which the loop would then load again for every counter. */
+void amq_counting_bloom_contains_many(uint8_t *restrict results,
+                                      const amq_counting_bloom *restrict f,
+                                      const void *const *restrict keys, const size_t *restrict lens,
+                                      size_t count)
 {
     amq__bloom_table table = { f->counters, f->width_log2, f->counter_count, f->hashes,
                                f->probe_version };
-    amq__bloom_contains_many(f, counter_set, &table, &f->hasher, keys, lens, count, results);
+    amq__bloom_contains_many(f, counter_set, &table, &f->hasher, keys, lens, NULL, count, results,
+                             false);
+}
+
+void amq_counting_bloom_contains_many_hash(uint8_t *restrict results,
+                                           const amq_counting_bloom *restrict f,
+                                           const amq_u128 *restrict hashes, size_t count)
+{
+    amq__bloom_table table = { f->counters, f->width_log2, f->counter_count, f->hashes,
+                               f->probe_version };
+    amq__bloom_contains_many(f, counter_set, &table, NULL, NULL, NULL, hashes, count, results,
+                             true);
 }
 
 uint32_t amq_counting_bloom_count(const amq_counting_bloom *f, const void *key, size_t len)
