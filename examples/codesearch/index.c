@@ -59,7 +59,14 @@ typedef struct trigram_slot {
     uint32_t last_document; /* UINT32_MAX: none yet */
 } trigram_slot;
 
+/* The paths the walk found, indexed after sorting. */
+typedef struct path_list {
+    char **path;
+    size_t count, capacity;
+} path_list;
+
 typedef struct index_builder {
+    path_list found;
     trigram_slot *slots;
     uint32_t slot_mask, used;
     posting_list *lists;
@@ -200,7 +207,12 @@ static void index_file(index_builder *b, const char *path)
     close(fd);
 }
 
-/* Index path: a directory's entries recursively, a regular file as itself.
+static int by_path(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Find path's files: a directory's entries recursively, a regular file as itself.
  * top: named on the command line (followed when a link). */
 static void walk(index_builder *b, const char *path, bool top)
 {
@@ -210,7 +222,21 @@ static void walk(index_builder *b, const char *path, bool top)
         return;
     }
     if (S_ISREG(st.st_mode)) {
-        index_file(b, path);
+        path_list *f = &b->found;
+        if (f->count == f->capacity) {
+            size_t capacity = f->capacity ? 2 * f->capacity : 1024;
+            char **grown = realloc(f->path, capacity * sizeof *grown);
+            if (!grown) {
+                b->failed = true;
+                return;
+            }
+            f->path = grown;
+            f->capacity = capacity;
+        }
+        if ((f->path[f->count] = strdup(path)) == NULL)
+            b->failed = true;
+        else
+            f->count++;
         return;
     }
     if (!S_ISDIR(st.st_mode))
@@ -365,6 +391,9 @@ static int write_index(index_builder *b, const char *path, double fpr, filter_ch
 
 static void free_builder(index_builder *b)
 {
+    for (size_t i = 0; i < b->found.count; i++)
+        free(b->found.path[i]);
+    free(b->found.path);
     for (uint32_t t = 0; b->lists && t < b->used; t++)
         free(b->lists[t].documents);
     free(b->lists);
@@ -470,6 +499,11 @@ int codesearch_index(int argc, char **argv)
     }
     for (int i = optind; i < argc && !b.failed; i++)
         walk(&b, argv[i], true);
+    /* sorted by path, so the output is in a known order */
+    if (b.found.count)
+        qsort(b.found.path, b.found.count, sizeof *b.found.path, by_path);
+    for (size_t i = 0; i < b.found.count && !b.failed; i++)
+        index_file(&b, b.found.path[i]);
     int status = 2;
     if (b.failed)
         codesearch_error("out of memory after %u files", b.documents);

@@ -1,15 +1,17 @@
 /*
- * main.c - codesearch: find the files of a source tree that contain a
- * string, through a trigram index whose posting lists are amq filters.
+ * main.c - codesearch: grep -rE over a source tree, reading only the files
+ * a trigram index says may match.
  *
  *   codesearch index [-o INDEX] [-p FPR] [-f KIND] PATH...
- *   codesearch search [-i INDEX] [--stats] STRING
+ *   codesearch search [--index INDEX] [-i] [-F] [-n] [-l] [-c] [-f RE] PATTERN
  *
  * An example of the library's candidate-filter use: hash-free Bloom banks
  * (and Golomb-coded sets) over MD5 document IDs, many of them in one bundle
- * file. index.c builds the index, search.c answers queries, codesearch.h
- * describes the index. `make install` installs it as amq-codesearch; its
- * messages use the name it was run as.
+ * file. index.c builds the index, search.c answers queries (regex_plan.c
+ * turns the pattern into trigrams, evaluate.c asks the index, scan.c
+ * prints what grep prints), codesearch.h describes the index.
+ * `make install` installs it as amq-codesearch; its messages use the name
+ * it was run as.
  */
 #include "codesearch.h"
 
@@ -34,8 +36,8 @@ static void usage(FILE *out)
     const char *p = codesearch_program;
     fprintf(out,
             "Usage: %s index [-o INDEX] [-p FPR] [-f KIND] PATH...\n"
-            "       %s search [-i INDEX] [--stats] STRING\n"
-            "Index a source tree's trigrams, then find the files that contain a string.\n"
+            "       %s search [--index INDEX] [-i] [-F] [-n] [-l] [-c] [-f PATHREGEX] PATTERN\n"
+            "Index a source tree's trigrams, then search it as grep -rE would.\n"
             "'%s COMMAND --help' describes a command.\n",
             p, p, p);
 }

@@ -1,278 +1,112 @@
 /*
- * search.c - `codesearch search [-i INDEX] [--stats] STRING`: the files
- * that contain STRING, found through the trigram index.
+ * search.c - `codesearch search [options] PATTERN`: grep -rE over the
+ * indexed files, reading only those the index says may match.
  *
- * 1. The query's distinct trigrams are looked up in the index. A trigram
- *    the index lacks is in no file: nothing can match. A query of fewer
- *    than three bytes has no trigram and every file is a candidate.
+ * 1. The pattern (grep -E's syntax; -F: a fixed string) is compiled for
+ *    matching (matcher.c) and turned into a trigram query plan
+ *    (regex_plan.c): an AND/OR of trigrams every matching line holds.
+ * 2. The plan is evaluated against the index (evaluate.c): the candidate
+ *    documents. A plan with no trigram (ALL) makes every file a candidate:
+ *    the search falls back to a scan, and --stats says so.
+ * 3. Each candidate (in the index's order, sorted by path), if its path
+ *    passes -f, is read and searched line by line (scan.c); output as
+ *    grep -r prints it, with -n, -l, -c.
  *
- * 2. Candidates. Every document's ID starts on the list; the list is asked
- *    of one trigram filter after another, most selective first (the filter
- *    of the fewest documents), and shrinks to the IDs that pass - this is
- *    the search engine's use of the filters: whole lists of IDs at once,
- *    through amq_contains_many. A document that holds the string holds all
- *    its trigrams, so it passes every filter; a document that does not
- *    passes only by false positives.
- *
- * 3. Verification. Each candidate file is read and searched for the string
- *    as bytes; the matches are printed in index order, one path a line, as
- *    `grep -rlF` prints them. The index is a snapshot: a file changed since
- *    is searched as it is now, a file added since is not seen, a file gone
- *    is reported.
- *
- * --stats prints to stderr the documents, candidates after filtering, true
- * matches and the false candidates, split in two: documents that hold every
- * trigram of the string without the string (an exact trigram index keeps
- * them too), and documents lacking a trigram that the filters let through -
- * the filters' false-candidate rate, to set beside their target rate.
+ * Exit status as grep's: 0 a line matched, 1 none, 2 an error (even if a
+ * line matched). The index is a snapshot: a file changed since is searched
+ * as it is now, a file added since is not seen, a file gone is an error.
  */
-#define _GNU_SOURCE /* memmem */
-
 #include "../common/options.h"
-#include "amq/amq.h"
-#include "amq/bundle.h"
 #include "codesearch.h"
+#include "evaluate.h"
+#include "index_read.h"
+#include "matcher.h"
+#include "regex_plan.h"
+#include "scan.h"
 
-#include <errno.h>
-#include <fcntl.h>
-#include <stdbool.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
 #include <time.h>
-#include <unistd.h>
-
-/* A trigram of the query with its filter. */
-typedef struct query_filter {
-    amq_filter *filter;
-    uint64_t documents; /* the filter's key count: its selectivity */
-} query_filter;
-
-static int by_documents(const void *a, const void *b)
-{
-    const query_filter *x = a, *y = b;
-    return (x->documents > y->documents) - (x->documents < y->documents);
-}
-
-static double seconds_now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
-/* What reading a candidate found. */
-typedef enum candidate_kind {
-    CANDIDATE_UNREADABLE,
-    CANDIDATE_MATCH,         /* it holds the string */
-    CANDIDATE_ALL_TRIGRAMS,  /* not the string, but every trigram of it */
-    CANDIDATE_FALSE_POSITIVE /* a trigram it lacks passed that trigram's filter */
-} candidate_kind;
-
-/* Read the file at path and say which kind of candidate it is. */
-static candidate_kind read_candidate(const char *path, const char *needle, size_t needle_len)
-{
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return CANDIDATE_UNREADABLE;
-    struct stat st;
-    candidate_kind kind = CANDIDATE_UNREADABLE;
-    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
-        const uint8_t *bytes = NULL;
-        size_t len = (size_t)st.st_size;
-        void *map = len ? mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0) : NULL;
-        if (map != MAP_FAILED) {
-            bytes = map;
-            /* as grep, an empty file has no line to match */
-            if (len > 0 && memmem(bytes, len, needle, needle_len) != NULL) {
-                kind = CANDIDATE_MATCH;
-            } else {
-                kind = CANDIDATE_ALL_TRIGRAMS;
-                for (size_t i = 0; i + 2 < needle_len && kind == CANDIDATE_ALL_TRIGRAMS; i++)
-                    if (len < 3 || memmem(bytes, len, needle + i, 3) == NULL)
-                        kind = CANDIDATE_FALSE_POSITIVE;
-            }
-            if (map)
-                munmap(map, len);
-        }
-    }
-    close(fd);
-    return kind;
-}
-
-/* The query's distinct trigrams' filters, most selective first. Returns
- * how many, 0 with *absent set when a trigram is in no document, or -1. */
-static long open_filters(const amq_bundle *index, const char *query, size_t len, query_filter **out,
-                         bool *absent)
-{
-    *absent = false;
-    *out = NULL;
-    if (len < 3)
-        return 0;
-    query_filter *filters = calloc(len - 2, sizeof *filters);
-    uint8_t *names = malloc(3 * (len - 2));
-    if (!filters || !names) {
-        free(filters);
-        free(names);
-        codesearch_error("out of memory");
-        return -1;
-    }
-    long count = 0;
-    for (size_t i = 0; i + 2 < len; i++) {
-        uint8_t name[3];
-        codesearch_trigram_name(name, codesearch_trigram((const uint8_t *)query + i));
-        bool repeated = false;
-        for (long j = 0; j < count && !repeated; j++)
-            repeated = memcmp(names + 3 * j, name, 3) == 0;
-        if (repeated)
-            continue;
-        amq_diag diag = { 0 };
-        amq_filter *f = NULL;
-        int status = amq_bundle_open_filter(&f, index, name, 3, &diag);
-        if (status == AMQ_ENOTFOUND) {
-            *absent = true;
-            break;
-        }
-        if (status != AMQ_OK) {
-            codesearch_error("the index's trigram filter: %s", diag.message);
-            count = -1;
-            break;
-        }
-        amq_info info;
-        amq_info_get(&info, f);
-        memcpy(names + 3 * count, name, 3);
-        filters[count++] = (query_filter){ f, info.keys };
-    }
-    free(names);
-    if (count <= 0 || *absent) {
-        for (long j = 0; j < count; j++)
-            amq_free(filters[j].filter);
-        free(filters);
-        return *absent ? 0 : count;
-    }
-    qsort(filters, (size_t)count, sizeof *filters, by_documents);
-    *out = filters;
-    return count;
-}
 
 static void search_usage(FILE *out)
 {
     fprintf(out,
-            "Usage: %s search [-i INDEX] [--stats] [--] STRING\n"
-            "Print the indexed files that contain STRING (as bytes), like grep -rlF STRING.\n"
+            "Usage: %s search [--index INDEX] [-i] [-F] [-n] [-l] [-c] [-f PATHREGEX] [--stats]\n"
+            "       [--] PATTERN\n"
+            "Print the lines of the indexed files that match PATTERN, as grep -rE prints them.\n"
+            "PATTERN is a POSIX extended regular expression as grep -E reads it; binary files\n"
+            "are searched as text (grep -a).\n"
             "\n"
-            "  -i, --index INDEX  the index file (default codesearch.idx)\n"
-            "      --stats        print to stderr the documents, candidates, matches and the\n"
-            "                     false-candidate rate\n"
-            "Exit status: 0 a file matched, 1 none, 2 an error.\n",
+            "  --index INDEX         the index (default $AMQ_CODESEARCH_INDEX, else\n"
+            "                        codesearch.idx)\n"
+            "  -i, --ignore-case     ignore ASCII case\n"
+            "  -F, --fixed-strings   PATTERN is a string, not a regular expression\n"
+            "  -n, --line-number     print each line's number\n"
+            "  -l, --files-with-matches  print only the names of files with a match\n"
+            "  -c, --count           print each file's count of matching lines\n"
+            "  -f, --file-regex RE   search only files whose path matches RE (grep -E syntax)\n"
+            "      --stats           print to stderr the query plan, the candidates read and\n"
+            "                        the time taken\n"
+            "Exit status: 0 a line matched, 1 none, 2 an error.\n",
             codesearch_program);
 }
 
-/* The document table: count paths, each NUL-ended, and their IDs. */
-typedef struct documents {
-    const char **paths;
-    uint8_t *ids;
-    uint32_t count;
-} documents;
+typedef struct search_options {
+    const char *index;
+    const char *path_regex;
+    bool fold, fixed, stats;
+    scan_options scan;
+} search_options;
 
-static bool read_documents(const amq_bundle *index, const char *index_path, documents *out)
-{
-    amq_bundle_member table;
-    if (amq_bundle_find(&table, index, CODESEARCH_DOCUMENTS, strlen(CODESEARCH_DOCUMENTS)) != 1 ||
-        strcmp(table.family, "bytes") != 0 ||
-        (table.data_len > 0 && table.data[table.data_len - 1] != 0)) {
-        codesearch_error("%s is not a codesearch index: no document table", index_path);
-        return false;
-    }
-    uint64_t count = 0;
-    for (uint64_t i = 0; i < table.data_len; i++)
-        count += table.data[i] == 0;
-    if (count >= UINT32_MAX) {
-        codesearch_error("%s: %llu documents are too many", index_path, (unsigned long long)count);
-        return false;
-    }
-    out->count = (uint32_t)count;
-    out->paths = malloc((count + 1) * sizeof *out->paths);
-    out->ids = malloc((count + 1) * CODESEARCH_ID_BYTES);
-    if (!out->paths || !out->ids) {
-        codesearch_error("out of memory");
-        return false;
-    }
-    const char *p = (const char *)table.data;
-    for (uint32_t d = 0; d < out->count; d++) {
-        size_t len = strlen(p);
-        out->paths[d] = p;
-        amq_md5(out->ids + (size_t)d * CODESEARCH_ID_BYTES, p, len);
-        p += len + 1;
-    }
-    return true;
-}
-
-/* Shrink the candidates (document numbers) to those every filter passes. */
-static bool filter_candidates(const documents *docs, const query_filter *filters, long count,
-                              uint32_t *candidates, uint32_t *candidate_count)
-{
-    uint32_t n = *candidate_count;
-    const void **keys = malloc((n + 1) * sizeof *keys);
-    size_t *lens = malloc((n + 1) * sizeof *lens);
-    uint8_t *passed = malloc(n + 1);
-    if (!keys || !lens || !passed) {
-        free(keys);
-        free(lens);
-        free(passed);
-        codesearch_error("out of memory");
-        return false;
-    }
-    bool ok = true;
-    for (long f = 0; f < count && n > 0; f++) {
-        for (uint32_t i = 0; i < n; i++) {
-            keys[i] = docs->ids + (size_t)candidates[i] * CODESEARCH_ID_BYTES;
-            lens[i] = CODESEARCH_ID_BYTES;
-        }
-        if (amq_contains_many(passed, filters[f].filter, keys, lens, n) != AMQ_OK) {
-            codesearch_error("a trigram filter refused the candidate IDs");
-            ok = false;
-            break;
-        }
-        uint32_t kept = 0;
-        for (uint32_t i = 0; i < n; i++)
-            if (passed[i])
-                candidates[kept++] = candidates[i];
-        n = kept;
-    }
-    *candidate_count = n;
-    free(keys);
-    free(lens);
-    free(passed);
-    return ok;
-}
-
-int codesearch_search(int argc, char **argv)
+/* 0: options read, -1: --help printed, 2: an error printed. */
+static int read_options(search_options *s, int argc, char **argv)
 {
     static const struct option options[] = {
-        { "index", required_argument, NULL, 'i' },
+        { "index", required_argument, NULL, 'x' },
+        { "ignore-case", no_argument, NULL, 'i' },
+        { "fixed-strings", no_argument, NULL, 'F' },
+        { "line-number", no_argument, NULL, 'n' },
+        { "files-with-matches", no_argument, NULL, 'l' },
+        { "count", no_argument, NULL, 'c' },
+        { "file-regex", required_argument, NULL, 'f' },
         { "stats", no_argument, NULL, 's' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
-    const char *index_path = "codesearch.idx";
-    bool stats = false;
+    const char *env = getenv("AMQ_CODESEARCH_INDEX");
+    s->index = env && *env ? env : "codesearch.idx";
     example_options o;
-    example_options_init(&o, argc, argv, ":i:h", options);
+    example_options_init(&o, argc, argv, ":f:iFnlch", options);
     int c;
     while ((c = example_options_next(&o)) != -1) {
         switch (c) {
+        case 'x':
+            s->index = optarg;
+            break;
         case 'i':
-            index_path = optarg;
+            s->fold = true;
+            break;
+        case 'F':
+            s->fixed = true;
+            break;
+        case 'n':
+            s->scan.line_numbers = true;
+            break;
+        case 'l':
+            s->scan.files_only = true;
+            break;
+        case 'c':
+            s->scan.count = true;
+            break;
+        case 'f':
+            s->path_regex = optarg;
             break;
         case 's':
-            stats = true;
+            s->stats = true;
             break;
         case 'h':
             search_usage(stdout);
-            return 0;
+            return -1;
         default: {
             char message[256];
             example_options_error(message, sizeof message, &o, c);
@@ -283,83 +117,126 @@ int codesearch_search(int argc, char **argv)
         }
     }
     if (argc - optind != 1) {
-        codesearch_error("search: give one STRING");
+        codesearch_error("search: give one PATTERN");
         search_usage(stderr);
         return 2;
     }
-    const char *query = argv[optind];
-    size_t query_len = strlen(query);
-
-    amq_bundle *index = NULL;
-    amq_diag diag = { 0 };
-    if (amq_bundle_open(&index, index_path, AMQ_LOAD_MMAP, &diag) != AMQ_OK) {
-        codesearch_error("%s", diag.message);
+    if (s->scan.files_only && s->scan.count) {
+        codesearch_error("search: -l and -c exclude each other");
         return 2;
     }
-    documents docs = { NULL, NULL, 0 };
-    query_filter *filters = NULL;
-    uint32_t *candidates = NULL;
-    int status = 2;
-    double started = seconds_now();
-    if (!read_documents(index, index_path, &docs))
-        goto done;
-    bool absent = false;
-    long filter_count = open_filters(index, query, query_len, &filters, &absent);
-    if (filter_count < 0)
-        goto done;
-    candidates = malloc(((size_t)docs.count + 1) * sizeof *candidates);
-    if (!candidates) {
+    return 0;
+}
+
+static double seconds_now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+/* Compile PATTERN (quoted first under -F) and build its plan. */
+static int prepare(const search_options *s, const char *pattern, matcher *m, plan **out)
+{
+    size_t len = strlen(pattern);
+    char *quoted = NULL;
+    if (s->fixed) {
+        quoted = matcher_quote(pattern, len, &len);
+        if (!quoted) {
+            codesearch_error("out of memory");
+            return 2;
+        }
+        pattern = quoted;
+    }
+    const char *error = matcher_compile(m, pattern, len, s->fold);
+    if (error) {
+        codesearch_error("the pattern: %s", error);
+        free(quoted);
+        return 2;
+    }
+    *out = regex_plan(pattern, len, s->fold);
+    free(quoted);
+    if (!*out) {
         codesearch_error("out of memory");
-        goto done;
+        matcher_free(m);
+        return 2;
     }
-    uint32_t candidate_count = absent ? 0 : docs.count;
-    for (uint32_t d = 0; d < candidate_count; d++)
-        candidates[d] = d;
-    if (!filter_candidates(&docs, filters, filter_count, candidates, &candidate_count))
-        goto done;
-    double filtered = seconds_now();
-    uint32_t found[CANDIDATE_FALSE_POSITIVE + 1] = { 0 };
-    for (uint32_t i = 0; i < candidate_count; i++) {
-        const char *path = docs.paths[candidates[i]];
-        candidate_kind kind = read_candidate(path, query, query_len);
-        found[kind]++;
-        if (kind == CANDIDATE_UNREADABLE)
-            codesearch_error("%s: %s (indexed, now unreadable)", path, strerror(errno));
-        if (kind == CANDIDATE_MATCH)
-            puts(path);
+    return 0;
+}
+
+int codesearch_search(int argc, char **argv)
+{
+    search_options s = { 0 };
+    int status = read_options(&s, argc, argv);
+    if (status != 0)
+        return status < 0 ? 0 : status;
+    double started = seconds_now();
+    matcher m, path_m;
+    plan *p = NULL;
+    if (prepare(&s, argv[optind], &m, &p) != 0)
+        return 2;
+    const char *error =
+        s.path_regex ? matcher_compile(&path_m, s.path_regex, strlen(s.path_regex), false) : NULL;
+    if (error) {
+        codesearch_error("-f %s: %s", s.path_regex, error);
+        matcher_free(&m);
+        plan_free(p);
+        return 2;
     }
-    uint32_t matches = found[CANDIDATE_MATCH];
-    double verified = seconds_now();
-    if (stats) {
-        /* The documents lacking a trigram of the string are those an exact
-         * trigram index would rule out; of them, the filters let through
-         * found[CANDIDATE_FALSE_POSITIVE]. Only the candidates are read, so
-         * the documents holding every trigram are counted among them: the
-         * filters never drop one. */
-        uint32_t non_matching = docs.count - matches;
-        uint32_t lacking = non_matching - found[CANDIDATE_ALL_TRIGRAMS];
+    cs_index *index = NULL;
+    uint64_t *candidates = NULL;
+    size_t lookups = 0;
+    status = 2;
+    if (cs_index_open(&index, s.index) != 0)
+        goto done;
+    double opened = seconds_now();
+    candidates = evaluate_plan(p, index, &lookups);
+    if (!candidates)
+        goto done;
+    double planned = seconds_now();
+    uint32_t n = cs_index_documents(index);
+    unsigned long long read = 0, matched_files = 0, errors = 0, filtered_out = 0;
+    for (uint32_t d = 0; d < n; d++) {
+        if (!(candidates[d / 64] >> (d % 64) & 1) && !s.scan.count)
+            continue;
+        const char *path = cs_index_path(index, d);
+        if (s.path_regex && !matcher_matches(&path_m, path, strlen(path))) {
+            filtered_out++;
+            continue;
+        }
+        if (!(candidates[d / 64] >> (d % 64) & 1)) {
+            printf("%s:0\n", path); /* -c: a file that cannot match */
+            continue;
+        }
+        read++;
+        long long lines = scan_file(&m, path, &s.scan, stdout);
+        errors += lines < 0;
+        matched_files += lines > 0;
+    }
+    if (fflush(stdout) != 0) {
+        codesearch_error("writing the output failed");
+        errors++;
+    }
+    double finished = seconds_now();
+    if (s.stats) {
+        fprintf(stderr, "plan: ");
+        plan_print(stderr, p);
+        fprintf(stderr, "\n%s",
+                p->op == PLAN_ALL ? "no trigram to look up: scanning every file\n" : "");
         fprintf(stderr,
-                "documents: %u\nquery trigrams: %ld%s\ncandidates after filtering: %u\n"
-                "true matches: %u\n"
-                "false candidates: %u of %u non-matching documents (%.4f%%)\n"
-                "  holding every trigram of the string: %u\n"
-                "  let through by the filters: %u of %u documents lacking a trigram (%.4f%%)\n"
-                "time: %.3f ms filtering, %.3f ms reading candidates\n",
-                docs.count, filter_count, absent ? " (one is in no document)" : "", candidate_count,
-                matches, candidate_count - matches, non_matching,
-                non_matching ? 100.0 * (candidate_count - matches) / non_matching : 0.0,
-                found[CANDIDATE_ALL_TRIGRAMS], found[CANDIDATE_FALSE_POSITIVE], lacking,
-                lacking ? 100.0 * found[CANDIDATE_FALSE_POSITIVE] / lacking : 0.0,
-                (filtered - started) * 1e3, (verified - filtered) * 1e3);
+                "documents: %u\ntrigrams looked up: %zu\ncandidates read: %llu\n"
+                "files matched: %llu\nskipped by -f: %llu\n"
+                "time: %.3f ms opening, %.3f ms planning, %.3f ms reading\n",
+                n, lookups, read, matched_files, filtered_out, (opened - started) * 1e3,
+                (planned - opened) * 1e3, (finished - planned) * 1e3);
     }
-    status = matches > 0 ? 0 : 1;
+    status = errors ? 2 : matched_files ? 0 : 1;
 done:
-    for (long j = 0; filters && j < filter_count; j++)
-        amq_free(filters[j].filter);
-    free(filters);
     free(candidates);
-    free(docs.paths);
-    free(docs.ids);
-    amq_bundle_close(index);
+    cs_index_close(index);
+    matcher_free(&m);
+    if (s.path_regex)
+        matcher_free(&path_m);
+    plan_free(p);
     return status;
 }
