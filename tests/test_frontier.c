@@ -9,8 +9,8 @@
  * segment files and reads them back), the false-positive skips against the
  * bound, save and reopen, a child killed with SIGKILL at random points and
  * the directory reopened at the checkpoint it had reported, damaged and
- * missing files, option and URL-length errors, and the canonicalization
- * hook on tricky URLs.
+ * missing files, option and URL-length errors, the canonicalization
+ * hook on tricky URLs, and which paths name a frontier's filter file.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -29,6 +29,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -1634,6 +1635,160 @@ static void test_filter_changed_outside(void **state)
     model_free(&m);
 }
 
+/* ---- whether a path is a frontier's filter ----------------------------------------- */
+
+/* amq_frontier_is_filter(directory, capacity, path): its answer, and what
+ * it left in a buffer of capacity bytes (of 2 * AMQ_TEST_PATH_MAX). */
+static int is_filter(char *directory, size_t capacity, const char *path)
+{
+    amq_diag diag = { .message = "" };
+    int answer = amq_frontier_is_filter(directory, capacity, path, &diag);
+    if (answer >= 0 && diag.message[0] != '\0')
+        fail_msg("answered %d for %s, but wrote a message: %s", answer, path, diag.message);
+    if (answer < 0 && diag.message[0] == '\0')
+        fail_msg("failed with %s for %s without a message", amq_strerror(answer), path);
+    return answer;
+}
+
+/* A frontier's filter file is told by its name and the manifest beside
+ * it, and answered with the frontier's directory; a look-alike without a
+ * manifest, the manifest itself and other names are not; odd arguments
+ * get their documented answers. */
+static void test_is_filter(void **state)
+{
+    char dir[AMQ_TEST_PATH_MAX];
+    amq_frontier_options opt;
+    smallest_frontier(state, dir, &opt);
+    amq_frontier *f;
+    open_ok(&f, dir, &opt);
+    assert_int_equal(amq_frontier_push(f, "https://a.example/", 18, NULL), 1);
+    assert_int_equal(amq_frontier_save(f, NULL), AMQ_OK);
+    amq_frontier_close(f);
+
+    char path[2 * AMQ_TEST_PATH_MAX], out[2 * AMQ_TEST_PATH_MAX];
+    snprintf(path, sizeof path, "%s/filter-0000000000000001.amq", dir);
+    struct stat st;
+    assert_int_equal(stat(path, &st), 0); /* the file the save wrote */
+    assert_int_equal(is_filter(out, sizeof out, path), 1);
+    assert_string_equal(out, dir);
+    /* By name: a generation the frontier has not written is its own too. */
+    snprintf(path, sizeof path, "%s/filter-00000000000000ff.amq", dir);
+    assert_int_equal(is_filter(out, sizeof out, path), 1);
+    assert_string_equal(out, dir);
+
+    /* Not filter files: the manifest, other names of the directory, names
+     * that only look like a filter's. */
+    const char *others[] = {
+        "frontier.amq",
+        "segment-0000000000000001.seg",
+        ".filter-0000000000000001.amq.tmp",
+        "filter-000000000000000A.amq", /* the frontier writes lowercase */
+        "filter-000000000000001.amq",  /* 15 digits */
+        "filter-00000000000000001.amq",
+        "filter-0000000000000001.amq.bak",
+        "filter-0000000000000001.amq/",
+    };
+    for (size_t i = 0; i < sizeof others / sizeof others[0]; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, others[i]);
+        memset(out, 'x', sizeof out);
+        if (is_filter(out, sizeof out, path) != 0)
+            fail_msg("%s was taken for a frontier's filter", others[i]);
+        assert_string_equal(out, "");
+    }
+
+    /* The same file, under the same name, in a directory without a
+     * manifest. */
+    char lookalike[AMQ_TEST_PATH_MAX];
+    amq_test_scratch_path(lookalike, state, "lookalike");
+    assert_int_equal(mkdir(lookalike, 0777), 0);
+    snprintf(path, sizeof path, "%s/filter-0000000000000001.amq", dir);
+    size_t len;
+    char *bytes = amq_test_read_file(path, &len);
+    assert_non_null(bytes);
+    put_file(lookalike, "filter-0000000000000001.amq", bytes, len);
+    free(bytes);
+    snprintf(path, sizeof path, "%s/filter-0000000000000001.amq", lookalike);
+    memset(out, 'x', sizeof out);
+    assert_int_equal(is_filter(out, sizeof out, path), 0);
+    assert_string_equal(out, "");
+    /* A directory part that is a file, or is missing. */
+    snprintf(path, sizeof path, "%s/filter-0000000000000001.amq/filter-0000000000000002.amq",
+             lookalike);
+    assert_int_equal(is_filter(out, sizeof out, path), 0);
+    snprintf(path, sizeof path, "%s/missing/filter-0000000000000001.amq", lookalike);
+    assert_int_equal(is_filter(out, sizeof out, path), 0);
+
+    /* The manifest is found as amq_frontier_open finds it: through a
+     * symbolic link; one that leads nowhere is no manifest; a loop cannot
+     * be told, and says so. */
+    char manifest[2 * AMQ_TEST_PATH_MAX], link_path[2 * AMQ_TEST_PATH_MAX];
+    snprintf(manifest, sizeof manifest, "%s/frontier.amq", dir);
+    snprintf(link_path, sizeof link_path, "%s/frontier.amq", lookalike);
+    snprintf(path, sizeof path, "%s/filter-0000000000000001.amq", lookalike);
+    assert_int_equal(symlink(manifest, link_path), 0);
+    assert_int_equal(is_filter(out, sizeof out, path), 1);
+    assert_string_equal(out, lookalike);
+    assert_int_equal(unlink(link_path), 0);
+    assert_int_equal(symlink("nowhere", link_path), 0);
+    assert_int_equal(is_filter(out, sizeof out, path), 0);
+    assert_int_equal(unlink(link_path), 0);
+    assert_int_equal(symlink("frontier.amq", link_path), 0);
+    memset(out, 'x', sizeof out);
+    amq_diag diag = { .message = "" };
+    assert_int_equal(amq_frontier_is_filter(out, sizeof out, path, &diag), AMQ_EIO);
+    assert_int_equal(errno, ELOOP);
+    assert_non_null(strstr(diag.message, path));
+    assert_string_equal(out, "");
+    assert_int_equal(unlink(link_path), 0);
+
+    /* A relative path: the directory as it names it, "." for none. */
+    int cwd = open(".", O_RDONLY | O_DIRECTORY);
+    assert_true(cwd >= 0);
+    assert_int_equal(chdir(dir), 0);
+    int in_dir = is_filter(out, sizeof out, "filter-0000000000000001.amq");
+    bool in_dir_dot = strcmp(out, ".") == 0;
+    assert_int_equal(chdir(".."), 0);
+    int beside = is_filter(out, sizeof out, "frontier/filter-0000000000000001.amq");
+    assert_int_equal(fchdir(cwd), 0);
+    close(cwd);
+    assert_int_equal(in_dir, 1);
+    assert_true(in_dir_dot);
+    assert_int_equal(beside, 1);
+    assert_string_equal(out, "frontier");
+
+    /* Odd arguments. */
+    snprintf(path, sizeof path, "%s/filter-0000000000000001.amq", dir);
+    size_t dir_len = strlen(dir);
+    memset(out, 'x', sizeof out);
+    assert_int_equal(is_filter(out, dir_len, path), AMQ_ERANGE); /* no room for the NUL */
+    assert_int_equal(out[0], '\0');
+    assert_int_equal(out[1], 'x'); /* nothing written past the first byte */
+    assert_int_equal(is_filter(out, dir_len + 1, path), 1);
+    assert_string_equal(out, dir);
+    assert_int_equal(is_filter(NULL, 0, path), AMQ_ERANGE);
+    assert_int_equal(is_filter(NULL, 0, manifest), 0); /* a no needs no room */
+    assert_int_equal(is_filter(NULL, 16, path), AMQ_EINVAL);
+    memset(out, 'x', sizeof out);
+    assert_int_equal(is_filter(out, sizeof out, NULL), AMQ_EINVAL);
+    assert_string_equal(out, "");
+    assert_int_equal(amq_frontier_is_filter(out, sizeof out, NULL, NULL), AMQ_EINVAL);
+    assert_int_equal(is_filter(out, sizeof out, ""), 0);
+    assert_int_equal(is_filter(out, sizeof out, "/"), 0);
+    /* A path longer than the system takes fails as stat would. */
+    size_t long_len = PATH_MAX + 64;
+    char *long_path = malloc(long_len + 32);
+    assert_non_null(long_path);
+    for (size_t i = 0; i < long_len; i += 2)
+        memcpy(long_path + i, "a/", 2);
+    strcpy(long_path + long_len, "filter-0000000000000001.amq");
+    char *long_out = malloc(long_len + 64);
+    assert_non_null(long_out);
+    assert_int_equal(is_filter(long_out, long_len + 64, long_path), AMQ_EIO);
+    assert_int_equal(errno, ENAMETOOLONG);
+    free(long_path);
+    free(long_out);
+}
+
 /* ---- errors ------------------------------------------------------------------------ */
 
 static void test_option_and_directory_errors(void **state)
@@ -1849,6 +2004,7 @@ int main(void)
         AMQ_TEST_WITH_SCRATCH(test_directory_renamed_while_open),
         AMQ_TEST_WITH_SCRATCH(test_foreign_files_kept),
         AMQ_TEST_WITH_SCRATCH(test_filter_changed_outside),
+        AMQ_TEST_WITH_SCRATCH(test_is_filter),
         AMQ_TEST_WITH_SCRATCH(test_option_and_directory_errors),
         AMQ_TEST_WITH_SCRATCH(test_url_limits),
         cmocka_unit_test(test_canonical_url),

@@ -15,9 +15,11 @@
  */
 #include "cli.h"
 
+#include "amq/frontier.h"
+
 #include <getopt.h>
+#include <limits.h>
 #include <string.h>
-#include <unistd.h>
 
 /* The input options, as add and remove both take them. */
 #define INPUT_OPTIONS_HELP                                                                         \
@@ -52,34 +54,27 @@ static const char remove_usage[] =
     "(FILE unchanged).\n";
 
 /* Whether the filter in path cannot take the change, after saying so and
- * what to do instead. */
-/* Whether path is a crawl frontier's filter: a file named
- * filter-<16 hex digits>.amq beside the frontier's manifest, frontier.amq
- * (docs/FRONTIER.md). It changes only through its frontier, whose manifest
- * records its checksum. */
-static bool frontier_filter(const char *path, char *directory, size_t size)
-{
-    const char *slash = strrchr(path, '/');
-    const char *name = slash ? slash + 1 : path;
-    size_t dir_len = slash ? (size_t)(slash - path) : 0;
-    if (strlen(name) != strlen("filter-") + 16 + strlen(".amq") ||
-        strncmp(name, "filter-", 7) != 0 || strcmp(name + 23, ".amq") != 0 ||
-        strspn(name + 7, "0123456789abcdef") < 16)
-        return false;
-    snprintf(directory, size, "%.*s", slash ? (int)dir_len : 1, slash ? path : ".");
-    char manifest[4224];
-    snprintf(manifest, sizeof manifest, "%s/frontier.amq", directory);
-    return access(manifest, F_OK) == 0;
-}
-
+ * what to do instead. A crawl frontier's filter changes only through its
+ * frontier, whose manifest records its checksum (docs/FRONTIER.md). */
 static bool refuse_change(const amq_filter *filter, const char *path, bool removing)
 {
-    char directory[4200];
-    if (frontier_filter(path, directory, sizeof directory)) {
+    const char *command = removing ? "remove" : "add";
+    /* path was just loaded, so it is shorter than PATH_MAX, and its
+     * directory fits in strlen(path) + 2 bytes. */
+    char directory[PATH_MAX + 1];
+    amq_diag diag = { .message = "" };
+    int frontier = amq_frontier_is_filter(directory, sizeof directory, path, &diag);
+    if (frontier < 0) {
+        /* Not knowing, change nothing: a frontier's filter changed here
+         * would make its frontier refuse to open. */
+        cli_error("%s: %s", command, diag.message);
+        return true;
+    }
+    if (frontier) {
         cli_error("%s: %s is the filter of the crawl frontier in %s: it changes only through "
                   "that frontier (amq_frontier_push), which would refuse to open after a change "
                   "made here; query it with amq query",
-                  removing ? "remove" : "add", path, directory);
+                  command, path, directory);
         return true;
     }
     const char *family = amq_filter_family(filter);

@@ -289,6 +289,48 @@ AMQ_API void amq_frontier_close(amq_frontier *f);
 AMQ_API int amq_frontier_canonical_url(char *out, size_t capacity, size_t *out_len, const char *url,
                                        size_t len, void *user);
 
+/**
+ * Whether path names a frontier's filter file, and if so the frontier's
+ * directory. For a program that changes saved filters (amq add and amq
+ * remove) and must leave a frontier's alone: the manifest records the
+ * filter file's checksum, so a frontier whose filter another writer
+ * changed refuses to open (amq_frontier_open, AMQ_ECORRUPT).
+ *
+ * The answer is 1 when the last component of path is a name
+ * amq_frontier_save gives a filter file, "filter-" then 16 lowercase hex
+ * digits then ".amq", and the directory holding it has the entry
+ * amq_frontier_open takes for a manifest, "frontier.amq" (a symbolic link
+ * followed, as open follows it). Only names are looked at, no file is
+ * read: the filter file need not exist, any generation counts (one left
+ * by an interrupted save is the frontier's too), and a damaged manifest
+ * counts as a sound one. Every other path answers 0, the manifest's own
+ * among them: it is not a filter file (and amq_load already refuses it,
+ * naming it a frontier's manifest).
+ *
+ * @param directory receives, on 1, the frontier's directory as path names
+ *   it, NUL-terminated: path up to its last '/', "." when it has none, "/"
+ *   for a file in the root. On any other answer it holds "" (when capacity
+ *   is not 0). Not NULL unless capacity is 0; strlen(path) + 2 bytes
+ *   always fit.
+ * @param capacity its size in bytes.
+ * @param path the path, absolute or relative to the working directory;
+ *   may be NULL (AMQ_EINVAL).
+ * @param diag on failure, what went wrong; may be NULL.
+ * @return 1: a frontier's filter; 0: not (the empty path, a path ending in
+ *   '/', another name, no manifest beside it, a directory part that does
+ *   not exist or is not a directory); or
+ *   AMQ_EINVAL: path is NULL, or directory is NULL and capacity is not 0;
+ *   AMQ_ERANGE: a frontier's filter, but its directory and a NUL do not fit
+ *   in capacity bytes;
+ *   AMQ_EIO: whether the manifest is there cannot be told (its stat failed
+ *   with another error than ENOENT or ENOTDIR, such as EACCES; errno tells
+ *   which).
+ * Allocates: never. Thread safety: safe; it takes no frontier, and a
+ *   frontier saving at the same time never removes its manifest.
+ */
+AMQ_API int amq_frontier_is_filter(char *directory, size_t capacity, const char *path,
+                                   amq_diag *diag);
+
 #ifdef __cplusplus
 }
 #endif

@@ -235,6 +235,54 @@ static void temp_name(char out[TEMP_NAME_SIZE], const char *name)
     snprintf(out, TEMP_NAME_SIZE, ".%s%s", name, TEMP_SUFFIX);
 }
 
+int amq_frontier_is_filter(char *directory, size_t capacity, const char *path, amq_diag *diag)
+{
+    if (directory && capacity > 0)
+        directory[0] = '\0';
+    if (!path)
+        return amq__fail(diag, AMQ_EINVAL, "the path to ask about is NULL");
+    if (!directory && capacity > 0)
+        return amq__fail(diag, AMQ_EINVAL, "the directory buffer is NULL, its capacity %zu",
+                         capacity);
+    const char *slash = strrchr(path, '/');
+    const char *name = slash ? slash + 1 : path;
+    uint64_t generation;
+    if (!amq__frontier_numbered_name_parse(name, FILTER_PREFIX, FILTER_SUFFIX, &generation))
+        return 0;
+    /* The manifest's path is path with the filter's name replaced: shorter
+     * than path, so one that does not fit in PATH_MAX belongs to a path
+     * stat would refuse in the same way. */
+    size_t head = (size_t)(name - path); /* up to and including the last '/' */
+    char manifest[PATH_MAX];
+    struct stat st;
+    int error = 0;
+    if (head + sizeof MANIFEST_NAME > sizeof manifest) {
+        error = ENAMETOOLONG;
+    } else {
+        memcpy(manifest, path, head);
+        memcpy(manifest + head, MANIFEST_NAME, sizeof MANIFEST_NAME);
+        if (stat(manifest, &st) != 0)
+            error = errno;
+    }
+    if (error == ENOENT || error == ENOTDIR)
+        return 0;
+    if (error != 0)
+        return amq__io_fail(diag, error,
+                            "cannot tell whether '%s' is a frontier's filter: no stat of the "
+                            "manifest beside it",
+                            path);
+    const char *from = slash ? path : ".";
+    size_t len = !slash ? 1 : slash == path ? 1 : (size_t)(slash - path);
+    if (capacity <= len)
+        return amq__fail(diag, AMQ_ERANGE,
+                         "'%s' is a frontier's filter, but its directory (%zu bytes) and a NUL "
+                         "do not fit in %zu bytes",
+                         path, len, capacity);
+    memcpy(directory, from, len);
+    directory[len] = '\0';
+    return 1;
+}
+
 /* What a directory entry's name makes it to the frontier. */
 typedef enum entry_kind {
     ENTRY_OTHER,     /* not a name the frontier writes: never touched */
