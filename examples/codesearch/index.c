@@ -1,38 +1,30 @@
 /*
- * index.c - `codesearch index [-o INDEX] [-p FPR] PATH...`: build the
- * trigram index of the files under each PATH (codesearch.h describes it).
+ * index.c - `codesearch index [-o INDEX] PATH...`: build the trigram index
+ * of the files under each PATH (format.h describes the file).
  *
- * 1. Walk. Directories are read recursively in the order readdir gives,
- *    as `grep -r` does: symbolic links met inside a directory are not
- *    followed, devices, FIFOs and sockets are skipped, a PATH named on the
- *    command line is followed. A file that cannot be read is reported and
- *    left out.
+ * 1. Walk. Directories are read recursively, as `grep -r` reads them:
+ *    symbolic links met inside a directory are not followed, devices,
+ *    FIFOs and sockets are skipped, a PATH named on the command line is
+ *    followed. No file is left out for its name or its bytes (dot-files,
+ *    binary files, long lines are all indexed). The paths are sorted, and
+ *    document d is the d-th path: the order output comes in.
  *
  * 2. Postings. Each file is read in 1 MiB chunks (two bytes carried over,
  *    so no trigram is lost at a chunk's edge) and each trigram at each
  *    offset is looked up in an open-addressing table keyed by the trigram.
  *    A table slot remembers the last document that added to its list, so a
  *    trigram that repeats in a file costs a comparison, and each list gets
- *    each document once, in increasing order.
+ *    each document once, in increasing order. A file that cannot be read
+ *    is reported and left out.
  *
- * 3. Filters. For each trigram, the IDs of its documents make an hfb filter
- *    (the IDs are MD5 digests: random, as the banks want) and a gcs filter
- *    at the same target rate; the one whose saved file would be smaller
- *    goes into the bundle (-f hfb or -f gcs forces one family). Saved as
- *    files, tiny lists favour hfb (one short bank against a Golomb stream
- *    and its padding); in the bundle, where a member's parameters are coded
- *    against its family's template and its zero padding is left out, gcs
- *    members cost less, and `-f gcs` gives the smallest index
- *    (docs/CODESEARCH.md has the figures).
- *
- * 4. Save. The bundle is written atomically. An existing file at the output
- *    path is replaced only when it is itself a bundle (an older index), so a
- *    slip of the -o argument cannot overwrite a source file.
+ * 3. Save (index_write.c): the lists in trigram order, each exactly, as
+ *    Rice-coded gaps or a bitmap (postings.c), written atomically. An
+ *    existing file at the output path is replaced only when it is itself an
+ *    index, so a slip of the -o argument cannot overwrite a source file.
  */
 #include "../common/options.h"
-#include "amq/amq.h"
-#include "amq/bundle.h"
 #include "codesearch.h"
+#include "index_write.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -265,127 +257,41 @@ static void walk(index_builder *b, const char *path, bool top)
     closedir(dir);
 }
 
-/* What went into the index, for the summary. */
-typedef struct index_totals {
-    uint64_t members[2]; /* hfb, gcs */
-    uint64_t bytes[2];   /* their saved sizes */
-} index_totals;
-
-/* Which families a trigram's filter may be: both (the smaller saved size
- * wins), or only one of them. */
-typedef enum filter_choice { CHOOSE_SMALLER, CHOOSE_HFB, CHOOSE_GCS } filter_choice;
-
-/* The smaller of an hfb and a gcs filter of the list's IDs (or the one
- * family chosen). */
-static int best_filter(const posting_list *list, const uint8_t *ids, double fpr,
-                       filter_choice choice, const void **keys, size_t *lens, amq_filter **out,
-                       int *which, uint64_t *bytes)
+static int by_trigram(const void *a, const void *b)
 {
-    for (uint32_t i = 0; i < list->count; i++) {
-        keys[i] = ids + (size_t)list->documents[i] * CODESEARCH_ID_BYTES;
-        lens[i] = CODESEARCH_ID_BYTES;
-    }
-    static const char *const families[2] = { "hfb", "gcs" };
-    *out = NULL;
-    int first = choice == CHOOSE_GCS ? 1 : 0, last = choice == CHOOSE_HFB ? 0 : 1;
-    for (int f = first; f <= last; f++) {
-        char spec[64];
-        snprintf(spec, sizeof spec, "%s p=%.17g", families[f], fpr);
-        amq_filter *filter = NULL;
-        amq_diag diag = { 0 };
-        int status = amq_build(&filter, spec, keys, lens, list->count, &diag);
-        if (status != AMQ_OK) {
-            if (f == 0 && status == AMQ_ERANGE && last == 1)
-                continue; /* no hfb reaches the rate: gcs always does */
-            codesearch_error("%s filter of %u documents: %s", families[f], list->count,
-                             diag.message);
-            amq_free(*out);
-            return status;
-        }
-        uint64_t size = 0;
-        status = amq_saved_bytes(&size, filter, NULL);
-        if (status != AMQ_OK) {
-            amq_free(filter);
-            amq_free(*out);
-            return status;
-        }
-        if (!*out || size < *bytes) {
-            amq_free(*out);
-            *out = filter;
-            *which = f;
-            *bytes = size;
-        } else {
-            amq_free(filter);
-        }
-    }
-    return AMQ_OK;
+    const index_list *x = a, *y = b;
+    return (x->trigram > y->trigram) - (x->trigram < y->trigram);
 }
 
-/* Build every trigram's filter and the document table into path. */
-static int write_index(index_builder *b, const char *path, double fpr, filter_choice choice)
+/* Write the documents and every trigram's list, in trigram order, to path. */
+static int write_index(index_builder *b, const char *path)
 {
-    uint8_t *ids = malloc((size_t)b->documents * CODESEARCH_ID_BYTES + 1);
-    uint32_t longest = 0;
-    for (uint32_t t = 0; t < b->used; t++)
-        longest = b->lists[t].count > longest ? b->lists[t].count : longest;
-    const void **keys = malloc(((size_t)longest + 1) * sizeof *keys);
-    size_t *lens = malloc(((size_t)longest + 1) * sizeof *lens);
-    amq_bundle_writer *writer = NULL;
-    if (!ids || !keys || !lens || amq_bundle_writer_new(&writer, NULL) != AMQ_OK) {
+    index_list *lists = malloc(((size_t)b->used + 1) * sizeof *lists);
+    if (!lists) {
         codesearch_error("out of memory");
-        free(ids);
-        free(keys);
-        free(lens);
         return 2;
     }
-    const char *p = b->paths;
-    for (uint32_t d = 0; d < b->documents; d++) {
-        size_t len = strlen(p);
-        amq_md5(ids + (size_t)d * CODESEARCH_ID_BYTES, p, len);
-        p += len + 1;
-    }
-    amq_diag diag = { 0 };
-    int status = amq_bundle_add_bytes(writer, CODESEARCH_DOCUMENTS, strlen(CODESEARCH_DOCUMENTS),
-                                      b->paths, b->paths_len, &diag);
-    index_totals totals = { { 0, 0 }, { 0, 0 } };
-    for (uint32_t i = 0; i <= b->slot_mask && status == AMQ_OK; i++) {
-        if (b->slots[i].key == 0)
-            continue;
-        amq_filter *filter = NULL;
-        int which = 0;
-        uint64_t bytes = 0;
-        status = best_filter(&b->lists[b->slots[i].list], ids, fpr, choice, keys, lens, &filter,
-                             &which, &bytes);
-        if (status != AMQ_OK)
-            break;
-        uint8_t name[3];
-        codesearch_trigram_name(name, b->slots[i].key - 1);
-        status = amq_bundle_add(writer, name, 3, filter, &diag);
-        amq_free(filter);
-        totals.members[which]++;
-        totals.bytes[which] += bytes;
-    }
-    if (status == AMQ_OK)
-        status = amq_bundle_save(writer, path, &diag);
-    if (status != AMQ_OK && diag.message[0])
-        codesearch_error("%s: %s", path, diag.message);
-    amq_bundle_writer_free(writer);
-    free(ids);
-    free(keys);
-    free(lens);
-    if (status != AMQ_OK)
-        return 2;
-    struct stat st;
-    uint64_t index_bytes = stat(path, &st) == 0 ? (uint64_t)st.st_size : 0;
+    size_t n = 0;
+    for (uint32_t i = 0; i <= b->slot_mask; i++)
+        if (b->slots[i].key) {
+            const posting_list *l = &b->lists[b->slots[i].list];
+            lists[n++] = (index_list){ b->slots[i].key - 1, l->documents, l->count };
+        }
+    qsort(lists, n, sizeof *lists, by_trigram);
+    index_sizes sizes;
+    int status = index_write(path, b->paths, b->paths_len, b->documents, lists, n, &sizes);
+    free(lists);
+    if (status != 0)
+        return status;
     fprintf(stderr,
             "indexed %u files, %llu bytes: %u trigrams, %llu postings\n"
-            "%s: %llu bytes, %.2f bits per posting (target rate %g)\n"
-            "  hfb filters: %llu (%llu bytes as files)  gcs filters: %llu (%llu bytes as files)\n",
+            "%s: %llu bytes, %.2f bits per posting (paths %llu, directory %llu, postings %llu;"
+            " %llu lists as bitmaps)\n",
             b->documents, (unsigned long long)b->bytes_read, b->used,
-            (unsigned long long)b->postings, path, (unsigned long long)index_bytes,
-            b->postings ? 8.0 * (double)index_bytes / (double)b->postings : 0.0, fpr,
-            (unsigned long long)totals.members[0], (unsigned long long)totals.bytes[0],
-            (unsigned long long)totals.members[1], (unsigned long long)totals.bytes[1]);
+            (unsigned long long)b->postings, path, (unsigned long long)sizes.file,
+            b->postings ? 8.0 * (double)sizes.file / (double)b->postings : 0.0,
+            (unsigned long long)sizes.paths, (unsigned long long)sizes.directory,
+            (unsigned long long)sizes.postings, (unsigned long long)sizes.bitmaps);
     return 0;
 }
 
@@ -405,30 +311,24 @@ static void free_builder(index_builder *b)
 static void index_usage(FILE *out)
 {
     fprintf(out,
-            "Usage: %s index [-o INDEX] [-p FPR] [-f KIND] PATH...\n"
+            "Usage: %s index [-o INDEX] PATH...\n"
             "Index the files under each PATH (directories recursively, as grep -r reads them).\n"
             "\n"
             "  -o, --output INDEX  the index file (default codesearch.idx); an existing file is\n"
-            "                      replaced only when it is an index\n"
-            "  -p, --fpr FPR       each trigram filter's false-positive rate (default 0.01)\n"
-            "  -f, --filters KIND  smaller (default: of an hfb and a gcs filter, the smaller\n"
-            "                      saved file), hfb, or gcs\n",
+            "                      replaced only when it is an index\n",
             codesearch_program);
 }
 
-/* An existing file at path that is not a bundle must not be replaced. */
+/* An existing file at path that is not an index must not be replaced. */
 static bool may_write(const char *path)
 {
     struct stat st;
     if (stat(path, &st) != 0)
         return errno == ENOENT;
-    amq_bundle *old = NULL;
-    amq_diag diag = { 0 };
-    if (amq_bundle_open(&old, path, AMQ_LOAD_MMAP, &diag) != AMQ_OK) {
-        codesearch_error("%s exists and is not an index (%s): not replaced", path, diag.message);
+    if (!index_is_index(path)) {
+        codesearch_error("%s exists and is not an index: not replaced", path);
         return false;
     }
-    amq_bundle_close(old);
     return true;
 }
 
@@ -436,40 +336,17 @@ int codesearch_index(int argc, char **argv)
 {
     static const struct option options[] = {
         { "output", required_argument, NULL, 'o' },
-        { "fpr", required_argument, NULL, 'p' },
-        { "filters", required_argument, NULL, 'f' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
     const char *output = "codesearch.idx";
-    double fpr = 0.01;
-    filter_choice choice = CHOOSE_SMALLER;
     example_options o;
-    example_options_init(&o, argc, argv, ":o:p:f:h", options);
+    example_options_init(&o, argc, argv, ":o:h", options);
     int c;
     while ((c = example_options_next(&o)) != -1) {
-        amq_diag diag = { 0 };
         switch (c) {
         case 'o':
             output = optarg;
-            break;
-        case 'p':
-            if (amq_parse_probability(&fpr, optarg, &diag) != AMQ_OK) {
-                codesearch_error("-p %s: %s", optarg, diag.message);
-                return 2;
-            }
-            break;
-        case 'f':
-            if (strcmp(optarg, "smaller") == 0)
-                choice = CHOOSE_SMALLER;
-            else if (strcmp(optarg, "hfb") == 0)
-                choice = CHOOSE_HFB;
-            else if (strcmp(optarg, "gcs") == 0)
-                choice = CHOOSE_GCS;
-            else {
-                codesearch_error("-f %s: the filters are smaller, hfb or gcs", optarg);
-                return 2;
-            }
             break;
         case 'h':
             index_usage(stdout);
@@ -508,7 +385,7 @@ int codesearch_index(int argc, char **argv)
     if (b.failed)
         codesearch_error("out of memory after %u files", b.documents);
     else
-        status = write_index(&b, output, fpr, choice);
+        status = write_index(&b, output);
     free_builder(&b);
     return status;
 }

@@ -2,14 +2,16 @@
  * main.c - codesearch: grep -rE over a source tree, reading only the files
  * a trigram index says may match.
  *
- *   codesearch index [-o INDEX] [-p FPR] [-f KIND] PATH...
+ *   codesearch index [-o INDEX] PATH...
  *   codesearch search [--index INDEX] [-i] [-F] [-n] [-l] [-c] [-f RE] PATTERN
  *
- * An example of the library's candidate-filter use: hash-free Bloom banks
- * (and Golomb-coded sets) over MD5 document IDs, many of them in one bundle
- * file. index.c builds the index, search.c answers queries (regex_plan.c
- * turns the pattern into trigrams, evaluate.c asks the index, scan.c
- * prints what grep prints), codesearch.h describes the index.
+ * The index keeps each trigram's files exactly (postings.c): measured
+ * against hfb and gcs filters of the files' IDs it is smaller and lets no
+ * false candidate through (docs/CODESEARCH.md has the figures). index.c
+ * builds the index (index_write.c saves it, format.h describes it),
+ * search.c answers queries (regex_plan.c turns the pattern into trigrams,
+ * evaluate.c asks the index through index_read.c, scan.c prints what grep
+ * prints).
  * `make install` installs it as amq-codesearch; its messages use the name
  * it was run as.
  */
@@ -35,7 +37,7 @@ static void usage(FILE *out)
 {
     const char *p = codesearch_program;
     fprintf(out,
-            "Usage: %s index [-o INDEX] [-p FPR] [-f KIND] PATH...\n"
+            "Usage: %s index [-o INDEX] PATH...\n"
             "       %s search [--index INDEX] [-i] [-F] [-n] [-l] [-c] [-f PATHREGEX] PATTERN\n"
             "Index a source tree's trigrams, then search it as grep -rE would.\n"
             "'%s COMMAND --help' describes a command.\n",

@@ -53,9 +53,9 @@ expect err "plan: \"amq\""
 expect err "candidates read: "
 run 0 search --index "$dir/all.idx" --stats 'a.b'
 expect err "no trigram to look up: scanning every file"
-absent=$(printf 'qz%s' xqzxqzx) # not in this file either
+absent=$(printf '\161\172\170\152\167\166') # no trigram of it in any file, this one too
 run 1 search --index "$dir/all.idx" --stats "$absent"
-expect err "files matched: 0"
+expect err "candidates read: 0"
 empty out
 run 0 search --index "$dir/all.idx" -l 'needle two'
 expect out "odd/crlf"
@@ -82,6 +82,37 @@ expect err "no PATH"
 run 2 search --index "$dir/all.idx"
 expect err "one PATTERN"
 run 2 search --index "$dir/precious.c" x
+# A damaged index is refused with what is wrong, never a crash: cut short,
+# and a byte changed in each section (header, paths, directory, postings).
+size=$(wc -c <"$dir/all.idx")
+head -c 50 "$dir/all.idx" >"$dir/short.idx"
+run 2 search --index "$dir/short.idx" needle
+expect err "damaged index: the header is cut short"
+head -c $((size - 1)) "$dir/all.idx" >"$dir/cut.idx"
+run 2 search --index "$dir/cut.idx" needle
+expect err "damaged index"
+flip() { # flip OFFSET OUT: all.idx with the byte at OFFSET changed
+    python3 -c 'import sys
+data = bytearray(open(sys.argv[1], "rb").read())
+data[int(sys.argv[2])] ^= 0x55
+open(sys.argv[3], "wb").write(data)' "$dir/all.idx" "$1" "$2"
+}
+for at in 12 200 $((size / 3)) $((size - 100)); do
+    flip "$at" "$dir/flipped.idx"
+    # the byte may lie in postings this search does not read: then the
+    # search answers; a scan of every trigram reads them all
+    "$cs" search --index "$dir/flipped.idx" 'needle' >/dev/null 2>"$dir/err"
+    code=$?
+    [ "$code" -eq 2 ] && ! grep -q "damaged index\|not a codesearch index" "$dir/err" &&
+        fail "flipped byte $at: $(cat "$dir/err")"
+    [ "$code" -le 2 ] || fail "flipped byte $at: exit $code"
+done
+flip 12 "$dir/flipped.idx"
+run 2 search --index "$dir/flipped.idx" needle
+expect err "the header's checksum does not match"
+flip 200 "$dir/flipped.idx"
+run 2 search --index "$dir/flipped.idx" needle
+expect err "damaged index"
 run 2 nonsense
 expect err "not a command"
 run 0 --help
