@@ -10,12 +10,84 @@
  * on from the next line. No line is skipped: a line's own match is also a
  * match of the whole buffer at the same place, so the leftmost match
  * never starts after the first line that matches alone.
+ *
+ * A pattern whose every match holds a fixed string (the longest run of
+ * plain bytes outside groups, in a pattern without a top-level |) is
+ * searched for that string with memmem first, and only the lines holding
+ * it go to the regex engine: glibc's backtracking matcher is slow on
+ * patterns such as [a-z]+_free\( tried at every byte.
  */
 #include "matcher.h"
 
+#include <ctype.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* The longest run of bytes every match of the pattern holds, read from its
+ * top level: none when there is a top-level | (then no byte is required). */
+static void required_literal(matcher *m, const char *p, size_t len)
+{
+    size_t run_len = 0, depth = 0;
+    char run[sizeof m->literal];
+    for (size_t i = 0; i < len; i++) {
+        char c = p[i];
+        bool plain = false;
+        if (c == '|' && depth == 0)
+            return; /* one side or the other: nothing is required */
+        if (c == '(') {
+            depth++;
+        } else if (c == ')') {
+            depth -= depth > 0;
+        } else if (c == '[') { /* skip the bracket expression */
+            size_t j = i + 1;
+            j += j < len && p[j] == '^';
+            j += j < len && p[j] == ']';
+            while (j < len && p[j] != ']') {
+                if (p[j] == '[' && j + 1 < len && strchr(":=.", p[j + 1])) {
+                    const char *close = NULL;
+                    for (size_t k = j + 2; k + 1 < len && !close; k++)
+                        if (p[k] == p[j + 1] && p[k + 1] == ']')
+                            close = p + k;
+                    if (!close)
+                        return;
+                    j = (size_t)(close - p) + 2;
+                    continue;
+                }
+                j++;
+            }
+            i = j;
+        } else if (c == '{') { /* skip an interval's bounds */
+            size_t j = i + 1;
+            while (j < len && (isdigit((unsigned char)p[j]) || p[j] == ','))
+                j++;
+            if (j < len && p[j] == '}')
+                i = j;
+        } else if (c == '\\' && i + 1 < len) {
+            c = p[++i];
+            plain = depth == 0 && !strchr("wWsSbB<>`'123456789", c);
+        } else {
+            plain = depth == 0 && !strchr(".^$*+?{}", c);
+        }
+        /* a byte a quantifier may drop, or repeat, ends the run */
+        bool quantified = i + 1 < len && strchr("*+?{", p[i + 1]);
+        if (plain && quantified && p[i + 1] == '+' && run_len < sizeof run)
+            run[run_len++] = c;
+        if (plain && !quantified && run_len < sizeof run) {
+            run[run_len++] = c;
+            continue;
+        }
+        if (run_len > m->literal_len) {
+            memcpy(m->literal, run, run_len);
+            m->literal_len = run_len;
+        }
+        run_len = 0;
+    }
+    if (run_len > m->literal_len) {
+        memcpy(m->literal, run, run_len);
+        m->literal_len = run_len;
+    }
+}
 
 const char *matcher_compile(matcher *m, const char *pattern, size_t len, bool fold)
 {
@@ -39,6 +111,8 @@ const char *matcher_compile(matcher *m, const char *pattern, size_t len, bool fo
             m->per_line = m->per_line || pattern[i + 1] == '`' || pattern[i + 1] == '\'';
             i++;
         }
+    if (!fold)
+        required_literal(m, pattern, len);
     m->re.newline_anchor = 1;
     m->re.not_bol = 0;
     m->re.not_eol = 0;
@@ -66,7 +140,12 @@ bool matcher_next_line(matcher *m, const uint8_t *text, size_t len, size_t from,
     *error = false;
     while (from < len) {
         size_t found;
-        if (m->per_line || len - from > INT_MAX) {
+        if (m->literal_len >= 2) {
+            const uint8_t *at = memmem(text + from, len - from, m->literal, m->literal_len);
+            if (!at)
+                return false;
+            found = (size_t)(at - text);
+        } else if (m->per_line || len - from > INT_MAX) {
             /* the next line alone: past the regex engine's offsets, or
              * with anchors that mean the line's ends */
             found = from;

@@ -20,7 +20,9 @@
 typedef struct matcher {
     struct re_pattern_buffer re;
     char *fastmap;
-    bool per_line; /* match each line alone (the pattern has \` or \') */
+    bool per_line;    /* match each line alone (the pattern has \` or \') */
+    char literal[64]; /* bytes every match holds (literal_len of them) */
+    size_t literal_len;
 } matcher;
 
 /* Compile pattern (len bytes; fold: ignore ASCII case). NULL on success,
