@@ -666,40 +666,158 @@ bool amq_blocked_bloom_contains_concurrent(const amq_blocked_bloom *f, const voi
     return missing == 0;
 }
 
-void amq_blocked_bloom_contains_many_hash(uint8_t *results, const amq_blocked_bloom *f,
-                                          const uint64_t *hashes, size_t count)
+/* ---- the batch queries ----------------------------------------------------------- */
+
+/* A block's test, one signature for the four kinds, so that the batch loop
+ * below is written once and compiled with each test a constant. */
+typedef bool (*block_test)(const uint32_t *block, uint32_t key, uint32_t k);
+
+static inline bool test_split_portable(const uint32_t *block, uint32_t key, uint32_t k)
 {
-    for (size_t i = 0; i < count && i < BLOCKED_PREFETCH_DISTANCE; i++)
-        __builtin_prefetch(block_of(f, hashes[i]));
-    for (size_t i = 0; i < count; i++) {
-        if (i + BLOCKED_PREFETCH_DISTANCE < count)
-            __builtin_prefetch(block_of(f, hashes[i + BLOCKED_PREFETCH_DISTANCE]));
-        results[i] = amq_blocked_bloom_contains_hash(f, hashes[i]);
+    (void)k;
+    return split_contains_portable(block, key);
+}
+
+static inline bool test_block_portable(const uint32_t *block, uint32_t key, uint32_t k)
+{
+    return block_contains(block, key, k);
+}
+
+static AMQ__ALWAYS_INLINE const uint32_t *batch_block(const uint32_t *words, uint64_t blocks,
+                                                      uint32_t words_per_block, uint64_t hash)
+{
+    return words + ((hash >> 32) * blocks >> 32) * words_per_block;
+}
+
+/* A pipeline BLOCKED_PREFETCH_DISTANCE keys deep: key i + D is hashed (or
+ * its hash read) and its block prefetched just before key i is tested, so
+ * about D cache misses are in flight at any time. By keys, ahead[] holds
+ * the hashes in between, key j at j mod D (slot i is read before key i + D
+ * overwrites it); by hashes, hashes[] is read again.
+ *
+ * Everything a key needs is inlined here, in one function per kind of test
+ * (the AVX2 ones compiled for AVX2): the test chosen per call, not per key,
+ * and the filter's fields read once. A call per key to the one-by-one query,
+ * with its own dispatch and its own reads of the fields, made this loop
+ * slower than asking the keys one by one. */
+static AMQ__ALWAYS_INLINE void batch(const amq_blocked_bloom *f, const void *const *keys,
+                                     const size_t *lens, const uint64_t *hashes, size_t count,
+                                     uint8_t *results, block_test test, uint32_t words_per_block,
+                                     bool by_hash)
+{
+    enum { D = BLOCKED_PREFETCH_DISTANCE };
+    _Static_assert((D & (D - 1)) == 0, "the ring's index is a mask");
+    const uint32_t *words = f->words;
+    const uint64_t blocks = f->blocks;
+    const uint32_t k = f->hashes;
+    const amq_hasher hasher = f->hasher;
+    uint64_t ahead[D];
+    size_t primed = count < D ? count : D;
+    for (size_t i = 0; i < primed; i++) {
+        uint64_t h = by_hash ? hashes[i] : amq__hash64(&hasher, keys[i], lens[i]);
+        ahead[i] = h;
+        __builtin_prefetch(batch_block(words, blocks, words_per_block, h));
+    }
+    size_t steady = count > D ? count - D : 0, i = 0;
+    for (; i < steady; i++) {
+        uint64_t h = by_hash ? hashes[i] : ahead[i & (D - 1)];
+        uint64_t next = by_hash ? hashes[i + D] : amq__hash64(&hasher, keys[i + D], lens[i + D]);
+        if (!by_hash)
+            ahead[i & (D - 1)] = next;
+        __builtin_prefetch(batch_block(words, blocks, words_per_block, next));
+        results[i] = test(batch_block(words, blocks, words_per_block, h), (uint32_t)h, k);
+    }
+    for (; i < count; i++) {
+        uint64_t h = by_hash ? hashes[i] : ahead[i & (D - 1)];
+        results[i] = test(batch_block(words, blocks, words_per_block, h), (uint32_t)h, k);
     }
 }
 
-/* A pipeline BLOCKED_PREFETCH_DISTANCE keys deep: key i + D is hashed and its
- * block prefetched just before key i is tested, so about D cache misses are
- * in flight at any time. ahead[] holds the hashes in between, key j at
- * j mod D (slot i is read before key i + D overwrites it). */
+/* The pointers are restrict: results is a byte array, which without the
+ * promise could alias the filter's fields and the key arrays, and every
+ * store to it would make the loop read them again. */
+#define BATCH_ARGS                                                                                 \
+    const amq_blocked_bloom *restrict f, const void *const *restrict keys,                         \
+        const size_t *restrict lens, const uint64_t *restrict hashes, size_t count,                \
+        uint8_t *restrict results
+
+static void batch_split_portable(BATCH_ARGS)
+{
+    if (hashes)
+        batch(f, NULL, NULL, hashes, count, results, test_split_portable, SPLIT_BLOCK_BITS / 32,
+              true);
+    else
+        batch(f, keys, lens, NULL, count, results, test_split_portable, SPLIT_BLOCK_BITS / 32,
+              false);
+}
+
+static void batch_block_portable(BATCH_ARGS)
+{
+    if (hashes)
+        batch(f, NULL, NULL, hashes, count, results, test_block_portable, BLOCK_BLOCK_BITS / 32,
+              true);
+    else
+        batch(f, keys, lens, NULL, count, results, test_block_portable, BLOCK_BLOCK_BITS / 32,
+              false);
+}
+
+#if BLOCKED_HAVE_AVX2
+__attribute__((target("avx2"))) static inline bool test_split_avx2(const uint32_t *block,
+                                                                   uint32_t key, uint32_t k)
+{
+    (void)k;
+    return split_contains_avx2(block, key);
+}
+
+__attribute__((target("avx2"))) static inline bool test_block_avx2(const uint32_t *block,
+                                                                   uint32_t key, uint32_t k)
+{
+    return block_contains_avx2(block, key, k);
+}
+
+__attribute__((target("avx2"))) static void batch_split_avx2(BATCH_ARGS)
+{
+    if (hashes)
+        batch(f, NULL, NULL, hashes, count, results, test_split_avx2, SPLIT_BLOCK_BITS / 32, true);
+    else
+        batch(f, keys, lens, NULL, count, results, test_split_avx2, SPLIT_BLOCK_BITS / 32, false);
+}
+
+__attribute__((target("avx2"))) static void batch_block_avx2(BATCH_ARGS)
+{
+    if (hashes)
+        batch(f, NULL, NULL, hashes, count, results, test_block_avx2, BLOCK_BLOCK_BITS / 32, true);
+    else
+        batch(f, keys, lens, NULL, count, results, test_block_avx2, BLOCK_BLOCK_BITS / 32, false);
+}
+#endif
+#undef BATCH_ARGS
+
+/* Keys (hashes NULL) or hashes (keys and lens NULL), through the batch of
+ * the filter's test. */
+static void contains_many(const amq_blocked_bloom *f, const void *const *keys, const size_t *lens,
+                          const uint64_t *hashes, size_t count, uint8_t *results)
+{
+    bool split = f->layout == AMQ_BLOCKED_SPLIT;
+#if BLOCKED_HAVE_AVX2
+    if (f->use_avx2) {
+        (split ? batch_split_avx2 : batch_block_avx2)(f, keys, lens, hashes, count, results);
+        return;
+    }
+#endif
+    (split ? batch_split_portable : batch_block_portable)(f, keys, lens, hashes, count, results);
+}
+
+void amq_blocked_bloom_contains_many_hash(uint8_t *results, const amq_blocked_bloom *f,
+                                          const uint64_t *hashes, size_t count)
+{
+    contains_many(f, NULL, NULL, hashes, count, results);
+}
+
 void amq_blocked_bloom_contains_many(uint8_t *results, const amq_blocked_bloom *f,
                                      const void *const *keys, const size_t *lens, size_t count)
 {
-    uint64_t ahead[BLOCKED_PREFETCH_DISTANCE];
-    for (size_t i = 0; i < count && i < BLOCKED_PREFETCH_DISTANCE; i++) {
-        ahead[i] = amq__hash64(&f->hasher, keys[i], lens[i]);
-        __builtin_prefetch(block_of(f, ahead[i]));
-    }
-    for (size_t i = 0; i < count; i++) {
-        uint64_t hash = ahead[i % BLOCKED_PREFETCH_DISTANCE];
-        size_t next = i + BLOCKED_PREFETCH_DISTANCE;
-        if (next < count) {
-            uint64_t next_hash = amq__hash64(&f->hasher, keys[next], lens[next]);
-            ahead[i % BLOCKED_PREFETCH_DISTANCE] = next_hash;
-            __builtin_prefetch(block_of(f, next_hash));
-        }
-        results[i] = amq_blocked_bloom_contains_hash(f, hash);
-    }
+    contains_many(f, keys, lens, NULL, count, results);
 }
 
 /* ---- what the filter knows about itself ---------------------------------------- */
