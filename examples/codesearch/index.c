@@ -9,19 +9,22 @@
  *    binary files, long lines are all indexed). The paths are sorted, and
  *    document d is the d-th path: the order output comes in.
  *
- * 2. Postings. Each file is read in 1 MiB chunks (two bytes carried over,
- *    so no trigram is lost at a chunk's edge) and each trigram at each
- *    offset is looked up in an open-addressing table keyed by the trigram.
- *    A table slot remembers the last document that added to its list, so a
- *    trigram that repeats in a file costs a comparison, and each list gets
- *    each document once, in increasing order. A file that cannot be read
- *    is reported and left out.
+ * 2. Trigrams. Each file is read in 1 MiB chunks through a three-byte
+ *    window (so no trigram is lost at a chunk's edge); a table of all 2^24
+ *    trigrams remembers the last document that held each, so a file's
+ *    distinct trigrams are kept once each, in one array for all files. A
+ *    file that cannot be read is reported and left out.
+ *
+ *    The lists are then made by a counting sort of that array (write_index):
+ *    4 bytes a posting twice and the 64 MiB table, no per-list allocation.
  *
  * 3. Save (index_write.c): the lists in trigram order, each exactly, as
  *    Rice-coded gaps or a bitmap (postings.c), written atomically. An
  *    existing file at the output path is replaced only when it is itself an
  *    index, so a slip of the -o argument cannot overwrite a source file.
  */
+#define _DEFAULT_SOURCE /* MAP_ANONYMOUS, MADV_HUGEPAGE */
+
 #include "../common/options.h"
 #include "codesearch.h"
 #include "index_write.h"
@@ -33,23 +36,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #define READ_CHUNK (1u << 20)
-
-/* One trigram's documents, in increasing order. */
-typedef struct posting_list {
-    uint32_t *documents;
-    uint32_t count, capacity;
-} posting_list;
-
-/* A slot of the trigram table: key 0 is empty, else trigram + 1. */
-typedef struct trigram_slot {
-    uint32_t key;
-    uint32_t list;
-    uint32_t last_document; /* UINT32_MAX: none yet */
-} trigram_slot;
+#define TRIGRAMS   (1u << 24)
 
 /* The paths the walk found, indexed after sorting. */
 typedef struct path_list {
@@ -59,91 +51,50 @@ typedef struct path_list {
 
 typedef struct index_builder {
     path_list found;
-    trigram_slot *slots;
-    uint32_t slot_mask, used;
-    posting_list *lists;
+    /* per trigram: while reading, 1 + the last document that held it;
+     * then where its list ends in the documents array */
+    uint32_t *seen;
+    /* each document's distinct trigrams, document after document */
+    uint32_t *emitted;
+    size_t emitted_len, emitted_capacity;
+    size_t *document_end; /* where each document's trigrams end in emitted */
+    size_t document_capacity;
     char *paths; /* NUL-ended paths, back to back */
     size_t paths_len, paths_capacity;
-    uint32_t documents;
+    uint32_t documents, used;
     uint64_t bytes_read, postings;
     uint8_t *chunk;
     bool failed; /* out of memory, or too many documents */
 } index_builder;
 
-static bool table_init(index_builder *b, uint32_t slots)
+/* A zeroed table of every trigram, on huge pages where the system has
+ * them: one random access a byte read is the build's main cost. */
+static uint32_t *trigram_table(void)
 {
-    b->slots = malloc(slots * sizeof *b->slots);
-    b->lists = malloc((slots / 2) * sizeof *b->lists);
-    if (!b->slots || !b->lists)
+    size_t bytes = (size_t)TRIGRAMS * sizeof(uint32_t);
+    void *table = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (table == MAP_FAILED)
+        return NULL;
+#ifdef MADV_HUGEPAGE
+    madvise(table, bytes, MADV_HUGEPAGE);
+#endif
+    return table;
+}
+
+/* Room for more emitted trigrams. */
+static bool reserve_emitted(index_builder *b, size_t more)
+{
+    if (b->emitted_len + more <= b->emitted_capacity)
+        return true;
+    size_t capacity = b->emitted_capacity ? b->emitted_capacity : (size_t)1 << 20;
+    while (capacity < b->emitted_len + more)
+        capacity *= 2;
+    uint32_t *grown = realloc(b->emitted, capacity * sizeof *grown);
+    if (!grown)
         return false;
-    memset(b->slots, 0, slots * sizeof *b->slots);
-    b->slot_mask = slots - 1;
+    b->emitted = grown;
+    b->emitted_capacity = capacity;
     return true;
-}
-
-static uint32_t slot_of(const index_builder *b, uint32_t key)
-{
-    uint32_t at = (key * 0x9E3779B1u) >> 8 & b->slot_mask;
-    while (b->slots[at].key != 0 && b->slots[at].key != key)
-        at = (at + 1) & b->slot_mask;
-    return at;
-}
-
-/* Double the table when it is half full. */
-static bool table_grow(index_builder *b)
-{
-    index_builder bigger = *b;
-    uint32_t slots = (b->slot_mask + 1) * 2;
-    bigger.slots = calloc(slots, sizeof *bigger.slots);
-    posting_list *lists = realloc(b->lists, (slots / 2) * sizeof *lists);
-    if (!bigger.slots || !lists) {
-        free(bigger.slots);
-        if (lists)
-            b->lists = lists;
-        return false;
-    }
-    bigger.slot_mask = slots - 1;
-    for (uint32_t i = 0; i <= b->slot_mask; i++)
-        if (b->slots[i].key)
-            bigger.slots[slot_of(&bigger, b->slots[i].key)] = b->slots[i];
-    free(b->slots);
-    b->slots = bigger.slots;
-    b->slot_mask = bigger.slot_mask;
-    b->lists = lists;
-    return true;
-}
-
-static void add_posting(index_builder *b, uint32_t trigram, uint32_t document)
-{
-    uint32_t key = trigram + 1;
-    trigram_slot *slot = &b->slots[slot_of(b, key)];
-    if (slot->key == 0) {
-        if (b->used + 1 > (b->slot_mask + 1) / 2) {
-            if (!table_grow(b)) {
-                b->failed = true;
-                return;
-            }
-            slot = &b->slots[slot_of(b, key)];
-        }
-        *slot = (trigram_slot){ key, b->used, UINT32_MAX };
-        b->lists[b->used++] = (posting_list){ NULL, 0, 0 };
-    }
-    if (slot->last_document == document)
-        return;
-    slot->last_document = document;
-    posting_list *list = &b->lists[slot->list];
-    if (list->count == list->capacity) {
-        uint32_t capacity = list->capacity ? list->capacity * 2 : 4;
-        uint32_t *grown = realloc(list->documents, capacity * sizeof *grown);
-        if (!grown) {
-            b->failed = true;
-            return;
-        }
-        list->documents = grown;
-        list->capacity = capacity;
-    }
-    list->documents[list->count++] = document;
-    b->postings++;
 }
 
 static bool remember_path(index_builder *b, const char *path)
@@ -164,7 +115,7 @@ static bool remember_path(index_builder *b, const char *path)
     return true;
 }
 
-/* Read one file's trigrams into the postings as the next document. */
+/* Read one file's distinct trigrams as the next document. */
 static void index_file(index_builder *b, const char *path)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -177,10 +128,23 @@ static void index_file(index_builder *b, const char *path)
         close(fd);
         return;
     }
-    uint32_t document = b->documents++;
-    size_t carried = 0; /* bytes kept from the previous chunk */
+    if (b->documents == b->document_capacity) {
+        size_t capacity = b->document_capacity ? 2 * b->document_capacity : 1024;
+        size_t *grown = realloc(b->document_end, capacity * sizeof *grown);
+        if (!grown) {
+            b->failed = true;
+            close(fd);
+            return;
+        }
+        b->document_end = grown;
+        b->document_capacity = capacity;
+    }
+    uint32_t mark = b->documents + 1; /* in seen: this document holds it */
+    uint32_t *seen = b->seen;
+    uint32_t window = 0; /* the last bytes read, the newest lowest */
+    uint64_t read_so_far = 0;
     for (;;) {
-        ssize_t got = read(fd, b->chunk + carried, READ_CHUNK);
+        ssize_t got = read(fd, b->chunk, READ_CHUNK);
         if (got < 0 && errno == EINTR)
             continue;
         if (got < 0) {
@@ -189,13 +153,28 @@ static void index_file(index_builder *b, const char *path)
         }
         if (got == 0)
             break;
-        b->bytes_read += (uint64_t)got;
-        size_t have = carried + (size_t)got;
-        for (size_t i = 0; i + 2 < have && !b->failed; i++)
-            add_posting(b, codesearch_trigram(b->chunk + i), document);
-        carried = have < 2 ? have : 2;
-        memmove(b->chunk, b->chunk + have - carried, carried);
+        if (!reserve_emitted(b, (size_t)got)) {
+            b->failed = true;
+            break;
+        }
+        uint32_t *out = b->emitted + b->emitted_len;
+        size_t n = 0, i = 0;
+        /* a file's first two bytes end no trigram */
+        for (; i < (size_t)got && read_so_far + i < 2; i++)
+            window = window << 8 | b->chunk[i];
+        for (; i < (size_t)got; i++) {
+            window = window << 8 | b->chunk[i];
+            uint32_t t = window & (TRIGRAMS - 1);
+            if (seen[t] != mark) {
+                seen[t] = mark;
+                out[n++] = t;
+            }
+        }
+        b->emitted_len += n;
+        read_so_far += (uint64_t)got;
     }
+    b->bytes_read += read_so_far;
+    b->document_end[b->documents++] = b->emitted_len;
     close(fd);
 }
 
@@ -257,30 +236,55 @@ static void walk(index_builder *b, const char *path, bool top)
     closedir(dir);
 }
 
-static int by_trigram(const void *a, const void *b)
-{
-    const index_list *x = a, *y = b;
-    return (x->trigram > y->trigram) - (x->trigram < y->trigram);
-}
-
-/* Write the documents and every trigram's list, in trigram order, to path. */
+/* Write the documents and every trigram's list, in trigram order, to path.
+ * The lists come from the documents' trigrams by a counting sort: count
+ * each trigram's documents, place each list after the ones before it, then
+ * scatter the documents in order, so every list comes out increasing. */
 static int write_index(index_builder *b, const char *path)
 {
-    index_list *lists = malloc(((size_t)b->used + 1) * sizeof *lists);
-    if (!lists) {
-        codesearch_error("out of memory");
+    if (b->emitted_len >= UINT32_MAX) {
+        codesearch_error("%llu postings: more than this index holds",
+                         (unsigned long long)b->emitted_len);
         return 2;
     }
+    uint32_t *seen = b->seen;
+    memset(seen, 0, (size_t)TRIGRAMS * sizeof *seen);
+    for (size_t i = 0; i < b->emitted_len; i++)
+        b->used += seen[b->emitted[i]]++ == 0;
+    uint32_t start = 0;
+    for (uint32_t t = 0; t < TRIGRAMS; t++) {
+        uint32_t count = seen[t];
+        seen[t] = start;
+        start += count;
+    }
+    uint32_t *documents_of = malloc((b->emitted_len + 1) * sizeof *documents_of);
+    index_list *lists = malloc(((size_t)b->used + 1) * sizeof *lists);
+    if (!documents_of || !lists) {
+        codesearch_error("out of memory");
+        free(documents_of);
+        free(lists);
+        return 2;
+    }
+    size_t from = 0;
+    for (uint32_t d = 0; d < b->documents; d++) {
+        for (size_t i = from; i < b->document_end[d]; i++)
+            documents_of[seen[b->emitted[i]]++] = d;
+        from = b->document_end[d];
+    }
+    b->postings = b->emitted_len;
+    free(b->emitted); /* the lists hold it all now */
+    b->emitted = NULL;
     size_t n = 0;
-    for (uint32_t i = 0; i <= b->slot_mask; i++)
-        if (b->slots[i].key) {
-            const posting_list *l = &b->lists[b->slots[i].list];
-            lists[n++] = (index_list){ b->slots[i].key - 1, l->documents, l->count };
+    uint32_t end = 0;
+    for (uint32_t t = 0; t < TRIGRAMS; t++)
+        if (seen[t] != end) {
+            lists[n++] = (index_list){ t, documents_of + end, seen[t] - end };
+            end = seen[t];
         }
-    qsort(lists, n, sizeof *lists, by_trigram);
     index_sizes sizes;
     int status = index_write(path, b->paths, b->paths_len, b->documents, lists, n, &sizes);
     free(lists);
+    free(documents_of);
     if (status != 0)
         return status;
     fprintf(stderr,
@@ -300,10 +304,10 @@ static void free_builder(index_builder *b)
     for (size_t i = 0; i < b->found.count; i++)
         free(b->found.path[i]);
     free(b->found.path);
-    for (uint32_t t = 0; b->lists && t < b->used; t++)
-        free(b->lists[t].documents);
-    free(b->lists);
-    free(b->slots);
+    if (b->seen)
+        munmap(b->seen, (size_t)TRIGRAMS * sizeof *b->seen);
+    free(b->emitted);
+    free(b->document_end);
     free(b->paths);
     free(b->chunk);
 }
@@ -368,8 +372,9 @@ int codesearch_index(int argc, char **argv)
     if (!may_write(output))
         return 2;
     index_builder b = { 0 };
-    b.chunk = malloc(READ_CHUNK + 2);
-    if (!b.chunk || !table_init(&b, 1u << 16)) {
+    b.chunk = malloc(READ_CHUNK);
+    b.seen = trigram_table();
+    if (!b.chunk || !b.seen) {
         codesearch_error("out of memory");
         free_builder(&b);
         return 2;

@@ -53,7 +53,7 @@ expect err "plan: \"amq\""
 expect err "candidates read: "
 run 0 search --index "$dir/all.idx" --stats 'a.b'
 expect err "no trigram to look up: scanning every file"
-absent=$(printf '\161\172\170\152\167\166') # no trigram of it in any file, this one too
+absent=$(printf '\166\161\170\153\172\152') # no trigram of it in any file, this one too
 run 1 search --index "$dir/all.idx" --stats "$absent"
 expect err "candidates read: 0"
 empty out
