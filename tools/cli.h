@@ -166,6 +166,10 @@ int cli_input_next(cli_input *in, const void **key, size_t *len);
  * lines never run together. Returns 0, or -1 on a write error. */
 int cli_input_print_line(cli_input *in, FILE *out);
 
+/* As cli_input_print_line, for a line returned earlier and kept: len bytes,
+ * the last ending_len of them its line end. */
+int cli_input_print_text(cli_input *in, FILE *out, const char *line, size_t len, size_t ending_len);
+
 /* Close the input and end its progress bar. */
 void cli_input_close(cli_input *in);
 
@@ -313,6 +317,38 @@ const void *cli_keys_at(const cli_keys *store, size_t i, size_t *len);
  * memory (the store unchanged). */
 int cli_keys_distinct(cli_keys *store, bool drop_copies, size_t *distinct);
 void cli_keys_free(cli_keys *store);
+
+/* ---- keys in batches (cli_batch.c) ------------------------------------------- */
+
+/* Keys read from a cli_input, held for a filter's batch call, with each
+ * one's line (when kept), file and line number. */
+#define CLI_BATCH_KEYS 1024
+typedef struct cli_batch {
+    cli_keys keys;  /* the keys' bytes */
+    cli_keys lines; /* keep_lines: each key's line as written, with its line end */
+    bool keep_lines;
+    size_t count;
+    const void *pointers[CLI_BATCH_KEYS]; /* set by cli_batch_seal */
+    size_t lens[CLI_BATCH_KEYS];          /* set by cli_batch_seal */
+    uint8_t endings[CLI_BATCH_KEYS];      /* the line end's length: 0, 1 or 2 */
+    uint64_t line_numbers[CLI_BATCH_KEYS];
+    const char *names[CLI_BATCH_KEYS]; /* the input's name, as in->name */
+} cli_batch;
+
+/* An empty batch; keep_lines: keep each key's line, for printing. */
+void cli_batch_init(cli_batch *batch, bool keep_lines);
+/* Copy in the key cli_input_next just returned, with its line. Returns 0,
+ * or -1 when out of memory (the batch unchanged). */
+int cli_batch_take(cli_batch *batch, const cli_input *in, const void *key, size_t len);
+/* Whether the batch is to be sent before another key is taken. */
+bool cli_batch_full(const cli_batch *batch);
+/* Fill pointers[] and lens[] for the keys taken, before the batch call. */
+void cli_batch_seal(cli_batch *batch);
+/* Print key i's line as cli_input_print_line printed it when it was read. */
+int cli_batch_print_line(const cli_batch *batch, size_t i, cli_input *in, FILE *out);
+/* Empty the batch, keeping its memory for the next; free it. */
+void cli_batch_clear(cli_batch *batch);
+void cli_batch_free(cli_batch *batch);
 
 /* ---- capacity ------------------------------------------------------------------ */
 

@@ -433,13 +433,17 @@ int cli_input_next(cli_input *in, const void **key, size_t *len)
     }
 }
 
-int cli_input_print_line(cli_input *in, FILE *out)
+int cli_input_print_text(cli_input *in, FILE *out, const char *line, size_t len, size_t ending_len)
 {
     if (in->unended_printed && putc('\n', out) == EOF)
         return -1;
-    in->unended_printed = in->ending_len == 0;
-    size_t n = in->line_len + in->ending_len;
-    return fwrite(in->line, 1, n, out) == n ? 0 : -1;
+    in->unended_printed = ending_len == 0;
+    return fwrite(line, 1, len, out) == len ? 0 : -1;
+}
+
+int cli_input_print_line(cli_input *in, FILE *out)
+{
+    return cli_input_print_text(in, out, in->line, in->line_len + in->ending_len, in->ending_len);
 }
 
 void cli_input_close(cli_input *in)

@@ -5,6 +5,7 @@
 #include "cli.h"
 
 #include <getopt.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const char query_usage[] =
@@ -26,6 +27,39 @@ static const char query_usage[] =
     "An hfb filter of raw IDs (built without --hash md5) reads each line as an ID\n"
     "of 32 hex digits.\n"
     "Exit status: 0 at least one line printed (or counted), 1 none, 2 an error.\n";
+
+typedef struct query_answers {
+    bool invert, count_only;
+    uint64_t selected; /* lines printed (or counted) so far */
+    uint8_t results[CLI_BATCH_KEYS];
+} query_answers;
+
+/* Ask the batch's keys, print (or count) the lines selected and empty the
+ * batch. A failed batch call is asked again key by key, so that the lines
+ * before the key that fails are printed and the error names its line, as
+ * when every key was asked alone. Returns 0, or -1 after the error. */
+static int ask_batch(query_answers *a, const amq_filter *filter, cli_batch *batch, cli_input *in)
+{
+    cli_batch_seal(batch);
+    int status = amq_contains_many(a->results, filter, batch->pointers, batch->lens, batch->count);
+    for (size_t i = 0; i < batch->count; i++) {
+        int answer = status == AMQ_OK ? a->results[i]
+                                      : amq_contains(filter, batch->pointers[i], batch->lens[i]);
+        if (answer < 0) {
+            cli_error("query: %s:%llu: %s", batch->names[i],
+                      (unsigned long long)batch->line_numbers[i], amq_strerror(answer));
+            cli_batch_clear(batch);
+            return -1;
+        }
+        if ((answer == 1) != a->invert) {
+            a->selected++;
+            if (!a->count_only)
+                cli_batch_print_line(batch, i, in, stdout);
+        }
+    }
+    cli_batch_clear(batch);
+    return 0;
+}
 
 int cli_query(int argc, char **argv)
 {
@@ -87,25 +121,45 @@ int cli_query(int argc, char **argv)
         return CLI_EXIT_ERROR;
     }
     in.ids = ids;
+    /* Asked CLI_BATCH_KEYS at a time through the filter's batch call, and
+     * printed in input order once answered. */
+    cli_batch *batch = malloc(sizeof *batch);
+    if (!batch) {
+        cli_error("query: out of memory");
+        cli_input_close(&in);
+        amq_free(filter);
+        return CLI_EXIT_ERROR;
+    }
+    cli_batch_init(batch, !count_only);
     const void *key;
     size_t len;
     int got;
-    uint64_t selected = 0;
+    query_answers answers = { .invert = invert, .count_only = count_only };
     bool failed = false;
-    while ((got = cli_input_next(&in, &key, &len)) > 0) {
-        int answer = amq_contains(filter, key, len);
-        if (answer < 0) {
-            cli_error("query: %s:%llu: %s", in.name, (unsigned long long)in.line_number,
-                      amq_strerror(answer));
+    for (;;) {
+        got = cli_input_next(&in, &key, &len);
+        if (got > 0) {
+            if (cli_batch_take(batch, &in, key, len) != 0) {
+                cli_error("query: %s:%llu: out of memory", in.name,
+                          (unsigned long long)in.line_number);
+                failed = true;
+                break;
+            }
+            if (!cli_batch_full(batch))
+                continue;
+        }
+        /* At the end, or at a line that could not be read, the lines before
+         * it are answered first, as they were when asked one by one. */
+        if (batch->count > 0 && ask_batch(&answers, filter, batch, &in) != 0) {
             failed = true;
             break;
         }
-        if ((answer == 1) != invert) {
-            selected++;
-            if (!count_only)
-                cli_input_print_line(&in, stdout);
-        }
+        if (got <= 0)
+            break;
     }
+    uint64_t selected = answers.selected;
+    cli_batch_free(batch);
+    free(batch);
     cli_input_close(&in);
     amq_free(filter);
     if (got < 0 || failed)

@@ -15,10 +15,13 @@
  */
 #include "cli.h"
 
+#include "amq/bloom.h"
+#include "amq/cuckoo.h"
 #include "amq/frontier.h"
 
 #include <getopt.h>
 #include <limits.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* The input options, as add and remove both take them. */
@@ -145,6 +148,115 @@ static int update(int argc, char **argv, bool removing)
     return exit_code;
 }
 
+/* Whether the filter's family adds keys through a batch call: classic and
+ * scalable Bloom, cuckoo (the typed add_many calls). The others add key by
+ * key. */
+static bool batch_adds(amq_filter *filter)
+{
+    return amq_bloom_unwrap(filter) || amq_scalable_bloom_unwrap(filter) ||
+           amq_cuckoo_unwrap(filter);
+}
+
+/* Add the batch's keys through the family's add_many, in order, counting
+ * those that changed the filter into *changed as the key-by-key loop
+ * counts them. Returns AMQ_OK, or the status of the first key that failed
+ * (*failed_at: its index in the batch; nothing after it was added). */
+static int add_batch(amq_filter *filter, cli_batch *batch, bool add_once, int *statuses,
+                     uint64_t *changed, size_t *failed_at)
+{
+    cli_batch_seal(batch);
+    size_t count = batch->count;
+    amq_bloom *bloom = amq_bloom_unwrap(filter);
+    if (bloom) {
+        /* A classic filter's add cannot fail, and every add counts. */
+        amq_bloom_add_many(NULL, bloom, batch->pointers, batch->lens, count);
+        *changed += count;
+        return AMQ_OK;
+    }
+    amq_cuckoo *cuckoo = amq_cuckoo_unwrap(filter);
+    amq_scalable_bloom *scalable = amq_scalable_bloom_unwrap(filter);
+    /* add_many stops after a key that fails, and a cuckoo filter's also
+     * after a key that leaves it full: then it goes on from the next key,
+     * whose add will say whether the filter can take it. */
+    for (size_t done = 0; done < count;) {
+        const void *const *keys = batch->pointers + done;
+        const size_t *lens = batch->lens + done;
+        size_t n = count - done, handled;
+        if (cuckoo)
+            handled = add_once ? amq_cuckoo_add_unique_many(statuses, cuckoo, keys, lens, n)
+                               : amq_cuckoo_add_many(statuses, cuckoo, keys, lens, n);
+        else
+            handled = amq_scalable_bloom_add_many(statuses, scalable, keys, lens, n);
+        for (size_t i = 0; i < handled; i++) {
+            if (statuses[i] < 0) {
+                *failed_at = done + i;
+                return statuses[i];
+            }
+            /* With add_once, 0 is "maybe held already": nothing changed. */
+            if (!(add_once && statuses[i] == 0))
+                (*changed)++;
+        }
+        done += handled;
+    }
+    return AMQ_OK;
+}
+
+/* The add loop of update_file by batches (batch_adds): the same keys added
+ * in the same order with the same errors, CLI_BATCH_KEYS keys per call.
+ * Returns what the last cli_input_next returned (-1: an input error,
+ * printed); *failed when a key could not be added (said, and the file is
+ * to stay unchanged). */
+static int add_in_batches(amq_filter *filter, cli_input *in, const char *path, bool add_once,
+                          bool count_duplicates, uint64_t *changed, bool *failed)
+{
+    cli_batch *batch = malloc(sizeof *batch);
+    int *statuses = malloc(CLI_BATCH_KEYS * sizeof *statuses);
+    if (!batch || !statuses) {
+        free(batch);
+        free(statuses);
+        cli_error("add: out of memory");
+        *failed = true;
+        return 0;
+    }
+    cli_batch_init(batch, false);
+    const void *key;
+    size_t len;
+    int got;
+    for (;;) {
+        got = cli_input_next(in, &key, &len);
+        if (got > 0) {
+            if (cli_batch_take(batch, in, key, len) != 0) {
+                cli_error("add: %s:%llu: out of memory", in->name,
+                          (unsigned long long)in->line_number);
+                *failed = true;
+                break;
+            }
+            if (!cli_batch_full(batch))
+                continue;
+        }
+        size_t failed_at = 0;
+        int status = batch->count > 0
+                         ? add_batch(filter, batch, add_once, statuses, changed, &failed_at)
+                         : AMQ_OK;
+        if (status < 0) {
+            char where[4200];
+            snprintf(where, sizeof where, "%s:%llu", batch->names[failed_at],
+                     (unsigned long long)batch->line_numbers[failed_at]);
+            cli_add_error("add", where, filter, status, count_duplicates);
+            cli_error("add: %s is unchanged", path);
+            *failed = true;
+            break;
+        }
+        cli_batch_clear(batch);
+        if (got <= 0)
+            break;
+    }
+    cli_batch_free(batch);
+    free(batch);
+    free(statuses);
+    return got;
+}
+
 /* Load the filter in path, add or remove the keys of the INPUT files and
  * save it again; update's exit code. */
 static int update_file(const char *path, int input_count, char **inputs,
@@ -180,7 +292,12 @@ static int update_file(const char *path, int input_count, char **inputs,
     }
     bool add_once =
         !removing && !count_duplicates && cli_family_adds_once(amq_filter_family(filter));
-    while ((got = cli_input_next(&in, &key, &len)) > 0) {
+    /* The adds of the families that have a batch add go through it
+     * (add_in_batches); the others, and every remove, key by key. */
+    bool batched = !removing && batch_adds(filter);
+    if (batched)
+        got = add_in_batches(filter, &in, path, add_once, count_duplicates, &changed, &failed);
+    while (!batched && (got = cli_input_next(&in, &key, &len)) > 0) {
         int status = removing   ? amq_remove(filter, key, len)
                      : add_once ? amq_add_unique(filter, key, len)
                                 : amq_add(filter, key, len);
