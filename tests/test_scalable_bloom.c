@@ -28,16 +28,24 @@
 
 static uint64_t seed;
 
-static amq_scalable_bloom *new_filter(uint64_t capacity, double fpr, double growth,
-                                      double tightening)
+static amq_scalable_bloom *new_layout_filter(uint64_t capacity, double fpr, double growth,
+                                             double tightening, amq_scalable_bloom_layout layout)
 {
-    amq_scalable_bloom_params params = {
-        .capacity = capacity, .fpr = fpr, .growth = growth, .tightening = tightening
-    };
+    amq_scalable_bloom_params params = { .capacity = capacity,
+                                         .fpr = fpr,
+                                         .growth = growth,
+                                         .tightening = tightening,
+                                         .stage_layout = layout };
     amq_hasher_xxh3(&params.hasher, seed);
     amq_scalable_bloom *f = NULL;
     assert_int_equal(amq_scalable_bloom_new(&f, &params, NULL), AMQ_OK);
     return f;
+}
+
+static amq_scalable_bloom *new_filter(uint64_t capacity, double fpr, double growth,
+                                      double tightening)
+{
+    return new_layout_filter(capacity, fpr, growth, tightening, AMQ_SCALABLE_STAGES_CLASSIC);
 }
 
 static void check_invariants(const amq_scalable_bloom *f)
@@ -156,9 +164,10 @@ static void test_parameter_errors(void **state)
  * missing (checked at one p: the sanitizer build is slow); the FPR over 2n
  * absent keys is at most p + 4 sigma, and within 4 sigma of
  * 1 - prod(1 - f_i) for the stages' own rates f_i = fill^k. */
-static void check_fpr(uint64_t n, double p, bool check_present)
+static void check_layout_fpr(uint64_t n, double p, bool check_present,
+                             amq_scalable_bloom_layout layout)
 {
-    amq_scalable_bloom *f = new_filter(n / 64, p, 0, 0);
+    amq_scalable_bloom *f = new_layout_filter(n / 64, p, 0, 0, layout);
     uint64_t added = add_range(f, 0, 0, n);
     check_invariants(f);
     assert_int_equal(amq_scalable_bloom_keys(f), added);
@@ -186,17 +195,41 @@ static void check_fpr(uint64_t n, double p, bool check_present)
     double sigma_p = sqrt(p * (1 - p) / (double)trials);
     double predicted = amq_scalable_bloom_expected_fpr(f);
     double sigma = sqrt(predicted * (1 - predicted) / (double)trials);
-    print_message("n=%llu p=%g stages=%zu bits/key=%.2f: measured FPR %.6f, from fills %.6f "
-                  "(4 sigma %.6f), bound %g + %.6f\n",
-                  (unsigned long long)n, p, amq_scalable_bloom_stages(f),
+    print_message("n=%llu p=%g layout=%d stages=%zu bits/key=%.2f: measured FPR %.6f, from fills "
+                  "%.6f (4 sigma %.6f), bound %g + %.6f\n",
+                  (unsigned long long)n, p, (int)layout, amq_scalable_bloom_stages(f),
                   (double)amq_scalable_bloom_memory_bytes(f) * 8 / (double)n, measured, predicted,
                   4 * sigma, p, 4 * sigma_p);
     if (measured > p + 4 * sigma_p)
         fail_msg("FPR %.6f is above p = %g + 4 sigma (%.6f)", measured, p, 4 * sigma_p);
-    if (fabs(measured - predicted) > 4 * sigma)
-        fail_msg("FPR %.6f is more than 4 sigma (%.6f) from the stages' %.6f", measured, 4 * sigma,
-                 predicted);
+    /* 512-bit blocks take their k positions from one 32-bit key32, not
+     * quite independently as the formula assumes: measured 3-5% above it
+     * (docs/BLOOM.md), which the comparison allows on top of 4 sigma. */
+    double slack = layout == AMQ_SCALABLE_STAGES_BLOCK ? 0.08 * predicted : 0;
+    if (fabs(measured - predicted) > 4 * sigma + slack)
+        fail_msg("FPR %.6f is more than 4 sigma (%.6f) + %.6f from the stages' %.6f", measured,
+                 4 * sigma, slack, predicted);
     amq_scalable_bloom_free(f);
+}
+
+static void check_fpr(uint64_t n, double p, bool check_present)
+{
+    check_layout_fpr(n, p, check_present, AMQ_SCALABLE_STAGES_CLASSIC);
+}
+
+/* Blocked stages: the same bound, and the rate the blocked formula predicts
+ * at each stage's count. 2 * 10^6 absent keys at p = 1% give about 9,000
+ * false positives, so 4 sigma is 4% of the rate. */
+static void test_fpr_split_block(void **state)
+{
+    (void)state;
+    check_layout_fpr(1000000, 0.01, true, AMQ_SCALABLE_STAGES_SPLIT_BLOCK);
+}
+
+static void test_fpr_block(void **state)
+{
+    (void)state;
+    check_layout_fpr(1000000, 0.01, false, AMQ_SCALABLE_STAGES_BLOCK);
 }
 
 static void test_fpr_10_percent(void **state)
@@ -780,6 +813,133 @@ static void test_damaged_files(void **state)
     free(good);
 }
 
+/* Blocked stages through the generic handle: the spec's stages= option,
+ * save and load (same answers, sizes, counts and expected rate), growth
+ * after loading, merge, and the layout in the parameter block: a u32 after
+ * the stage records, which a classic filter never writes (its block is
+ * the length it always was, so files of classic stages are unchanged). */
+static void test_blocked_round_trip(void **state)
+{
+    static const char *const layouts[] = { "split-block", "block" };
+    char path[AMQ_TEST_PATH_MAX], spec[160];
+    amq_test_scratch_path(path, state, "f.amq");
+    for (size_t l = 0; l < 2; l++) {
+        snprintf(spec, sizeof spec, "scalable-bloom n=1000 p=0.02 growth=3 stages=%s seed=%llu",
+                 layouts[l], (unsigned long long)seed);
+        amq_filter *f = NULL;
+        assert_int_equal(amq_new(&f, spec, NULL), AMQ_OK);
+        for (uint64_t i = 0; i < 20000; i++) {
+            amq_test_key key = amq_test_make_key(seed, 0, i);
+            assert_int_equal(amq_add(f, &key, sizeof key), AMQ_OK);
+        }
+        check_invariants(amq_scalable_bloom_unwrap(f));
+        assert_null(amq_scalable_bloom_stage(amq_scalable_bloom_unwrap(f), 0));
+        amq_info a;
+        assert_int_equal(amq_info_get(&a, f), AMQ_OK);
+        assert_int_equal(a.capacity, 40000);
+        assert_true(a.keys <= 20000 && a.keys > 19500);
+        assert_true(fabs(a.estimated_keys / (double)a.keys - 1) < 0.03);
+        assert_true(a.expected_fpr > 0 && a.expected_fpr < 0.02);
+        const char *stage_layout = NULL;
+        for (size_t d = 0; d < a.detail_count; d++)
+            if (strcmp(a.details[d].name, "stage_layout") == 0)
+                stage_layout = a.details[d].text;
+        assert_non_null(stage_layout);
+        assert_string_equal(stage_layout, layouts[l]);
+        assert_int_equal(amq_save(f, path, NULL), AMQ_OK);
+
+        size_t len = 0;
+        uint8_t *file = (uint8_t *)amq_test_read_file(path, &len);
+        assert_non_null(file);
+        amq__container c;
+        assert_int_equal(amq__format_parse(&c, file, len, NULL), AMQ_OK);
+        assert_int_equal(c.params_len, 44 + 4 * 36 + 4);
+        assert_int_equal(amq__load_u32le(c.params + 44 + 4 * 36), l + 1);
+        free(file);
+
+        amq_filter *g = NULL;
+        amq_diag diag = { .message = "" };
+        assert_int_equal(amq_load(&g, path, 0, &diag), AMQ_OK);
+        check_invariants(amq_scalable_bloom_unwrap(g));
+        amq_info b;
+        assert_int_equal(amq_info_get(&b, g), AMQ_OK);
+        assert_int_equal(b.capacity, a.capacity);
+        assert_int_equal(b.keys, a.keys);
+        assert_int_equal(b.memory_bytes, a.memory_bytes);
+        assert_true(b.estimated_keys == a.estimated_keys);
+        assert_true(b.expected_fpr == a.expected_fpr);
+        amq_test_expect_same_answers(f, g, seed, 40000);
+        for (uint64_t i = 20000; i < 45000; i++) {
+            amq_test_key key = amq_test_make_key(seed, 0, i);
+            assert_int_equal(amq_add(g, &key, sizeof key), AMQ_OK);
+        }
+        check_invariants(amq_scalable_bloom_unwrap(g));
+        assert_int_equal(amq_merge(g, f, &diag), AMQ_OK);
+        check_invariants(amq_scalable_bloom_unwrap(g));
+        for (uint64_t i = 0; i < 45000; i++) {
+            amq_test_key key = amq_test_make_key(seed, 0, i);
+            assert_int_equal(amq_contains(g, &key, sizeof key), 1);
+        }
+        amq_free(g);
+        /* Stages of another layout are another filter. */
+        amq_test_expect_merge_refused(f, "scalable-bloom n=1000 p=0.02 growth=3", "stages");
+        amq_free(f);
+    }
+
+    /* A classic filter's block has no layout field. */
+    amq_filter *f = NULL;
+    assert_int_equal(amq_new(&f, "scalable-bloom n=1000 p=0.02 stages=classic", NULL), AMQ_OK);
+    assert_int_equal(amq_save(f, path, NULL), AMQ_OK);
+    amq_free(f);
+    size_t len = 0;
+    uint8_t *file = (uint8_t *)amq_test_read_file(path, &len);
+    amq__container c;
+    assert_int_equal(amq__format_parse(&c, file, len, NULL), AMQ_OK);
+    assert_int_equal(c.params_len, 44 + 36);
+    free(file);
+}
+
+/* A damaged layout field under a valid checksum is refused by name. */
+static void test_blocked_damaged_files(void **state)
+{
+    char path[AMQ_TEST_PATH_MAX], changed[AMQ_TEST_PATH_MAX];
+    amq_test_scratch_path(path, state, "f.amq");
+    amq_test_scratch_path(changed, state, "changed.amq");
+    amq_filter *f = NULL;
+    assert_int_equal(amq_new(&f, "scalable-bloom n=100 p=0.01 stages=split-block", NULL), AMQ_OK);
+    for (int i = 0; i < 500; i++)
+        amq_add(f, &i, sizeof i);
+    assert_int_equal(amq_save(f, path, NULL), AMQ_OK);
+    amq_free(f);
+    size_t len = 0;
+    uint8_t *good = (uint8_t *)amq_test_read_file(path, &len);
+    assert_non_null(good);
+    amq_test_expect_damage_refused(changed, good, len);
+    size_t layout = 44 + 3 * 36; /* stages of 100, 200, 400 keys */
+    struct {
+        size_t offset;
+        field_kind kind;
+        double value;
+        uint32_t params_cut;
+        uint64_t payload_cut;
+        const char *message;
+    } cases[] = {
+        { layout, FIELD_U32, 1, 0, 0, NULL }, /* unchanged: loads */
+        { layout, FIELD_U32, 0, 0, 0, "layout 0 is unknown" },
+        { layout, FIELD_U32, 3, 0, 0, "layout 3 is unknown" },
+        { layout, FIELD_U32, 2, 0, 0, "not sized" },
+        { layout, FIELD_U32, 1, 4, 0, "not sized" }, /* read as classic stages */
+        { 44 + 36 + 28, FIELD_U64, 7, 0, 0, "bits set" },
+        { layout, FIELD_U32, 1, 0, 32, "payload" },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        write_changed(changed, good, len, cases[i].offset, cases[i].kind, cases[i].value,
+                      cases[i].params_cut, cases[i].payload_cut);
+        amq_test_expect_load(changed, cases[i].message, "case %zu", i);
+    }
+    free(good);
+}
+
 /* ---- the rate at small n and low p ------------------------------------------------- */
 
 /* scalable-bloom started at n=100 with p=1e-6, grown to 1000 keys (four stages): 1000 keys, 2 *
@@ -861,6 +1021,8 @@ int main(void)
         cmocka_unit_test(test_fpr_10_percent),
         cmocka_unit_test(test_fpr_1_percent),
         cmocka_unit_test(test_fpr_tenth_percent),
+        cmocka_unit_test(test_fpr_split_block),
+        cmocka_unit_test(test_fpr_block),
         cmocka_unit_test(test_growth_one_and_largest),
         cmocka_unit_test(test_tiny_initial_capacity),
         cmocka_unit_test(test_stages_do_not_correlate),
@@ -870,6 +1032,8 @@ int main(void)
         AMQ_TEST_WITH_SCRATCH(test_generic_round_trip),
         cmocka_unit_test(test_generic_spec_errors),
         AMQ_TEST_WITH_SCRATCH(test_damaged_files),
+        AMQ_TEST_WITH_SCRATCH(test_blocked_round_trip),
+        AMQ_TEST_WITH_SCRATCH(test_blocked_damaged_files),
         cmocka_unit_test(test_fpr_small_n_low_p),
         cmocka_unit_test(test_memory_ceiling_at_the_extremes),
     };

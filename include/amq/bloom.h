@@ -741,6 +741,12 @@ AMQ_API const amq_hasher *amq_counting_bloom_hasher(const amq_counting_bloom *fi
  * that stages do not place a key at the same relative positions; to ask
  * stage i directly (amq_scalable_bloom_stage), pass that view to
  * amq_bloom_contains_hash.
+ *
+ * The stages may instead be blocked (params.stage_layout): each stage a blocked
+ * filter that puts all of a key's bits in one 256-bit (split-block) or
+ * 512-bit block, so a query costs one cache line per stage, not k. They
+ * take more bits per key at low rates (docs/BLOOM.md compares them), and
+ * amq_scalable_bloom_stage has no classic filter to lend for them.
  */
 
 /** A scalable Bloom filter; opaque. */
@@ -758,6 +764,16 @@ typedef struct amq_scalable_bloom amq_scalable_bloom;
 #define AMQ_SCALABLE_BLOOM_MAX_BITS_PER_KEY     256
 #define AMQ_SCALABLE_BLOOM_STAGE_ALLOWANCE_BITS ((uint64_t)1 << 24)
 
+/** What each stage of a scalable Bloom filter is. */
+typedef enum amq_scalable_bloom_layout {
+    AMQ_SCALABLE_STAGES_CLASSIC = 0,     /**< classic filters: k cache lines per stage */
+    AMQ_SCALABLE_STAGES_SPLIT_BLOCK = 1, /**< split-block: one bit in each 32-bit word of a
+                                              256-bit block, 8 per key */
+    AMQ_SCALABLE_STAGES_BLOCK = 2,       /**< k bits (up to 16) anywhere in a 512-bit block:
+                                              fewer bits per key than split-block, by
+                                              half at rates near 1e-7 */
+} amq_scalable_bloom_layout;
+
 /** How a scalable Bloom filter starts and grows. Fields left 0 take the
  *  defaults. */
 typedef struct amq_scalable_bloom_params {
@@ -768,6 +784,7 @@ typedef struct amq_scalable_bloom_params {
     double tightening; /**< r: each stage's error is r times the one before, in
                             [0.5, 0.95]; 0 = the default, 0.9 (docs/BLOOM.md says why) */
     amq_hasher hasher; /**< key hash; all-zero = XXH3 with seed 0 */
+    amq_scalable_bloom_layout stage_layout; /**< what each stage is; 0 = classic */
 } amq_scalable_bloom_params;
 
 /**
@@ -886,7 +903,8 @@ AMQ_API uint64_t amq_scalable_bloom_keys(const amq_scalable_bloom *filter);
 /** The number of stages. */
 AMQ_API size_t amq_scalable_bloom_stages(const amq_scalable_bloom *filter);
 /** Stage i (i < amq_scalable_bloom_stages), a classic filter owned by the
- *  scalable one: read it, never modify or free it. */
+ *  scalable one: read it, never modify or free it. NULL when the stages are
+ *  blocked (amq_scalable_bloom_params.stage_layout). */
 AMQ_API const amq_bloom *amq_scalable_bloom_stage(const amq_scalable_bloom *filter, size_t i);
 /** Keys the filter holds before it adds its next stage. */
 AMQ_API uint64_t amq_scalable_bloom_capacity(const amq_scalable_bloom *filter);
@@ -895,7 +913,8 @@ AMQ_API uint64_t amq_scalable_bloom_memory_bytes(const amq_scalable_bloom *filte
 /** The FPR to expect now: 1 - prod(1 - f_i), where stage i's rate f_i is
  *  its fill to the power k_i, plus its keys / m_i^2 for the keys whose hash
  *  halves both coincide with a stored key's (which matters only in small
- *  stages). */
+ *  stages); for blocked stages, the blocked formula at the stage's keys
+ *  (amq_blocked_bloom_formula_fpr). */
 AMQ_API double amq_scalable_bloom_expected_fpr(const amq_scalable_bloom *filter);
 /** p, the bound on the compound false-positive rate, as used (the default
  *  filled in). */

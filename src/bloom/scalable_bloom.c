@@ -102,17 +102,46 @@
  * kept between the larger of the two counts and their sum; it may then pass
  * c_i, which only means the next new key opens a stage.
  *
+ * Blocked stages (params.stage_layout: split-block or block). Every stage
+ * may instead be a blocked filter (Putze, Sanders, Singler, WEA 2007; see
+ * blocked_bloom.c), all of a key's bits in one block, so a query of a stage
+ * reads one cache line instead of k. Stage i's view of the hash is
+ * stage_hash's: the top 32 bits of its high half pick the block by
+ * multiply-high, the top 32 bits of its low half (key32) the bits inside
+ * it, as blocked_bloom.c does with the same salts: split-block sets bit
+ * (key32 * SPLIT_SALT[w]) >> 27 of each of the eight 32-bit words of a
+ * 256-bit block; block sets bit (key32 * BLOCK_SALT[t]) >> 23 of a 512-bit
+ * block for t < k. A stage is the fewest blocks (and for 512-bit blocks the
+ * k in [1, 16] needing fewest) at which the blocked filter's formula
+ * (amq_blocked_bloom_formula_fpr: keys fall into blocks by a Poisson law)
+ * plus c / (blocks 2^32) is at most p_i; the second term is the absent keys
+ * whose block and key32 both equal a stored key's, which then share all its
+ * bits (it matters only to stages refused by the ceiling anyway, below
+ * about 1e-10). Capacities, rates and the ceiling are the classic stages';
+ * blocked stages need more bits than classic ones at every p_i below 1%
+ * (docs/BLOOM.md), so they are an option, not the default. A blocked stage
+ * counts its set bits as it sets them (for the file and the expected rate,
+ * which for a blocked stage is the formula at its count: the fill alone
+ * understates uneven blocks). The batch calls hash 16 keys, prefetch their
+ * block in every stage, then add or test them in order.
+ *
  * Layout in memory: an array of up to 64 stages, oldest first, each a classic
- * filter with its capacity and count, plus c_0, p, s, r, the hasher and the
- * total count. On disk (little-endian, docs/FORMAT.md's container):
+ * filter (or the words of a blocked one) with its capacity and count, plus
+ * c_0, p, s, r, the stage layout, the hasher and the total count. On disk
+ * (little-endian, docs/FORMAT.md's container):
  *
  *     params:   u64 c_0 | f64 p | f64 s | f64 r | u64 count | u32 L      (44 bytes)
  *               then per stage: u64 m | u32 k | u64 c_i | u64 count_i | u64 X_i
  *                                                                    (36 bytes each)
- *     payload:  stage 0's words | stage 1's words | ... (ceil(m_i/64) u64 each,
- *               as the classic filter saves them)
+ *               then, for blocked stages only: u32 layout (1 split-block, 2 block)
+ *     payload:  stage 0's words | stage 1's words | ... (classic: ceil(m_i/64)
+ *               u64 each, as the classic filter saves them; blocked: m_i/32 u32
+ *               words, block b at word b * 8 or b * 16, as blocked-bloom saves them)
  *
- * At most 44 + 64 * 36 = 2348 bytes of parameters, under the container's
+ * A classic filter writes no layout field, so its file is the one earlier
+ * versions wrote and read; a block of 4 more bytes names blocked stages, and
+ * an earlier amq refuses it by its length.
+ * At most 44 + 64 * 36 + 4 = 2352 bytes of parameters, under the container's
  * 4096. Loading checks every field, recomputes each stage's size from c_0,
  * p, s and r, checks the payload length against the stages before
  * allocating anything, and then each stage's words as a classic file's are
@@ -120,10 +149,11 @@
  *
  * Invariants, checked by amq__scalable_bloom_check() (tests call it after
  * mutations and loads):
- *   I1  1 <= L <= 64, and stage i's c_i, m_i and k_i are what c_0, p, s and
- *       r make them;
- *   I2  every stage is a sound classic filter hashing with the filter's
- *       hasher;
+ *   I1  1 <= L <= 64, and stage i's c_i, m_i and k_i are what c_0, p, s,
+ *       r and the stage layout make them;
+ *   I2  every classic stage is a sound classic filter hashing with the
+ *       filter's hasher; a blocked stage's kept count of set bits is its
+ *       words' popcount;
  *   I3  every stage count is at most 2^56 (adds stop at c_i <= 2^56; a union
  *       keeps it at most the larger input or its estimate, which is below
  *       2^54 for m <= 2^48), and the filter's count is their sum;
@@ -137,6 +167,7 @@
 #include "bloom/bloom_internal.h"
 
 #include "amq/calc.h"
+#include "core/bits.h"
 #include "core/family.h"
 #include "core/hash.h"
 #include "core/util.h"
@@ -147,7 +178,11 @@
 #include <string.h>
 
 typedef struct stage {
-    amq_bloom *bloom;
+    amq_bloom *bloom;  /* a classic stage; NULL in a filter of blocked stages */
+    uint32_t *words;   /* a blocked stage: blocks * words_per_block, 64-byte aligned */
+    uint64_t blocks;   /* a blocked stage: its blocks (at most 2^32) */
+    uint64_t bits_set; /* a blocked stage: its set bits, kept by add and merge */
+    uint32_t hashes;   /* a blocked stage: k (8 for split-block) */
     uint64_t capacity; /* keys it takes before the next stage opens */
     uint64_t count;    /* keys added to it */
 } stage;
@@ -159,6 +194,7 @@ struct amq_scalable_bloom {
     uint64_t initial_capacity;
     double fpr, growth, tightening; /* p, s, r */
     amq_hasher hasher;
+    amq_scalable_bloom_layout layout; /* every stage's */
 };
 
 #define DEFAULT_CAPACITY   1024
@@ -182,6 +218,57 @@ struct amq_scalable_bloom {
  * apart (see stage_hash). */
 #define GOLDEN 0x9e3779b97f4a7c15ULL
 
+/* Blocked stages. The salts are blocked_bloom.c's: SPLIT_SALT Parquet's
+ * eight constants, BLOCK_SALT the first 32 bits of the fractional parts of
+ * the cube roots of the first 16 primes, made odd. */
+#define SPLIT_WORDS      8  /* 32-bit words in a split block, one bit set in each */
+#define BLOCK_WORDS      16 /* 32-bit words in a 512-bit block */
+#define MAX_BLOCK_HASHES 16
+#define MAX_STAGE_BLOCKS ((uint64_t)1 << 32) /* the block index is 32 bits times blocks */
+static const uint32_t SPLIT_SALT[SPLIT_WORDS] = {
+    0x47b6137bU, 0x44974d91U, 0x8824ad5bU, 0xa2b7289dU,
+    0x705495c7U, 0x2df1424bU, 0x9efc4947U, 0x5c6bfb31U,
+};
+static const uint32_t BLOCK_SALT[MAX_BLOCK_HASHES] = {
+    0x428a2f99U, 0x71374491U, 0xb5c0fbcfU, 0xe9b5dba5U, 0x3956c25bU, 0x59f111f1U,
+    0x923f82a5U, 0xab1c5ed5U, 0xd807aa99U, 0x12835b01U, 0x243185bfU, 0x550c7dc3U,
+    0x72be5d75U, 0x80deb1ffU, 0x9bdc06a7U, 0xc19bf175U,
+};
+
+static const char *const stage_layout_names[] = { "classic", "split-block", "block", NULL };
+
+static bool blocked(const amq_scalable_bloom *f)
+{
+    return f->layout != AMQ_SCALABLE_STAGES_CLASSIC;
+}
+
+static uint32_t words_per_block(amq_scalable_bloom_layout layout)
+{
+    return layout == AMQ_SCALABLE_STAGES_SPLIT_BLOCK ? SPLIT_WORDS : BLOCK_WORDS;
+}
+
+static amq_blocked_layout blocked_layout(amq_scalable_bloom_layout layout)
+{
+    return layout == AMQ_SCALABLE_STAGES_SPLIT_BLOCK ? AMQ_BLOCKED_SPLIT : AMQ_BLOCKED_BLOCK;
+}
+
+/* A stage's bits: m of a classic stage, blocks * words per block * 32 of a
+ * blocked one. */
+static uint64_t stage_bits(const amq_scalable_bloom *f, const stage *st)
+{
+    return blocked(f) ? st->blocks * words_per_block(f->layout) * 32 : amq_bloom_bits(st->bloom);
+}
+
+static uint32_t stage_hashes(const amq_scalable_bloom *f, const stage *st)
+{
+    return blocked(f) ? st->hashes : amq_bloom_hashes(st->bloom);
+}
+
+static uint64_t stage_bits_set(const amq_scalable_bloom *f, const stage *st)
+{
+    return blocked(f) ? st->bits_set : amq_bloom_bits_set(st->bloom);
+}
+
 /* ---- sizing ----------------------------------------------------------------- */
 
 /* The false-positive rate of n keys in m bits with k probes: the textbook
@@ -193,9 +280,9 @@ static double stage_rate(uint64_t n, uint64_t m, uint32_t k)
     return pow(-expm1(-(double)k * keys / bits), k) + keys / (bits * bits);
 }
 
-/* What stage i is, as the classic filter's parameters: its capacity, its
- * error p_i, the bits and hash functions that meet p_i, the filter's hasher. */
-static int size_stage(amq_bloom_params *out, const amq_scalable_bloom *f, size_t i, amq_diag *diag)
+/* Stage i's capacity c_i and error p_i. */
+static int stage_target(uint64_t *n, double *p_i, const amq_scalable_bloom *f, size_t i,
+                        amq_diag *diag)
 {
     if (i >= AMQ_SCALABLE_BLOOM_MAX_STAGES)
         return amq__fail(diag, AMQ_ERANGE, "a scalable filter has at most %d stages",
@@ -212,8 +299,29 @@ static int size_stage(amq_bloom_params *out, const amq_scalable_bloom *f, size_t
     if (capacity > (double)MAX_STAGE_CAPACITY)
         return amq__fail(diag, AMQ_ERANGE, "stage %zu would hold %.3g keys, more than 2^56", i,
                          capacity);
-    uint64_t n = (uint64_t)capacity, m = 0;
+    *n = (uint64_t)capacity;
+    *p_i = p;
+    return AMQ_OK;
+}
+
+/* The most bits a stage of n keys may take (AMQ_SCALABLE_BLOOM_MAX_BITS_PER_KEY). */
+static uint64_t stage_ceiling(uint64_t n)
+{
+    return n > AMQ_SCALABLE_BLOOM_STAGE_ALLOWANCE_BITS / AMQ_SCALABLE_BLOOM_MAX_BITS_PER_KEY
+               ? n * AMQ_SCALABLE_BLOOM_MAX_BITS_PER_KEY
+               : AMQ_SCALABLE_BLOOM_STAGE_ALLOWANCE_BITS;
+}
+
+/* What stage i is, as the classic filter's parameters: its capacity, its
+ * error p_i, the bits and hash functions that meet p_i, the filter's hasher. */
+static int size_stage(amq_bloom_params *out, const amq_scalable_bloom *f, size_t i, amq_diag *diag)
+{
+    uint64_t n = 0, m = 0;
     uint32_t k = 0;
+    double p = 0;
+    int status = stage_target(&n, &p, f, i, diag);
+    if (status != AMQ_OK)
+        return status;
     if (amq_calc_optimal_m(&m, n, p, NULL) != AMQ_OK || m > AMQ_BLOOM_MAX_BITS)
         return amq__fail(diag, AMQ_ERANGE,
                          "stage %zu (%llu keys at error %.3g) would need about %.3g bytes, more "
@@ -244,11 +352,7 @@ static int size_stage(amq_bloom_params *out, const amq_scalable_bloom *f, size_t
             meets = middle;
     }
     m = meets;
-    uint64_t ceiling =
-        n > AMQ_SCALABLE_BLOOM_STAGE_ALLOWANCE_BITS / AMQ_SCALABLE_BLOOM_MAX_BITS_PER_KEY
-            ? n * AMQ_SCALABLE_BLOOM_MAX_BITS_PER_KEY
-            : AMQ_SCALABLE_BLOOM_STAGE_ALLOWANCE_BITS;
-    if (m > ceiling)
+    if (m > stage_ceiling(n))
         return amq__fail(diag, AMQ_ERANGE,
                          "stage %zu (%llu keys at error %.3g) would need %llu bits, over the "
                          "ceiling of %d bits per key: start with a larger capacity, a higher "
@@ -260,10 +364,98 @@ static int size_stage(amq_bloom_params *out, const amq_scalable_bloom *f, size_t
     return AMQ_OK;
 }
 
+/* A blocked stage's size: c_i, p_i, its blocks and k. */
+typedef struct blocked_shape {
+    uint64_t capacity, blocks;
+    uint32_t hashes;
+} blocked_shape;
+
+/* The rate of n keys in a blocked stage of the given blocks and k: the
+ * blocked filter's formula, plus n / (blocks 2^32) for the absent keys whose
+ * block and 32-bit in-block hash both equal a stored key's, which then set
+ * the same bits (see the opening comment). */
+static double blocked_rate(amq_scalable_bloom_layout layout, double n, uint64_t blocks, uint32_t k)
+{
+    uint64_t bits = blocks * words_per_block(layout) * 32;
+    return amq_blocked_bloom_formula_fpr(blocked_layout(layout), (uint64_t)n, bits, k) +
+           n / ((double)blocks * 0x1p32);
+}
+
+/* The fewest blocks, at most max_blocks, at which n keys with k bits meet
+ * p; 0 if there are none. The rate falls as blocks grow. */
+static uint64_t fewest_blocks(amq_scalable_bloom_layout layout, uint64_t n, uint32_t k, double p,
+                              uint64_t max_blocks)
+{
+    if (blocked_rate(layout, (double)n, max_blocks, k) > p)
+        return 0;
+    uint64_t low = 1, high = max_blocks;
+    while (low < high) {
+        uint64_t middle = low + (high - low) / 2;
+        if (blocked_rate(layout, (double)n, middle, k) <= p)
+            high = middle;
+        else
+            low = middle + 1;
+    }
+    return low;
+}
+
+/* What blocked stage i is: the fewest blocks (and, for 512-bit blocks, the
+ * k that needs fewest) at which c_i keys meet p_i, within the ceiling. */
+static int size_blocked(blocked_shape *out, const amq_scalable_bloom *f, size_t i, amq_diag *diag)
+{
+    uint64_t n = 0;
+    double p = 0;
+    int status = stage_target(&n, &p, f, i, diag);
+    if (status != AMQ_OK)
+        return status;
+    uint64_t block_bits = words_per_block(f->layout) * 32;
+    uint64_t max_blocks = stage_ceiling(n) / block_bits;
+    max_blocks = max_blocks > MAX_STAGE_BLOCKS ? MAX_STAGE_BLOCKS : max_blocks;
+    uint32_t first = 8, last = 8;
+    if (f->layout == AMQ_SCALABLE_STAGES_BLOCK) {
+        first = 1;
+        last = MAX_BLOCK_HASHES;
+    }
+    uint64_t best = 0;
+    uint32_t best_k = 0;
+    for (uint32_t k = first; k <= last; k++) {
+        uint64_t blocks = fewest_blocks(f->layout, n, k, p, best ? best : max_blocks);
+        if (blocks != 0 && (best == 0 || blocks < best)) {
+            best = blocks;
+            best_k = k;
+        }
+    }
+    if (best == 0)
+        return amq__fail(diag, AMQ_ERANGE,
+                         "stage %zu (%llu keys at error %.3g) would need more than %d bits per "
+                         "key in %s blocks: start with a larger capacity, a higher error, a "
+                         "tightening nearer 1 or classic stages",
+                         i, (unsigned long long)n, p, AMQ_SCALABLE_BLOOM_MAX_BITS_PER_KEY,
+                         stage_layout_names[f->layout]);
+    *out = (blocked_shape){ .capacity = n, .blocks = best, .hashes = best_k };
+    return AMQ_OK;
+}
+
 /* Make a new empty stage the newest: AMQ_OK, or AMQ_ERANGE / AMQ_ENOMEM with
  * nothing changed. */
 static int open_stage(amq_scalable_bloom *f, amq_diag *diag)
 {
+    if (blocked(f)) {
+        blocked_shape shape;
+        int status = size_blocked(&shape, f, f->stage_count, diag);
+        if (status != AMQ_OK)
+            return status;
+        uint64_t bytes = shape.blocks * words_per_block(f->layout) * 4;
+        uint32_t *words = amq__alloc_table(bytes, true);
+        if (!words)
+            return amq__fail(diag, AMQ_ENOMEM, "cannot allocate %llu bytes for stage %zu",
+                             (unsigned long long)bytes, f->stage_count);
+        f->stages[f->stage_count++] = (stage){ .words = words,
+                                               .blocks = shape.blocks,
+                                               .hashes = shape.hashes,
+                                               .capacity = shape.capacity };
+        return AMQ_OK;
+    }
     amq_bloom_params size;
     int status = size_stage(&size, f, f->stage_count, diag);
     if (status != AMQ_OK)
@@ -291,6 +483,8 @@ static int new_filter(amq_scalable_bloom **out, const amq_scalable_bloom_params 
     if (!(r >= MIN_TIGHTENING && r <= MAX_TIGHTENING))
         return amq__fail(diag, AMQ_EINVAL, "tightening %g is not between %g and %g", r,
                          MIN_TIGHTENING, MAX_TIGHTENING);
+    if ((unsigned)params->stage_layout > AMQ_SCALABLE_STAGES_BLOCK)
+        return amq__fail(diag, AMQ_EINVAL, "unknown stage layout %d", (int)params->stage_layout);
     amq_hasher hasher;
     int status = amq__hasher_resolve(&hasher, &params->hasher, diag);
     if (status != AMQ_OK)
@@ -303,6 +497,7 @@ static int new_filter(amq_scalable_bloom **out, const amq_scalable_bloom_params 
     f->growth = s;
     f->tightening = r;
     f->hasher = hasher;
+    f->layout = params->stage_layout;
     status = open_stage(f, diag);
     if (status != AMQ_OK) {
         free(f);
@@ -326,22 +521,33 @@ int amq_scalable_bloom_new(amq_scalable_bloom **out, const amq_scalable_bloom_pa
     return new_filter(out, params, diag);
 }
 
+static void free_stage(stage *st)
+{
+    amq_bloom_free(st->bloom);
+    free(st->words);
+}
+
 void amq_scalable_bloom_free(amq_scalable_bloom *f)
 {
     if (!f)
         return;
     for (size_t i = 0; i < f->stage_count; i++)
-        amq_bloom_free(f->stages[i].bloom);
+        free_stage(&f->stages[i]);
     free(f);
 }
 
 void amq_scalable_bloom_clear(amq_scalable_bloom *f)
 {
     for (size_t i = 1; i < f->stage_count; i++)
-        amq_bloom_free(f->stages[i].bloom);
+        free_stage(&f->stages[i]);
     f->stage_count = 1;
-    amq_bloom_clear(f->stages[0].bloom);
-    f->stages[0].count = 0;
+    stage *first = &f->stages[0];
+    if (first->bloom)
+        amq_bloom_clear(first->bloom);
+    else
+        memset(first->words, 0, (size_t)(first->blocks * words_per_block(f->layout) * 4));
+    first->bits_set = 0;
+    first->count = 0;
     f->count = 0;
 }
 
@@ -358,10 +564,91 @@ static inline amq_u128 stage_hash(amq_u128 hash, size_t i)
     return mixed;
 }
 
+/* A blocked stage's view of a key: the top 32 bits of each half of
+ * stage_hash, the high half's picking the block and the low half's (key32)
+ * the bits inside it, as a blocked filter's 64-bit hash does. */
+typedef struct block_view {
+    uint64_t block;
+    uint32_t key32;
+} block_view;
+
+static inline block_view blocked_view(amq_u128 hash, size_t i, uint64_t blocks)
+{
+    amq_u128 mixed = stage_hash(hash, i);
+    block_view v = { ((mixed.high >> 32) * blocks) >> 32, (uint32_t)(mixed.low >> 32) };
+    return v;
+}
+
+/* Whether every bit of the key is set in a split block: bit
+ * (key32 * SPLIT_SALT[w]) >> 27 of word w, for each of the eight words. */
+static inline bool split_contains(const uint32_t *block, uint32_t key32)
+{
+    uint32_t missing = 0;
+    for (unsigned w = 0; w < SPLIT_WORDS; w++)
+        missing |= ~block[w] & (1u << ((key32 * SPLIT_SALT[w]) >> 27));
+    return missing == 0;
+}
+
+/* Whether the key's k bits (key32 * BLOCK_SALT[t]) >> 23 of a 512-bit block
+ * are set; bit b is bit b mod 32 of word b / 32. */
+static inline bool block_contains(const uint32_t *block, uint32_t key32, uint32_t k)
+{
+    uint32_t missing = 0;
+    for (uint32_t t = 0; t < k; t++) {
+        uint32_t bit = (key32 * BLOCK_SALT[t]) >> 23;
+        missing |= ~block[bit >> 5] & (1u << (bit & 31));
+    }
+    return missing == 0;
+}
+
+static inline const uint32_t *block_at(const amq_scalable_bloom *f, const stage *st, uint64_t block)
+{
+    return st->words + block * words_per_block(f->layout);
+}
+
+static inline bool stage_contains(const amq_scalable_bloom *f, size_t i, amq_u128 hash)
+{
+    const stage *st = &f->stages[i];
+    if (!blocked(f))
+        return amq_bloom_contains_hash(st->bloom, stage_hash(hash, i));
+    block_view v = blocked_view(hash, i, st->blocks);
+    const uint32_t *block = block_at(f, st, v.block);
+    return f->layout == AMQ_SCALABLE_STAGES_SPLIT_BLOCK
+               ? split_contains(block, v.key32)
+               : block_contains(block, v.key32, st->hashes);
+}
+
+/* Set a key's bits in stage i, counting the ones it newly sets. */
+static void stage_add(amq_scalable_bloom *f, size_t i, amq_u128 hash)
+{
+    stage *st = &f->stages[i];
+    if (!blocked(f)) {
+        amq_bloom_add_hash(st->bloom, stage_hash(hash, i));
+        return;
+    }
+    block_view v = blocked_view(hash, i, st->blocks);
+    uint32_t *block = st->words + v.block * words_per_block(f->layout);
+    uint64_t set = 0;
+    if (f->layout == AMQ_SCALABLE_STAGES_SPLIT_BLOCK) {
+        for (unsigned w = 0; w < SPLIT_WORDS; w++) {
+            uint32_t mask = 1u << ((v.key32 * SPLIT_SALT[w]) >> 27);
+            set += (block[w] & mask) == 0;
+            block[w] |= mask;
+        }
+    } else {
+        for (uint32_t t = 0; t < st->hashes; t++) {
+            uint32_t bit = (v.key32 * BLOCK_SALT[t]) >> 23, mask = 1u << (bit & 31);
+            set += (block[bit >> 5] & mask) == 0;
+            block[bit >> 5] |= mask;
+        }
+    }
+    st->bits_set += set;
+}
+
 bool amq_scalable_bloom_contains_hash(const amq_scalable_bloom *f, amq_u128 hash)
 {
     for (size_t i = f->stage_count; i-- > 0;)
-        if (amq_bloom_contains_hash(f->stages[i].bloom, stage_hash(hash, i)))
+        if (stage_contains(f, i, hash))
             return true;
     return false;
 }
@@ -382,7 +669,7 @@ static int add_hash(amq_scalable_bloom *f, amq_u128 hash, amq_diag *diag)
             return status;
         newest++;
     }
-    amq_bloom_add_hash(newest->bloom, stage_hash(hash, f->stage_count - 1));
+    stage_add(f, f->stage_count - 1, hash);
     newest->count++;
     f->count++;
     return 1;
@@ -398,12 +685,35 @@ int amq_scalable_bloom_add(amq_scalable_bloom *f, const void *key, size_t len)
     return add_hash(f, amq__hash128(&f->hasher, key, len), NULL);
 }
 
+/* Start fetching the block of each of the group's keys in every blocked
+ * stage: an add or a query then finds them all cached, and the misses
+ * overlap instead of following one another. */
+static void prefetch_blocks(const amq_scalable_bloom *f, const amq_u128 *hashes, size_t group)
+{
+    for (size_t i = f->stage_count; i-- > 0;) {
+        const stage *st = &f->stages[i];
+        for (size_t j = 0; j < group; j++)
+            __builtin_prefetch(block_at(f, st, blocked_view(hashes[j], i, st->blocks).block));
+    }
+}
+
 size_t amq_scalable_bloom_add_many(int *results, amq_scalable_bloom *f, const void *const *keys,
                                    const size_t *lens, size_t count)
 {
     amq_u128 hashes[SCALABLE_BATCH];
     for (size_t start = 0; start < count; start += SCALABLE_BATCH) {
         size_t group = count - start < SCALABLE_BATCH ? count - start : SCALABLE_BATCH;
+        if (blocked(f)) {
+            for (size_t j = 0; j < group; j++)
+                hashes[j] = amq__hash128(&f->hasher, keys[start + j], lens[start + j]);
+            prefetch_blocks(f, hashes, group);
+            for (size_t j = 0; j < group; j++) {
+                results[start + j] = add_hash(f, hashes[j], NULL);
+                if (results[start + j] < 0)
+                    return start + j + 1;
+            }
+            continue;
+        }
         size_t newest = f->stage_count - 1;
         const amq_bloom *bloom = f->stages[newest].bloom;
         const uint64_t *words = amq__bloom_words(bloom);
@@ -474,6 +784,12 @@ void amq_scalable_bloom_contains_many(uint8_t *results, const amq_scalable_bloom
             results[start + j] = 0;
             pending |= 1u << j;
         }
+        if (blocked(f)) {
+            prefetch_blocks(f, hashes, group);
+            for (size_t j = 0; j < group; j++)
+                results[start + j] = amq_scalable_bloom_contains_hash(f, hashes[j]);
+            continue;
+        }
         /* Stage by stage, newest first, as a single query goes. */
         for (size_t i = f->stage_count; i-- > 0 && pending;)
             pending = batch_stage(f->stages[i].bloom, i, hashes, group, pending, results + start);
@@ -510,7 +826,7 @@ uint64_t amq_scalable_bloom_memory_bytes(const amq_scalable_bloom *f)
 {
     uint64_t bytes = 0;
     for (size_t i = 0; i < f->stage_count; i++)
-        bytes += (amq_bloom_bits(f->stages[i].bloom) + 63) / 64 * 8;
+        bytes += (stage_bits(f, &f->stages[i]) + 63) / 64 * 8;
     return bytes;
 }
 
@@ -533,13 +849,38 @@ static double compound_fpr(const double *stage_fprs, size_t count)
     return -expm1(log_none);
 }
 
+/* The rate to expect from stage i (of blocks or bits as st says) when it
+ * holds count keys and bits_set set bits: fill_rate for a classic stage;
+ * for a blocked one the formula at its count, since keys fall into blocks
+ * unevenly and the fill alone would understate it. */
+static double stage_expected_rate(const amq_scalable_bloom *f, const stage *st, uint64_t bits_set,
+                                  uint64_t count)
+{
+    if (!blocked(f))
+        return fill_rate(bits_set, count, amq_bloom_bits(st->bloom), amq_bloom_hashes(st->bloom));
+    return blocked_rate(f->layout, (double)count, st->blocks, st->hashes);
+}
+
+/* The keys a blocked stage holds, estimated from its set bits: a key leaves
+ * a given bit of its block clear with chance q (31/32 for split-block,
+ * (511/512)^k for 512-bit blocks), so the expected fraction set with lambda
+ * keys per block is 1 - e^(-lambda (1 - q)). */
+static double blocked_keys(const amq_scalable_bloom *f, const stage *st, uint64_t bits_set)
+{
+    double bits = (double)stage_bits(f, st), x = (double)bits_set;
+    if (x >= bits)
+        return INFINITY;
+    double q =
+        f->layout == AMQ_SCALABLE_STAGES_SPLIT_BLOCK ? 31.0 / 32 : pow(511.0 / 512, st->hashes);
+    return -(double)st->blocks * log1p(-x / bits) / (1 - q);
+}
+
 double amq_scalable_bloom_expected_fpr(const amq_scalable_bloom *f)
 {
     double fprs[AMQ_SCALABLE_BLOOM_MAX_STAGES];
     for (size_t i = 0; i < f->stage_count; i++) {
-        const amq_bloom *bloom = f->stages[i].bloom;
-        fprs[i] = fill_rate(amq_bloom_bits_set(bloom), f->stages[i].count, amq_bloom_bits(bloom),
-                            amq_bloom_hashes(bloom));
+        const stage *st = &f->stages[i];
+        fprs[i] = stage_expected_rate(f, st, stage_bits_set(f, st), st->count);
     }
     return compound_fpr(fprs, f->stage_count);
 }
@@ -547,8 +888,11 @@ double amq_scalable_bloom_expected_fpr(const amq_scalable_bloom *f)
 static double estimated_count(const amq_scalable_bloom *f)
 {
     double keys = 0;
-    for (size_t i = 0; i < f->stage_count; i++)
-        keys += amq_bloom_estimated_keys(f->stages[i].bloom);
+    for (size_t i = 0; i < f->stage_count; i++) {
+        const stage *st = &f->stages[i];
+        keys +=
+            blocked(f) ? blocked_keys(f, st, st->bits_set) : amq_bloom_estimated_keys(st->bloom);
+    }
     return keys;
 }
 
@@ -586,20 +930,59 @@ static int check_compatible(const amq_scalable_bloom *a, const amq_scalable_bloo
                          "the filters differ in fpr, growth or tightening (%g, %g, %g and %g, "
                          "%g, %g)",
                          a->fpr, a->growth, a->tightening, b->fpr, b->growth, b->tightening);
+    if (a->layout != b->layout)
+        return amq__fail(diag, AMQ_EINCOMPATIBLE, "the filters' stages are %s and %s",
+                         stage_layout_names[a->layout], stage_layout_names[b->layout]);
     return amq__hasher_compare(&a->hasher, &b->hasher, diag);
 }
 
 /* Set bits of the OR of two stages of the same size (either may be NULL:
  * an empty stage). */
-static uint64_t union_bits_set(const amq_bloom *a, const amq_bloom *b)
+static uint64_t union_bits_set(const amq_scalable_bloom *f, const stage *a, const stage *b)
 {
     if (!a || !b)
-        return amq_bloom_bits_set(a ? a : b);
-    const uint64_t *x = amq__bloom_words(a), *y = amq__bloom_words(b);
-    uint64_t words = (amq_bloom_bits(a) + 63) / 64, set = 0;
+        return stage_bits_set(f, a ? a : b);
+    uint64_t set = 0;
+    if (blocked(f)) {
+        uint64_t words = a->blocks * words_per_block(f->layout);
+        for (uint64_t i = 0; i < words; i++)
+            set += (uint64_t)__builtin_popcount(a->words[i] | b->words[i]);
+        return set;
+    }
+    const uint64_t *x = amq__bloom_words(a->bloom), *y = amq__bloom_words(b->bloom);
+    uint64_t words = (amq_bloom_bits(a->bloom) + 63) / 64;
     for (uint64_t i = 0; i < words; i++)
         set += (uint64_t)__builtin_popcountll(x[i] | y[i]);
     return set;
+}
+
+/* The keys a stage of st's size holds when bits_set of its bits are set,
+ * estimated as amq_bloom_estimated_keys estimates them (blocked_keys for
+ * blocked stages). */
+static double keys_from_bits(const amq_scalable_bloom *f, const stage *st, uint64_t bits_set)
+{
+    if (blocked(f))
+        return blocked_keys(f, st, bits_set);
+    double m = (double)amq_bloom_bits(st->bloom), k = amq_bloom_hashes(st->bloom);
+    double x = (double)bits_set;
+    return x >= m ? INFINITY : -(m / k) * log1p(-x / m);
+}
+
+/* OR stage b into stage a (the same size). */
+static void merge_stage(const amq_scalable_bloom *f, stage *a, const stage *b)
+{
+    if (!blocked(f)) {
+        int status = amq_bloom_merge(a->bloom, b->bloom, NULL);
+        assert(status == AMQ_OK);
+        (void)status;
+        return;
+    }
+    uint64_t words = a->blocks * words_per_block(f->layout), set = 0;
+    for (uint64_t i = 0; i < words; i++) {
+        a->words[i] |= b->words[i];
+        set += (uint64_t)__builtin_popcount(a->words[i]);
+    }
+    a->bits_set = set;
 }
 
 static int union_into(amq_scalable_bloom *into, const amq_scalable_bloom *other, amq_diag *diag)
@@ -612,24 +995,23 @@ static int union_into(amq_scalable_bloom *into, const amq_scalable_bloom *other,
     double fprs[AMQ_SCALABLE_BLOOM_MAX_STAGES];
     uint64_t counts[AMQ_SCALABLE_BLOOM_MAX_STAGES];
     for (size_t i = 0; i < stages; i++) {
-        const amq_bloom *a = i < into->stage_count ? into->stages[i].bloom : NULL;
-        const amq_bloom *b = i < other->stage_count ? other->stages[i].bloom : NULL;
-        uint64_t ca = a ? into->stages[i].count : 0, cb = b ? other->stages[i].count : 0;
-        const amq_bloom *any = a ? a : b;
-        double m = (double)amq_bloom_bits(any), k = amq_bloom_hashes(any);
-        uint64_t set = union_bits_set(a, b);
-        double x = (double)set, xa = a ? (double)amq_bloom_bits_set(a) : 0;
+        const stage *a = i < into->stage_count ? &into->stages[i] : NULL;
+        const stage *b = i < other->stage_count ? &other->stages[i] : NULL;
+        uint64_t ca = a ? a->count : 0, cb = b ? b->count : 0;
+        const stage *any = a ? a : b;
+        uint64_t set = union_bits_set(into, a, b);
         /* The keys other brings that into lacks, estimated from how much
          * the OR fills the stage (as amq_bloom_estimated_keys estimates
          * keys from set bits), added to into's count; the result is kept
          * between what the larger side holds and what both hold together. */
-        double brought = x >= m ? INFINITY : (m / k) * (log1p(-xa / m) - log1p(-x / m));
+        double brought = keys_from_bits(into, any, set) -
+                         (a ? keys_from_bits(into, any, stage_bits_set(into, a)) : 0);
         double estimate = (double)ca + brought;
         uint64_t low = ca > cb ? ca : cb, high = ca + cb;
         counts[i] = estimate >= (double)high  ? high
                     : estimate <= (double)low ? low
                                               : (uint64_t)llround(estimate);
-        fprs[i] = fill_rate(set, counts[i], amq_bloom_bits(any), amq_bloom_hashes(any));
+        fprs[i] = stage_expected_rate(into, any, set, counts[i]);
     }
     double fpr = compound_fpr(fprs, stages);
     if (fpr > into->fpr)
@@ -642,16 +1024,14 @@ static int union_into(amq_scalable_bloom *into, const amq_scalable_bloom *other,
         status = open_stage(into, diag);
         if (status != AMQ_OK) {
             while (into->stage_count > old_count)
-                amq_bloom_free(into->stages[--into->stage_count].bloom);
+                free_stage(&into->stages[--into->stage_count]);
             return status;
         }
     }
     into->count = 0;
     for (size_t i = 0; i < stages; i++) {
-        if (i < other->stage_count) {
-            status = amq_bloom_merge(into->stages[i].bloom, other->stages[i].bloom, NULL);
-            assert(status == AMQ_OK);
-        }
+        if (i < other->stage_count)
+            merge_stage(into, &into->stages[i], &other->stages[i]);
         into->stages[i].count = counts[i];
         into->count += counts[i];
     }
@@ -668,9 +1048,40 @@ int amq_scalable_bloom_merge(amq_scalable_bloom *into, const amq_scalable_bloom 
 /* ---- invariants ------------------------------------------------------------- */
 
 /* Stage i against what the filter's parameters make it; a message on failure. */
+/* A blocked stage's part of check_stage: I1 and its set-bit count (I2). */
+static int check_blocked_stage(const amq_scalable_bloom *f, size_t i, amq_diag *diag)
+{
+    const stage *st = &f->stages[i];
+    blocked_shape shape;
+    if (size_blocked(&shape, f, i, NULL) != AMQ_OK || st->capacity != shape.capacity ||
+        st->blocks != shape.blocks || st->hashes != shape.hashes || st->bloom || !st->words)
+        return amq__fail(diag, AMQ_ECORRUPT,
+                         "stage %zu is not sized as the parameters make it (I1)", i);
+    uint64_t words = st->blocks * words_per_block(f->layout), set = 0;
+    for (uint64_t w = 0; w < words; w++)
+        set += (uint64_t)__builtin_popcount(st->words[w]);
+    if (set != st->bits_set)
+        return amq__fail(diag, AMQ_ECORRUPT, "stage %zu has %llu bits set, not the %llu kept (I2)",
+                         i, (unsigned long long)set, (unsigned long long)st->bits_set);
+    return AMQ_OK;
+}
+
 static int check_stage(const amq_scalable_bloom *f, size_t i, amq_diag *diag)
 {
     const stage *st = &f->stages[i];
+    if (blocked(f)) {
+        int status = check_blocked_stage(f, i, diag);
+        if (status != AMQ_OK)
+            return status;
+        if (st->count > MAX_STAGE_COUNT)
+            return amq__fail(diag, AMQ_ECORRUPT, "stage %zu count %llu is more than 2^56 (I3)", i,
+                             (unsigned long long)st->count);
+        if (st->bits_set > st->count * st->hashes)
+            return amq__fail(diag, AMQ_ECORRUPT,
+                             "stage %zu has more bits set than its %llu keys can set (I4)", i,
+                             (unsigned long long)st->count);
+        return AMQ_OK;
+    }
     amq_bloom_params size;
     if (size_stage(&size, f, i, NULL) != AMQ_OK || st->capacity != size.capacity ||
         amq_bloom_bits(st->bloom) != size.bits || amq_bloom_hashes(st->bloom) != size.hashes)
@@ -724,9 +1135,19 @@ static const amq__option option_tightening = {
     .help = "the factor each new stage's rate is tightened by, 0.5 to 0.95 (default 0.9)",
 };
 
+static const amq__option option_stages = {
+    .name = "stages",
+    .type = AMQ__OPTION_CHOICE,
+    .choices = stage_layout_names, /* indexed by amq_scalable_bloom_layout */
+    .help = "classic: k bits anywhere in each stage (default); split-block: one cache line per "
+            "stage, one bit in each word of a 256-bit block; block: one cache line per stage, "
+            "up to 16 bits in a 512-bit block (smaller below about 0.1% per stage)",
+};
+
 static const amq__option *const scalable_options[] = {
-    &amq__option_capacity, &amq__option_fpr,  &option_growth,   &option_tightening,
-    &amq__option_seed,     &amq__option_hash, &amq__option_key, NULL,
+    &amq__option_capacity, &amq__option_fpr, &option_growth,
+    &option_tightening,    &option_stages,   &amq__option_seed,
+    &amq__option_hash,     &amq__option_key, NULL,
 };
 
 static int family_create(void **state, const amq__spec *spec, amq_diag *diag)
@@ -736,6 +1157,8 @@ static int family_create(void **state, const amq__spec *spec, amq_diag *diag)
         .fpr = amq__spec_real(spec, &amq__option_fpr, DEFAULT_FPR),
         .growth = amq__spec_real(spec, &option_growth, DEFAULT_GROWTH),
         .tightening = amq__spec_real(spec, &option_tightening, DEFAULT_TIGHTENING),
+        .stage_layout = (amq_scalable_bloom_layout)amq__spec_choice(spec, &option_stages,
+                                                                    AMQ_SCALABLE_STAGES_CLASSIC),
     };
     int status = amq__spec_hasher(spec, &params.hasher, 0, diag);
     if (status != AMQ_OK)
@@ -776,9 +1199,33 @@ static int family_merge(void *state, const void *other, amq_diag *diag)
     return union_into(state, other, diag);
 }
 
-/* Parameter block: the filter, then one record per stage. */
-#define PARAMS_HEAD_BYTES  44 /* u64 c0 | f64 p | f64 s | f64 r | u64 count | u32 stages */
-#define PARAMS_STAGE_BYTES 36 /* u64 m | u32 k | u64 capacity | u64 count | u64 set bits */
+/* Parameter block: the filter, then one record per stage, then for
+ * blocked stages only, their layout (a block without it is classic). */
+#define PARAMS_HEAD_BYTES   44 /* u64 c0 | f64 p | f64 s | f64 r | u64 count | u32 stages */
+#define PARAMS_STAGE_BYTES  36 /* u64 m | u32 k | u64 capacity | u64 count | u64 set bits */
+#define PARAMS_LAYOUT_BYTES 4  /* u32 stage layout: 1 split-block, 2 block */
+
+/* A blocked stage's words as saved, little-endian: the words themselves on
+ * a little-endian host, else a copy at *scratch + *offset. */
+static const void *blocked_le_words(const amq_scalable_bloom *f, const stage *st, void **scratch,
+                                    uint64_t total, uint64_t offset)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    (void)f;
+    (void)scratch;
+    (void)total;
+    (void)offset;
+    return st->words;
+#else
+    if (!*scratch && !(*scratch = malloc((size_t)total)))
+        return NULL;
+    uint8_t *copy = (uint8_t *)*scratch + offset;
+    uint64_t words = st->blocks * words_per_block(f->layout);
+    for (uint64_t i = 0; i < words; i++)
+        amq__store_u32le(copy + i * 4, st->words[i]);
+    return copy;
+#endif
+}
 
 static int family_save(const void *state, amq__saved *out)
 {
@@ -793,12 +1240,25 @@ static int family_save(const void *state, amq__saved *out)
     uint64_t total = 0, offset = 0;
     for (size_t i = 0; i < f->stage_count; i++) {
         const stage *st = &f->stages[i];
-        amq__params_put_u64(&out->params, amq_bloom_bits(st->bloom));
-        amq__params_put_u32(&out->params, amq_bloom_hashes(st->bloom));
+        amq__params_put_u64(&out->params, stage_bits(f, st));
+        amq__params_put_u32(&out->params, stage_hashes(f, st));
         amq__params_put_u64(&out->params, st->capacity);
         amq__params_put_u64(&out->params, st->count);
-        amq__params_put_u64(&out->params, amq_bloom_bits_set(st->bloom));
-        total += (amq_bloom_bits(st->bloom) + 63) / 64 * 8;
+        amq__params_put_u64(&out->params, stage_bits_set(f, st));
+        total += (stage_bits(f, st) + 63) / 64 * 8;
+    }
+    if (blocked(f)) {
+        amq__params_put_u32(&out->params, (uint32_t)f->layout);
+        for (size_t i = 0; i < f->stage_count; i++) {
+            const stage *st = &f->stages[i];
+            const void *words = blocked_le_words(f, st, &out->scratch, total, offset);
+            if (!words)
+                return AMQ_ENOMEM;
+            out->pieces[i] = (amq__piece){ .data = words, .len = stage_bits(f, st) / 8 };
+            offset += stage_bits(f, st) / 8;
+        }
+        out->piece_count = f->stage_count;
+        return AMQ_OK;
     }
     for (size_t i = 0; i < f->stage_count; i++) {
         void *copy = NULL;
@@ -852,10 +1312,21 @@ static int load_head(amq_scalable_bloom *f, uint32_t *stages, amq__params_reader
         return amq__fail(diag, AMQ_ECORRUPT, "scalable-bloom stage count %u is not in [1, %d]",
                          *stages, AMQ_SCALABLE_BLOOM_MAX_STAGES);
     uint32_t expected = PARAMS_HEAD_BYTES + *stages * PARAMS_STAGE_BYTES;
-    if (r->len != expected)
+    f->layout = AMQ_SCALABLE_STAGES_CLASSIC;
+    if (r->len == expected + PARAMS_LAYOUT_BYTES) {
+        /* Blocked stages: the layout follows the records, and is needed to
+         * check them. A classic filter never writes the field. */
+        uint32_t layout = amq__load_u32le(r->bytes + expected);
+        if (layout != AMQ_SCALABLE_STAGES_SPLIT_BLOCK && layout != AMQ_SCALABLE_STAGES_BLOCK)
+            return amq__fail(diag, AMQ_ECORRUPT, "scalable-bloom stage layout %u is unknown",
+                             layout);
+        f->layout = (amq_scalable_bloom_layout)layout;
+    } else if (r->len != expected) {
         return amq__fail(diag, AMQ_ECORRUPT,
-                         "scalable-bloom parameters are %u bytes, expected %u for %u stages",
-                         r->len, expected, *stages);
+                         "scalable-bloom parameters are %u bytes, expected %u for %u stages (%u "
+                         "with blocked stages)",
+                         r->len, expected, *stages, expected + PARAMS_LAYOUT_BYTES);
+    }
     return AMQ_OK;
 }
 
@@ -871,9 +1342,18 @@ static int load_records(stage_record *records, uint32_t stages, const amq_scalab
             amq__params_get_u64(r, &rec->capacity) || amq__params_get_u64(r, &rec->count) ||
             amq__params_get_u64(r, &rec->bits_set))
             return amq__fail(diag, AMQ_ECORRUPT, "scalable-bloom stage %u record is short", i);
-        amq_bloom_params size;
-        if (size_stage(&size, f, i, NULL) != AMQ_OK || rec->bits != size.bits ||
-            rec->hashes != size.hashes || rec->capacity != size.capacity)
+        bool sized;
+        if (blocked(f)) {
+            blocked_shape shape;
+            sized = size_blocked(&shape, f, i, NULL) == AMQ_OK &&
+                    rec->bits == shape.blocks * words_per_block(f->layout) * 32 &&
+                    rec->hashes == shape.hashes && rec->capacity == shape.capacity;
+        } else {
+            amq_bloom_params size;
+            sized = size_stage(&size, f, i, NULL) == AMQ_OK && rec->bits == size.bits &&
+                    rec->hashes == size.hashes && rec->capacity == size.capacity;
+        }
+        if (!sized)
             return amq__fail(diag, AMQ_ECORRUPT,
                              "scalable-bloom stage %u is not sized as the parameters make it", i);
         if (rec->count > MAX_STAGE_COUNT)
@@ -895,9 +1375,44 @@ static int load_records(stage_record *records, uint32_t stages, const amq_scalab
         return amq__fail(diag, AMQ_ECORRUPT,
                          "scalable-bloom payload is %llu bytes, its stages need %llu",
                          (unsigned long long)payload_len, (unsigned long long)bytes);
+    uint32_t layout;
+    if (blocked(f))
+        amq__params_get_u32(r, &layout); /* checked by load_head */
     return amq__params_end(r) == AMQ_OK
                ? AMQ_OK
                : amq__fail(diag, AMQ_ECORRUPT, "scalable-bloom parameters have trailing bytes");
+}
+
+/* Blocked stage i from its record (checked by load_records) and its saved
+ * words: AMQ_ECORRUPT unless the words hold exactly the recorded set bits. */
+static int load_blocked_stage(amq_scalable_bloom *f, uint32_t i, const stage_record *rec,
+                              const uint8_t *payload, amq_diag *diag)
+{
+    blocked_shape shape;
+    size_blocked(&shape, f, i, NULL);
+    uint64_t words = shape.blocks * words_per_block(f->layout), set = 0;
+    uint32_t *table = amq__alloc_table(words * 4, false);
+    if (!table)
+        return amq__fail(diag, AMQ_ENOMEM, "cannot allocate %llu bytes for stage %u",
+                         (unsigned long long)(words * 4), i);
+    for (uint64_t w = 0; w < words; w++) {
+        table[w] = amq__load_u32le(payload + w * 4);
+        set += (uint64_t)__builtin_popcount(table[w]);
+    }
+    if (set != rec->bits_set) {
+        free(table);
+        return amq__fail(diag, AMQ_ECORRUPT,
+                         "scalable-bloom stage %u has %llu bits set, its record says %llu", i,
+                         (unsigned long long)set, (unsigned long long)rec->bits_set);
+    }
+    f->stages[i] = (stage){ .words = table,
+                            .blocks = shape.blocks,
+                            .bits_set = set,
+                            .hashes = shape.hashes,
+                            .capacity = shape.capacity,
+                            .count = rec->count };
+    f->stage_count = i + 1;
+    return AMQ_OK;
 }
 
 static int family_load(void **state, const amq__container *c, bool *borrows_image, amq_diag *diag)
@@ -915,7 +1430,11 @@ static int family_load(void **state, const amq__container *c, bool *borrows_imag
     if (status == AMQ_OK)
         status = load_records(records, stages, f, &r, c->payload_len, diag);
     uint64_t offset = 0;
-    for (uint32_t i = 0; status == AMQ_OK && i < stages; i++) {
+    for (uint32_t i = 0; status == AMQ_OK && blocked(f) && i < stages; i++) {
+        status = load_blocked_stage(f, i, &records[i], c->payload + offset, diag);
+        offset += records[i].bits / 8;
+    }
+    for (uint32_t i = 0; status == AMQ_OK && !blocked(f) && i < stages; i++) {
         amq_bloom_params size;
         size_stage(&size, f, i, NULL);
         uint64_t len = (size.bits + 63) / 64 * 8;
@@ -954,6 +1473,8 @@ static void family_info(const void *state, amq_info *out)
     amq__info_number(out, "initial_capacity", (double)f->initial_capacity);
     amq__info_number(out, "growth", f->growth);
     amq__info_number(out, "tightening", f->tightening);
+    if (blocked(f))
+        amq__info_text(out, "stage_layout", stage_layout_names[f->layout]);
 }
 
 static void family_destroy(void *state)
