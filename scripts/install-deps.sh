@@ -12,7 +12,8 @@
 # gzip and zstd commands make that input for its test (tests/cli/input.sh);
 # groff-base renders the man page for its test (tests/cli/manpage.sh);
 # time is GNU time, whose /usr/bin/time reports the peak memory that
-# bench/dedup.sh compares; gcc-multilib (on amd64, where Debian has it)
+# bench/dedup.sh compares; codesearch (cindex, csearch) and ripgrep are
+# what bench/codesearch.sh sets amq-codesearch beside; gcc-multilib (on amd64, where Debian has it)
 # lets tests/headers/check.sh compile the public headers for a 32-bit target;
 # redis-server, redis-tools and python3-redis (Debian's python3 imports it)
 # run the Redis module's tests (tests/redis/); binutils-s390x-linux-gnu,
@@ -27,7 +28,7 @@ if [ "$(dpkg --print-architecture 2>/dev/null || true)" = amd64 ]; then
     packages="$packages gcc-multilib"
 fi
 case "${1:-}" in
---bench) packages="$packages libbloom-dev time" ;;
+--bench) packages="$packages libbloom-dev time codesearch ripgrep" ;;
 --demo) packages="$packages wamerican-insane gnuplot-nox fonts-dejavu-core" ;;
 "") ;;
 *)

@@ -1,7 +1,9 @@
 /*
  * scan.c - one file searched and printed in grep's format (scan.h). The
- * file is mapped, not read, so a candidate's untouched pages cost nothing
- * and a file of any size is one buffer for the matcher.
+ * file is read whole into one buffer for the matcher, up to its end as it is
+ * when read: a mapping would be cheaper for untouched pages, but a file
+ * another process truncates during the search would then kill this one with
+ * SIGBUS, and source trees change under their searchers.
  */
 #include "scan.h"
 
@@ -9,8 +11,9 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -75,15 +78,37 @@ long long scan_file(matcher *m, const char *path, const scan_options *o, FILE *o
         close(fd);
         return -1;
     }
-    size_t len = (size_t)st.st_size;
-    void *map = len ? mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0) : NULL;
-    close(fd);
-    if (map == MAP_FAILED) {
-        codesearch_error("%s: %s", path, strerror(errno));
-        return -1;
+    size_t capacity = (size_t)st.st_size + 1, len = 0;
+    char *bytes = malloc(capacity);
+    for (;;) {
+        if (!bytes) {
+            codesearch_error("%s: out of memory reading %zu bytes", path, capacity);
+            close(fd);
+            return -1;
+        }
+        ssize_t got = read(fd, bytes + len, capacity - len);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got < 0) {
+            codesearch_error("%s: %s", path, strerror(errno));
+            free(bytes);
+            close(fd);
+            return -1;
+        }
+        if (got == 0)
+            break;
+        len += (size_t)got;
+        if (len == capacity) {
+            /* The file grew since fstat: read on to its new end. */
+            char *larger = capacity <= SIZE_MAX / 2 ? realloc(bytes, 2 * capacity) : NULL;
+            if (!larger)
+                free(bytes);
+            bytes = larger;
+            capacity *= 2;
+        }
     }
-    long long matches = search_bytes(m, path, map, len, o, out);
-    if (map)
-        munmap(map, len);
+    close(fd);
+    long long matches = search_bytes(m, path, (const uint8_t *)bytes, len, o, out);
+    free(bytes);
     return matches;
 }
