@@ -1,10 +1,10 @@
 /*
  * bench_hfb.c - hash-free Bloom banks (src/hfb/hfb.c) at p = 1% (hfb/p1%) and
- * 0.1% (hfb/p0.1%) with the default len (the smallest stored filter: one
- * bank of 2^27 or 2^30 bits at a million keys), and at p = 1% with banks of
- * 2^22 bits (hfb/p1%-bank22: three banks, a tenth of the memory, for 1.1
- * more stored bits per ID), beside the split-block Bloom filter on the same
- * keys.
+ * 0.1% (hfb/p0.1%) with the default len (the smallest stored filter within
+ * 1.5 times that in memory: three or five banks of 2^22 bits at a million
+ * keys), and at p = 1% with banks of 2^22 bits given (hfb/p1%-bank22: the
+ * default at a million keys, fixed whatever --keys), beside the split-block
+ * Bloom filter on the same keys.
  *
  * The static workload's keys (bench_static.h: bench_keys_binary, 16 bytes)
  * are random 16-byte strings: exactly what hfb takes as IDs, unhashed, while

@@ -79,7 +79,8 @@ typedef enum amq_hfb_encoding {
 typedef struct amq_hfb_params {
     double fpr;         /**< target p in (0, 1) for random absent IDs; 0 = 0.01 */
     uint32_t bank_bits; /**< len, 1..32; 0 = the len whose banks are expected to
-                             take the least stored space for p
+                             take the least stored space for p while taking
+                             at most 1.5 times that in memory
                              (amq_hfb_choose_bank_bits) */
     amq_hfb_ids ids;    /**< what the IDs are; recorded in the filter so that
                              amq_hfb_contains knows whether to hash */
@@ -111,8 +112,8 @@ typedef struct amq_hfb_bank {
  *
  * Duplicates count once. The IDs are copied and sorted; the caller's array is
  * not changed. With bank_bits 0 the len expected to give the smallest stored
- * filter for p is used (and, should these IDs need more banks than their
- * slices offer, the next wider len that reaches p).
+ * filter for p within 1.5 times that in memory is used (and, should these IDs need more banks than
+ * their slices offer, the next wider len that reaches p).
  *
  * @param out receives the filter; set to NULL on failure. Not NULL.
  * @param params how to build; not NULL.
@@ -292,8 +293,11 @@ AMQ_API bool amq_hfb_nonrandom(const amq_hfb *filter);
 AMQ_API double amq_hfb_expected_bits(uint64_t n, double fpr, uint32_t bank_bits);
 
 /**
- * The bank_bits a build uses by default: the len in 1..32 with the fewest
- * expected stored bits (amq_hfb_expected_bits), the narrower on a tie.
+ * The bank_bits a build uses by default: among the lens in 1..32 whose banks
+ * are expected to take at most 1.5 times their stored size in memory (the
+ * 2^len bits of each bank, and its code where it is stored Rice-coded), the
+ * one with the fewest expected stored bits (amq_hfb_expected_bits), the
+ * narrower on a tie.
  * @return the len; 0 when none reaches fpr for n random IDs.
  */
 AMQ_API uint32_t amq_hfb_choose_bank_bits(uint64_t n, double fpr);

@@ -32,16 +32,19 @@
  *      equal top bits by insertion (qsort for a long run: IDs that are not
  *      random). n is the number of distinct IDs.
  *   2. Choose len. Given, or by default the len in 1..32 whose banks are
- *      expected to take the least stored space: with f = 1 - (1 - 2^-len)^n,
- *      k = the fewest banks with f^k <= p (at most floor(128 / len), the
- *      slices there are), and S = the expected stored bits of one bank (the
- *      smaller of its raw 2^len bits and its Rice code, below), minimize
- *      k * S. Storing a sparse bank costs about log2(1/f) + 1.6 bits per ID,
- *      so one bank at fill just below p is usually best: it is a Golomb-coded
- *      set of the slice values. When p is too small for one bank of at most
- *      2^32 bits, several narrower banks win. The measured size differs
- *      from the expectation by the spread of the weights (well under 1% at
- *      a thousand IDs and more).
+ *      expected to take the least stored space while taking at most 1.5
+ *      times that in memory: with f = 1 - (1 - 2^-len)^n, k = the fewest
+ *      banks with f^k <= p (at most floor(128 / len), the slices there
+ *      are), S = the expected stored bits of one bank (the smaller of its
+ *      raw 2^len bits and its Rice code, below) and R = its bits in memory
+ *      (2^len, plus the code when Rice-coded), minimize k * S over the lens
+ *      with R <= 1.5 S. Without the memory bound one bank at fill just
+ *      below p would win: its Rice code takes about log2(1/f) + 1.6 bits
+ *      per ID, but a query reads the decoded 2^len bits, about 1/p bits per
+ *      ID (100 at p = 1%). With it, several denser banks are chosen (three
+ *      of fill about 0.2 at 1%). The measured size differs from the
+ *      expectation by the spread of the weights (well under 1% at a
+ *      thousand IDs and more).
  *   3. Measure every slice j = (j * len, len), j < floor(128 / len): fill a
  *      scratch bank and count the bits that were newly set. Compare each
  *      weight with what n random IDs give (below); the largest deviation is
@@ -92,8 +95,8 @@
  * exact code length at P - 1, P and P + 1, and stores the bank in whichever
  * of the Rice code and the raw words takes fewer bytes (raw on a tie: it
  * loads without decoding). Loading decodes a Rice-coded bank into a bit
- * array: a query never decodes. The code itself is kept beside the bits
- * (it is the smaller form), so saving copies it.
+ * array: a query never decodes. The code is not kept beside the bits:
+ * saving codes the bits again, so memory holds the bits alone.
  *
  * In memory:
  *
@@ -222,8 +225,13 @@ static double expected_rice_bits(double weight, double m, uint32_t len)
     return best;
 }
 
-double amq_hfb_expected_bits(uint64_t n, double fpr, uint32_t bank_bits)
+/* The expected stored bits (amq_hfb_expected_bits) of banks of len bits,
+ * and in *memory_bits the bits they take in memory: every bank's 2^len raw
+ * bits (a query reads bits, never a code; the code is made again when
+ * saving). */
+static double expected_sizes(uint64_t n, double fpr, uint32_t bank_bits, double *memory_bits)
 {
+    *memory_bits = INFINITY;
     if (bank_bits < 1 || bank_bits > AMQ_HFB_MAX_BANK_BITS || !(fpr > 0 && fpr < 1))
         return INFINITY;
     double fill = amq__hfb_expected_fill(n, bank_bits);
@@ -233,21 +241,40 @@ double amq_hfb_expected_bits(uint64_t n, double fpr, uint32_t bank_bits)
     double m = ldexp(1.0, (int)bank_bits);
     double raw_bits = 64 * ceil(m / 64);
     double rice_bits = 8 * ceil(expected_rice_bits(fill * m, m, bank_bits) / 8);
+    *memory_bits = banks * raw_bits;
     return banks * (rice_bits < raw_bits ? rice_bits : raw_bits);
 }
 
+double amq_hfb_expected_bits(uint64_t n, double fpr, uint32_t bank_bits)
+{
+    double memory_bits;
+    return expected_sizes(n, fpr, bank_bits, &memory_bits);
+}
+
+/* The default len: the smallest expected stored size among the lens whose
+ * banks are expected to take at most AMQ__HFB_MEMORY_RATIO times that in
+ * memory. The stored size alone would pick one wide, sparse bank: a Rice
+ * code of about log2(1/p) + 1.6 bits per ID on disk, but 2^len bits, about
+ * 1/p per ID, once decoded for queries. When no len keeps within the ratio
+ * (p so small that the 128 bits of an ID do not hold enough dense banks),
+ * the len with the least memory. */
 uint32_t amq_hfb_choose_bank_bits(uint64_t n, double fpr)
 {
-    uint32_t best_len = 0;
-    double best = INFINITY;
+    uint32_t best_len = 0, leanest_len = 0;
+    double best = INFINITY, leanest = INFINITY;
     for (uint32_t len = 1; len <= AMQ_HFB_MAX_BANK_BITS; len++) {
-        double bits = amq_hfb_expected_bits(n, fpr, len);
-        if (bits < best) {
+        double memory_bits;
+        double bits = expected_sizes(n, fpr, len, &memory_bits);
+        if (bits < best && memory_bits <= AMQ__HFB_MEMORY_RATIO * bits) {
             best = bits;
             best_len = len;
         }
+        if (memory_bits < leanest) {
+            leanest = memory_bits;
+            leanest_len = len;
+        }
     }
-    return best_len;
+    return best_len ? best_len : leanest_len;
 }
 
 /* ---- step 1: sorting the IDs ------------------------------------------------------ */
@@ -454,8 +481,7 @@ static void choose_encoding(amq__hfb_bank *bank)
     }
 }
 
-/* Write a Golomb-Rice bank's code into bank->code: AMQ_OK or AMQ_ENOMEM. */
-static int encode_code(amq__hfb_bank *bank)
+int amq__hfb_bank_encode(const amq__hfb_bank *bank, uint8_t **code)
 {
     amq__bitwriter writer;
     amq__bitwriter_init(&writer);
@@ -466,7 +492,8 @@ static int encode_code(amq__hfb_bank *bank)
         amq__bitwriter_put_rice(&writer, gap, bank->rice_bits);
     size_t byte_count = 0;
     uint64_t bits = 0;
-    int status = amq__bitwriter_finish(&writer, &bank->code, &byte_count, &bits);
+    *code = NULL;
+    int status = amq__bitwriter_finish(&writer, code, &byte_count, &bits);
     assert(status != AMQ_OK ||
            (bits == bank->stored_bits && byte_count == amq__hfb_bank_stored_bytes(bank)));
     return status;
@@ -476,11 +503,8 @@ static int encode_code(amq__hfb_bank *bank)
 
 static void banks_free(amq_hfb *f)
 {
-    for (size_t i = 0; i < f->bank_count; i++) {
+    for (size_t i = 0; i < f->bank_count; i++)
         amq__bitvec_free(&f->banks[i].bits);
-        free(f->banks[i].code);
-        f->banks[i].code = NULL;
-    }
     f->bank_count = 0;
 }
 
@@ -563,10 +587,6 @@ static int build_banks(amq_hfb *f, const hfb_id *ids, size_t n, uint32_t len, am
         assert(weight == bank->weight);
         (void)weight;
         choose_encoding(bank);
-        if (bank->encoding == AMQ_HFB_GOLOMB && encode_code(bank) != AMQ_OK) {
-            banks_free(f);
-            return amq__fail(diag, AMQ_ENOMEM, "cannot allocate the code of bank %u", i);
-        }
     }
     assert(amq__hfb_check(f, NULL) == AMQ_OK);
     return AMQ_OK;

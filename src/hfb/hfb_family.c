@@ -21,9 +21,10 @@
  * order: raw, ceil(2^len / 64) little-endian 64-bit words (bit v is bit
  * v % 64 of word v / 64); Golomb-Rice, the code of the gaps (hfb.c) in
  * ceil(stored bits / 8) bytes, MSB-first, padded with 0-bits. A Golomb
- * bank keeps its code beside its bits (the build writes it, the loader
- * copies it), so saving copies it rather than scanning 2^len bits again,
- * and a loaded filter saves to the bytes it was loaded from.
+ * bank's code is not kept in memory beside its bits: saving codes the bits
+ * again (one scan of 2^len bits), and the code being unique for the
+ * positions and the parameter, a loaded filter saves to the bytes it was
+ * loaded from.
  *
  * Loading checks every field before it allocates (amq__hfb_check_bank),
  * then decodes: a raw bank's set bits must number its weight; a coded bank
@@ -50,7 +51,8 @@ static const amq__option option_bank_bits = {
     .count_min = 1,
     .count_max = AMQ_HFB_MAX_BANK_BITS,
     .value_name = "LEN",
-    .help = "banks of 2^LEN bits (default: the smallest stored filter for fpr)",
+    .help =
+        "banks of 2^LEN bits (default: the smallest stored filter for fpr within 1.5x in memory)",
 };
 
 /* seed and key are listed only to be refused with a reason. */
@@ -140,8 +142,14 @@ static int family_save(const void *state, amq__saved *out)
         if (bank->encoding == AMQ_HFB_RAW) {
             for (uint64_t w = 0; w < amq__bitvec_words_for(bank->bits.bit_count); w++)
                 amq__store_u64le(at + 8 * w, bank->bits.words[w]);
-        } else if (bank->code) {
-            memcpy(at, bank->code, (size_t)amq__hfb_bank_stored_bytes(bank));
+        } else if (bank->weight) {
+            uint8_t *code = NULL;
+            if (amq__hfb_bank_encode(bank, &code) != AMQ_OK) {
+                free(payload);
+                return AMQ_ENOMEM;
+            }
+            memcpy(at, code, (size_t)amq__hfb_bank_stored_bytes(bank));
+            free(code);
         }
         at += amq__hfb_bank_stored_bytes(bank);
     }
@@ -194,13 +202,6 @@ static int decode_rice(amq__hfb_bank *bank, size_t i, const uint8_t *bytes, amq_
     unsigned tail = (unsigned)(bank->stored_bits % 8);
     if (tail && (bytes[bank->stored_bits / 8] & (0xffu >> tail)) != 0)
         return amq__fail(diag, AMQ_ECORRUPT, "hfb bank %zu's code has padding bits set", i);
-    size_t code_bytes = (size_t)amq__hfb_bank_stored_bytes(bank);
-    if (code_bytes) {
-        bank->code = malloc(code_bytes);
-        if (!bank->code)
-            return amq__fail(diag, AMQ_ENOMEM, "cannot allocate the code of hfb bank %zu", i);
-        memcpy(bank->code, bytes, code_bytes);
-    }
     return AMQ_OK;
 }
 

@@ -16,6 +16,10 @@
 /* Bits in an ID. */
 #define AMQ__HFB_ID_BITS 128
 
+/* The default len keeps the banks' memory within this many times their
+ * stored size (amq_hfb_choose_bank_bits). */
+#define AMQ__HFB_MEMORY_RATIO 1.5
+
 typedef struct amq__hfb_bank {
     amq__bitvec bits; /* 2^len bits */
     uint64_t mask;    /* 2^len - 1 */
@@ -25,8 +29,6 @@ typedef struct amq__hfb_bank {
     uint64_t stored_bits;
     amq_hfb_encoding encoding;
     uint32_t rice_bits;
-    uint8_t *code; /* Golomb-Rice: the stored code, ceil(stored_bits / 8) bytes, kept
-                      so that saving is a copy; NULL when raw or empty */
 } amq__hfb_bank;
 
 struct amq_hfb {
@@ -48,6 +50,11 @@ static inline double amq__hfb_bank_fill(const amq__hfb_bank *bank)
 {
     return (double)bank->weight / (double)amq__hfb_bank_size(bank->len);
 }
+
+/* A Golomb-Rice bank's code, ceil(stored_bits / 8) bytes, into a new
+ * buffer *code (freed by the caller; NULL when empty): AMQ_OK or
+ * AMQ_ENOMEM. */
+int amq__hfb_bank_encode(const amq__hfb_bank *bank, uint8_t **code);
 
 /* Bytes a bank takes in a file: its raw words, or its code padded to a
  * byte. */

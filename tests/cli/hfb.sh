@@ -21,7 +21,9 @@ for i in range(int(sys.argv[2])):
 ids doc 20000 >"$dir/ids.txt"
 ids other 20000 >"$dir/others.txt"
 
-run 0 build -t hfb -o "$dir/f.amq" "$dir/ids.txt" && empty err
+# One sparse, Rice-coded bank (the default len, chosen for memory too,
+# takes several dense raw banks: see the default below).
+run 0 build -t hfb --bank-bits 21 -o "$dir/f.amq" "$dir/ids.txt" && empty err
 run 0 query -c "$dir/f.amq" "$dir/ids.txt" && expect out 20000
 run 1 query -v "$dir/f.amq" "$dir/ids.txt" && empty out
 # p = 0.01 by default; the banks reach at most that: about 190 of 20000.
@@ -58,6 +60,15 @@ assert d["size_bytes"] == d["banks"] * 2 ** d["bank_bits"] // 8, d
 assert d["bank0_slice"] == "%d+%d" % (int(d["bank0_slice"].split("+")[0]), d["bank_bits"]), d
 assert "warning" not in d and d["deviation"] < 6, d
 ' "$dir/out" || fail "info --json"
+
+# The default len keeps the banks in memory within 1.5 times their file.
+run 0 build -t hfb -o "$dir/default.amq" "$dir/ids.txt" && empty err
+run 0 info --json "$dir/default.amq"
+/usr/bin/python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["size_bytes"] * 8 <= 1.5 * d["stored_bits_per_id"] * d["count"], d
+' "$dir/out" || fail "info --json of a default hfb filter"
 
 # Lines that are not IDs: refused with the file and line, nothing written.
 printf '%s\nnot-an-id\n' "$(head -n 1 "$dir/ids.txt")" >"$dir/bad.txt"
