@@ -445,6 +445,61 @@ static void test_add_answers_and_forms_agree(void **state)
     amq_scalable_bloom_free(f);
 }
 
+/* Blocked stages: add_many answers as adds one by one do, key for key, with
+ * keys repeated inside a batch group (each key twice in a row) and stages
+ * opening inside a batch; contains_many answers as contains does; clear
+ * empties the stage and its count of set bits. */
+static void test_blocked_batches_agree(void **state)
+{
+    (void)state;
+    enum { KEYS = 6000, CHUNK = 37 };
+    static amq_test_key keys[KEYS];
+    const void *pointers[KEYS];
+    size_t lens[KEYS];
+    int one[KEYS], many[KEYS];
+    uint8_t results[KEYS];
+    for (size_t i = 0; i < KEYS; i++) {
+        keys[i] = amq_test_make_key(seed, 0, i / 2);
+        pointers[i] = &keys[i];
+        lens[i] = sizeof keys[i];
+    }
+    for (int layout = AMQ_SCALABLE_STAGES_SPLIT_BLOCK; layout <= AMQ_SCALABLE_STAGES_BLOCK;
+         layout++) {
+        amq_scalable_bloom *a = new_layout_filter(100, 0.01, 0, 0, layout);
+        amq_scalable_bloom *b = new_layout_filter(100, 0.01, 0, 0, layout);
+        for (size_t i = 0; i < KEYS; i++)
+            one[i] = amq_scalable_bloom_add(a, pointers[i], lens[i]);
+        for (size_t i = 0; i < KEYS; i += CHUNK) {
+            size_t n = KEYS - i < CHUNK ? KEYS - i : CHUNK;
+            assert_int_equal(amq_scalable_bloom_add_many(many + i, b, pointers + i, lens + i, n),
+                             n);
+        }
+        for (size_t i = 0; i < KEYS; i++) {
+            if (one[i] != many[i])
+                fail_msg("layout %d key %zu: add %d, add_many %d", layout, i, one[i], many[i]);
+            if (i % 2)
+                assert_int_equal(many[i], 0); /* the second copy is never new */
+        }
+        assert_true(amq_scalable_bloom_stages(b) >= 5);
+        assert_int_equal(amq_scalable_bloom_keys(a), amq_scalable_bloom_keys(b));
+        check_invariants(b);
+        amq_test_batch_keys(keys, pointers, lens, KEYS, seed, 19);
+        amq_scalable_bloom_contains_many(results, b, pointers, lens, KEYS);
+        for (size_t i = 0; i < KEYS; i++)
+            assert_int_equal(results[i], amq_scalable_bloom_contains(b, pointers[i], lens[i]));
+        amq_scalable_bloom_clear(b);
+        assert_int_equal(amq_scalable_bloom_stages(b), 1);
+        assert_true(amq_scalable_bloom_expected_fpr(b) == 0);
+        check_invariants(b);
+        for (size_t i = 0; i < KEYS; i++) {
+            keys[i] = amq_test_make_key(seed, 0, i / 2);
+            pointers[i] = &keys[i];
+        }
+        amq_scalable_bloom_free(a);
+        amq_scalable_bloom_free(b);
+    }
+}
+
 /* Filling 64 stages by adds takes at least 6 million keys (c0 = 1, s =
  * 1.25) at 64 stage queries each: too slow for a test. So write the file
  * such a filter would save - 64 stages, each "full" by its count, all bits
@@ -1027,6 +1082,7 @@ int main(void)
         cmocka_unit_test(test_tiny_initial_capacity),
         cmocka_unit_test(test_stages_do_not_correlate),
         cmocka_unit_test(test_add_answers_and_forms_agree),
+        cmocka_unit_test(test_blocked_batches_agree),
         cmocka_unit_test(test_stage_count_bound),
         cmocka_unit_test(test_union),
         AMQ_TEST_WITH_SCRATCH(test_generic_round_trip),

@@ -697,23 +697,43 @@ static void prefetch_blocks(const amq_scalable_bloom *f, const amq_u128 *hashes,
     }
 }
 
+/* amq_scalable_bloom_add_many for blocked stages, one group ahead: the
+ * next group's keys are hashed and their blocks prefetched before this
+ * group's are added, so each block has a group's adds to arrive in. */
+static size_t add_many_blocked(int *results, amq_scalable_bloom *f, const void *const *keys,
+                               const size_t *lens, size_t count)
+{
+    amq_u128 hashes[2][SCALABLE_BATCH];
+    size_t group = count < SCALABLE_BATCH ? count : SCALABLE_BATCH;
+    for (size_t j = 0; j < group; j++)
+        hashes[0][j] = amq__hash128(&f->hasher, keys[j], lens[j]);
+    prefetch_blocks(f, hashes[0], group);
+    for (size_t start = 0, turn = 0; start < count; start += SCALABLE_BATCH, turn ^= 1) {
+        group = count - start < SCALABLE_BATCH ? count - start : SCALABLE_BATCH;
+        size_t next = start + SCALABLE_BATCH;
+        if (next < count) {
+            size_t ahead = count - next < SCALABLE_BATCH ? count - next : SCALABLE_BATCH;
+            for (size_t j = 0; j < ahead; j++)
+                hashes[turn ^ 1][j] = amq__hash128(&f->hasher, keys[next + j], lens[next + j]);
+            prefetch_blocks(f, hashes[turn ^ 1], ahead);
+        }
+        for (size_t j = 0; j < group; j++) {
+            results[start + j] = add_hash(f, hashes[turn][j], NULL);
+            if (results[start + j] < 0)
+                return start + j + 1;
+        }
+    }
+    return count;
+}
+
 size_t amq_scalable_bloom_add_many(int *results, amq_scalable_bloom *f, const void *const *keys,
                                    const size_t *lens, size_t count)
 {
+    if (blocked(f))
+        return add_many_blocked(results, f, keys, lens, count);
     amq_u128 hashes[SCALABLE_BATCH];
     for (size_t start = 0; start < count; start += SCALABLE_BATCH) {
         size_t group = count - start < SCALABLE_BATCH ? count - start : SCALABLE_BATCH;
-        if (blocked(f)) {
-            for (size_t j = 0; j < group; j++)
-                hashes[j] = amq__hash128(&f->hasher, keys[start + j], lens[start + j]);
-            prefetch_blocks(f, hashes, group);
-            for (size_t j = 0; j < group; j++) {
-                results[start + j] = add_hash(f, hashes[j], NULL);
-                if (results[start + j] < 0)
-                    return start + j + 1;
-            }
-            continue;
-        }
         size_t newest = f->stage_count - 1;
         const amq_bloom *bloom = f->stages[newest].bloom;
         const uint64_t *words = amq__bloom_words(bloom);
