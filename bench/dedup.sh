@@ -5,7 +5,12 @@
 # /usr/bin/time -f %M reports), lines printed, and the lines amq dropped
 # wrongly (distinct lines it took for seen: false positives of its filter).
 #
-#   bench/dedup.sh [AMQ [LINES]]      AMQ defaults to build/amq
+#   bench/dedup.sh [AMQ [LINES [ROUNDS]]]   AMQ defaults to build/amq, ROUNDS to 3
+#
+# Each round runs the four commands in another order (rotated by one each
+# round), so that a slow spell of a shared machine does not fall on one
+# command only; the table gives each command's median wall time and peak
+# memory over the rounds and the spread (fastest-slowest) of its times.
 #
 # The input is deterministic: line i is a URL built from the value k_i =
 # x_i mod R, where x_i is the minimal standard generator (x <- 48271 x mod
@@ -19,11 +24,11 @@
 # no line twice and none that is not in the input. Both peers run with
 # LC_ALL=C (bytewise, their fastest). The work files (about 1 GB for 10^7
 # lines) go to AMQ_BENCH_DIR, default $TMPDIR/amq-dedup-bench, removed at
-# the end. Run it once on a quiet machine: it took 75 s on the 2-core test
-# machine.
+# the end. A round took about 60 s on the 2-core test machine.
 set -eu
 amq=${1:-build/amq}
 count=${2:-10000000}
+rounds=${3:-3}
 work=${AMQ_BENCH_DIR:-${TMPDIR:-/tmp}/amq-dedup-bench}
 export LC_ALL=C
 
@@ -42,24 +47,53 @@ awk -v n="$count" 'BEGIN {
 }' >"$work/lines.txt"
 
 # measure NAME COMMAND...: run it with stdout to $work/NAME.out, its time
-# and peak memory to $work/NAME.time.
+# and peak memory appended to $work/NAME.times.
 measure() {
     name=$1
     shift
     /usr/bin/time -f '%e %M' -o "$work/$name.time" "$@" >"$work/$name.out"
+    cat "$work/$name.time" >>"$work/$name.times"
 }
 
-measure awk awk '!seen[$0]++' "$work/lines.txt"
-measure sort sort -u "$work/lines.txt"
-measure amq "$amq" dedup "$work/lines.txt"
-measure amq_n "$amq" dedup -n $((count * 6 / 10)) "$work/lines.txt"
+run() {
+    case $1 in
+    awk) measure awk awk '!seen[$0]++' "$work/lines.txt" ;;
+    sort) measure sort sort -u "$work/lines.txt" ;;
+    amq) measure amq "$amq" dedup "$work/lines.txt" ;;
+    amq_n) measure amq_n "$amq" dedup -n $((count * 6 / 10)) "$work/lines.txt" ;;
+    esac
+}
+
+round=0
+while [ "$round" -lt "$rounds" ]; do
+    case $((round % 4)) in
+    0) order="awk sort amq amq_n" ;;
+    1) order="sort amq amq_n awk" ;;
+    2) order="amq amq_n awk sort" ;;
+    *) order="amq_n awk sort amq" ;;
+    esac
+    for name in $order; do run "$name"; done
+    round=$((round + 1))
+done
 
 distinct=$(wc -l <"$work/awk.out")
 [ "$distinct" -eq "$(wc -l <"$work/sort.out")" ] || { echo "dedup.sh: awk and sort -u disagree" >&2; exit 1; }
 
-# row LABEL NAME: one line of the table; for amq, the lines wrongly dropped.
+# median FIELD NAME: the median of field FIELD (1 time, 2 memory) of NAME's
+# rounds; spread NAME: its fastest and slowest time.
+median() {
+    cut -d' ' -f"$1" "$work/$2.times" | sort -n |
+        awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+spread() {
+    cut -d' ' -f1 "$work/$1.times" | sort -n | awk 'NR == 1 { lo = $1 } { hi = $1 } END { printf "%.2f-%.2f", lo, hi }'
+}
+
+# row LABEL NAME: one line of the table; for amq, the lines wrongly dropped
+# (of its last round: the filter and the input are the same every round).
 row() {
-    read -r seconds kilobytes <"$work/$2.time"
+    seconds=$(median 1 "$2")
+    kilobytes=$(median 2 "$2")
     printed=$(wc -l <"$work/$2.out")
     dropped=-
     case $2 in
@@ -72,7 +106,7 @@ row() {
             echo "dedup.sh: $1 printed $extra lines not in the input, $twice twice" >&2
         ;;
     esac
-    printf '| %-34s | %7.2f | %8.1f | %10d | %8s |\n' "$1" "$seconds" \
+    printf '| %-34s | %7.2f | %13s | %8.1f | %10d | %8s |\n' "$1" "$seconds" "$(spread "$2")" \
         "$(echo "$kilobytes" | awk '{ printf "%.1f", $1 / 1024 }')" "$printed" "$dropped"
 }
 
@@ -82,8 +116,10 @@ echo "amq dedup beside sort -u and awk: $count lines, $distinct distinct" \
 echo "$(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -n 1), $(nproc) CPUs;" \
     "$("$amq" --version); awk: $(readlink -f "$(command -v awk)"); LC_ALL=C"
 echo
-echo "| command                            |  wall s | peak MiB |      lines |  dropped |"
-echo "|------------------------------------|--------:|---------:|-----------:|---------:|"
+echo "$rounds rounds, contenders alternating; median wall time and peak memory, time spread"
+echo
+echo "| command                            |  wall s |        spread | peak MiB |      lines |  dropped |"
+echo "|------------------------------------|--------:|--------------:|---------:|-----------:|---------:|"
 row "amq dedup" amq
 row "amq dedup -n $((count * 6 / 10))" amq_n
 row "sort -u" sort
