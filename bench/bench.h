@@ -108,7 +108,7 @@ typedef struct bench_figures {
 /* Append a figure; figures past BENCH_MAX_FIGURES are a programming error. */
 void bench_figures_add(bench_figures *figures, const char *name, double value);
 
-#define BENCH_MAX_PHASES 8
+#define BENCH_MAX_PHASES 10
 
 /* One timed pass of a workload. */
 typedef struct bench_phase {

@@ -3,7 +3,10 @@
  *
  * This file is compiled with AMQ_INLINE_NO_INT128, so the header's
  * multiply-high takes its portable path, the one a 32-bit or MSVC caller
- * compiles; the library's own queries take the 128-bit one. What is
+ * compiles; the library's own queries take the 128-bit one. It is built
+ * twice (tests/CMakeLists.txt): as test_inline, with the split-block query's
+ * portable form, and as test_inline_avx2 with -mavx2, with its AVX2 form
+ * (skipped on a CPU without AVX2). What is
  * established, each by something that could fail:
  *   - the portable multiply-high equals the library's 128-bit one on edge
  *     values and on 10^6 random pairs;
@@ -32,6 +35,7 @@
 #include "core/reduce.h"
 #include "test_util.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -239,6 +243,13 @@ static void test_split_block_view(void **state)
 
 int main(void)
 {
+#if defined(__AVX2__)
+    __builtin_cpu_init();
+    if (!__builtin_cpu_supports("avx2")) {
+        puts("this CPU has no AVX2: the AVX2 form is not tested here");
+        return 77;
+    }
+#endif
     seed = amq_test_seed(20261126);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_portable_mulhi),

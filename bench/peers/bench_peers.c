@@ -45,6 +45,7 @@
  * peer_remove_misses (must all be 0 but the cuckoo filters' failures).
  */
 #include "bench_peers.h"
+#include "bench_peers_inline.h"
 
 #include "bench_filter.h"
 #include "core/util.h"
@@ -81,6 +82,9 @@ typedef struct amq_side {
                  const void *options, amq_diag *diag);
     /* Hits of the pre-hashed query, one call per hash. */
     uint64_t (*count_hashed)(const void *filter, const pair_hashes *h, size_t n);
+    /* Hits of the same query compiled into the loop (amq/inline.h), by the
+     * 64-bit hashes; NULL: the family has no view. */
+    uint64_t (*count_inline)(const void *filter, const uint64_t *hashes, size_t n);
     /* The batch pre-hashed query of n hashes into results; NULL: none. */
     void (*batch_hashed)(const void *filter, const pair_hashes *h, size_t n, uint8_t *results);
     /* Hits of the query by key bytes, one call per key. */
@@ -163,6 +167,7 @@ static const amq_side side_split_block = {
     .clear = blocked_clear,
     .add_all = blocked_add_all,
     .count_hashed = blocked_bloom_count_hashed,
+    .count_inline = bench_inline_split_block_count,
     .batch_hashed = blocked_bloom_batch_hashed,
     .count_keys = blocked_bloom_count_keys,
     .bytes = blocked_bytes,
@@ -361,6 +366,7 @@ static void fuse_destroy(void *filter)
 static const amq_side side_fuse = {
     .build = fuse_build,
     .count_hashed = fuse_count_hashed,
+    .count_inline = bench_inline_fuse_count,
     .batch_hashed = fuse_batch_hashed,
     .count_keys = fuse_count_keys,
     .bytes = fuse_bytes,
@@ -439,6 +445,7 @@ typedef struct pair_state {
     bench_key_sets keys;
     pair_hashes present, absent;
     uint64_t present_hits, absent_hits, batch_hits, key_hits;
+    uint64_t inline_present_hits, inline_absent_hits;
     uint64_t peer_present_hits, peer_absent_hits;
     uint64_t insert_failures, peer_insert_failures;
     uint64_t remove_misses, peer_remove_misses;
@@ -634,6 +641,25 @@ static uint64_t peer_absent(void *state)
     return s->n;
 }
 
+/* The inline phases: none for a family without a view. */
+static uint64_t own_inline_present(void *state)
+{
+    pair_state *s = state;
+    if (!s->amq || !s->v->amq->count_inline)
+        return 0;
+    s->inline_present_hits = s->v->amq->count_inline(s->amq, s->present.low, s->n);
+    return s->n;
+}
+
+static uint64_t own_inline_absent(void *state)
+{
+    pair_state *s = state;
+    if (!s->amq || !s->v->amq->count_inline)
+        return 0;
+    s->inline_absent_hits = s->v->amq->count_inline(s->amq, s->absent.low, s->n);
+    return s->n;
+}
+
 static uint64_t own_batch(void *state)
 {
     pair_state *s = state;
@@ -730,6 +756,8 @@ static const bench_phase pair_phases_dynamic[] = {
     { .name = "peer-absent", .run = peer_absent },
     { .name = "hashed-batch", .run = own_batch },
     { .name = "query-absent", .run = own_keys },
+    { .name = "present-inline", .run = own_inline_present },
+    { .name = "absent-inline", .run = own_inline_absent },
     { .name = NULL },
 };
 
@@ -742,6 +770,8 @@ static const bench_phase pair_phases_static[] = {
     { .name = "peer-absent", .run = peer_absent },
     { .name = "hashed-batch", .run = own_batch },
     { .name = "query-absent", .run = own_keys },
+    { .name = "present-inline", .run = own_inline_present },
+    { .name = "absent-inline", .run = own_inline_absent },
     { .name = NULL },
 };
 
