@@ -93,36 +93,10 @@ typedef struct amq_side {
     void (*destroy)(void *filter);
 } amq_side;
 
-/* The loops over hashes and keys, for family F whose calls take the hash
- * type of h->FIELD. */
-#define PAIR_LOOPS(F, FIELD)                                                                       \
-    static uint64_t F##_count_hashed(const void *filter, const pair_hashes *h, size_t n)           \
-    {                                                                                              \
-        uint64_t hits = 0;                                                                         \
-        for (size_t i = 0; i < n; i++)                                                             \
-            hits += amq_##F##_contains_hash(filter, h->FIELD[i]);                                  \
-        return hits;                                                                               \
-    }                                                                                              \
-    static uint64_t F##_count_keys(const void *filter, const bench_keyset *keys)                   \
-    {                                                                                              \
-        uint64_t hits = 0;                                                                         \
-        for (size_t i = 0; i < keys->count; i++)                                                   \
-            hits += amq_##F##_contains(filter, bench_key(keys, i), bench_key_len(keys, i));        \
-        return hits;                                                                               \
-    }
-
-/* The batch pre-hashed query, for a family that has one by 64-bit hashes
- * (the classic and counting filters have none yet: their hashed-batch
- * phase is left out). */
-#define PAIR_BATCH(F)                                                                              \
-    static void F##_batch_hashed(const void *filter, const pair_hashes *h, size_t n,               \
-                                 uint8_t *results)                                                 \
-    {                                                                                              \
-        for (size_t start = 0; start < n; start += BENCH_FILTER_BATCH) {                           \
-            size_t todo = n - start < BENCH_FILTER_BATCH ? n - start : BENCH_FILTER_BATCH;         \
-            amq_##F##_contains_many_hash(results + start, filter, h->low + start, todo);           \
-        }                                                                                          \
-    }
+/* Each family's loops over hashes and keys, and its batch by 64-bit hashes
+ * where it has one (the classic and counting filters have none by 64-bit
+ * hashes: their hashed-batch phase is left out), follow its create or
+ * build function: one call per key, or per BENCH_FILTER_BATCH hashes. */
 
 /* -- blocked-bloom, split layout */
 
@@ -149,8 +123,29 @@ static uint64_t blocked_add_all(void *filter, const pair_hashes *h, size_t n)
     return 0;
 }
 
-PAIR_LOOPS(blocked_bloom, low)
-PAIR_BATCH(blocked_bloom)
+static uint64_t blocked_bloom_count_hashed(const void *filter, const pair_hashes *h, size_t n)
+{
+    uint64_t hits = 0;
+    for (size_t i = 0; i < n; i++)
+        hits += amq_blocked_bloom_contains_hash(filter, h->low[i]);
+    return hits;
+}
+
+static uint64_t blocked_bloom_count_keys(const void *filter, const bench_keyset *keys)
+{
+    uint64_t hits = 0;
+    for (size_t i = 0; i < keys->count; i++)
+        hits += amq_blocked_bloom_contains(filter, bench_key(keys, i), bench_key_len(keys, i));
+    return hits;
+}
+static void blocked_bloom_batch_hashed(const void *filter, const pair_hashes *h, size_t n,
+                                       uint8_t *results)
+{
+    for (size_t start = 0; start < n; start += BENCH_FILTER_BATCH) {
+        size_t todo = n - start < BENCH_FILTER_BATCH ? n - start : BENCH_FILTER_BATCH;
+        amq_blocked_bloom_contains_many_hash(results + start, filter, h->low + start, todo);
+    }
+}
 
 static double blocked_bytes(const void *filter)
 {
@@ -201,7 +196,21 @@ static uint64_t bloom_add_all(void *filter, const pair_hashes *h, size_t n)
     return 0;
 }
 
-PAIR_LOOPS(bloom, wide)
+static uint64_t bloom_count_hashed(const void *filter, const pair_hashes *h, size_t n)
+{
+    uint64_t hits = 0;
+    for (size_t i = 0; i < n; i++)
+        hits += amq_bloom_contains_hash(filter, h->wide[i]);
+    return hits;
+}
+
+static uint64_t bloom_count_keys(const void *filter, const bench_keyset *keys)
+{
+    uint64_t hits = 0;
+    for (size_t i = 0; i < keys->count; i++)
+        hits += amq_bloom_contains(filter, bench_key(keys, i), bench_key_len(keys, i));
+    return hits;
+}
 
 static double bloom_bytes(const void *filter)
 {
@@ -258,7 +267,21 @@ static uint64_t counting_remove_all(void *filter, const pair_hashes *h, size_t n
     return misses;
 }
 
-PAIR_LOOPS(counting_bloom, wide)
+static uint64_t counting_bloom_count_hashed(const void *filter, const pair_hashes *h, size_t n)
+{
+    uint64_t hits = 0;
+    for (size_t i = 0; i < n; i++)
+        hits += amq_counting_bloom_contains_hash(filter, h->wide[i]);
+    return hits;
+}
+
+static uint64_t counting_bloom_count_keys(const void *filter, const bench_keyset *keys)
+{
+    uint64_t hits = 0;
+    for (size_t i = 0; i < keys->count; i++)
+        hits += amq_counting_bloom_contains(filter, bench_key(keys, i), bench_key_len(keys, i));
+    return hits;
+}
 
 static double counting_bytes(const void *filter)
 {
@@ -315,8 +338,29 @@ static uint64_t cuckoo_remove_all(void *filter, const pair_hashes *h, size_t n)
     return misses;
 }
 
-PAIR_LOOPS(cuckoo, low)
-PAIR_BATCH(cuckoo)
+static uint64_t cuckoo_count_hashed(const void *filter, const pair_hashes *h, size_t n)
+{
+    uint64_t hits = 0;
+    for (size_t i = 0; i < n; i++)
+        hits += amq_cuckoo_contains_hash(filter, h->low[i]);
+    return hits;
+}
+
+static uint64_t cuckoo_count_keys(const void *filter, const bench_keyset *keys)
+{
+    uint64_t hits = 0;
+    for (size_t i = 0; i < keys->count; i++)
+        hits += amq_cuckoo_contains(filter, bench_key(keys, i), bench_key_len(keys, i));
+    return hits;
+}
+static void cuckoo_batch_hashed(const void *filter, const pair_hashes *h, size_t n,
+                                uint8_t *results)
+{
+    for (size_t start = 0; start < n; start += BENCH_FILTER_BATCH) {
+        size_t todo = n - start < BENCH_FILTER_BATCH ? n - start : BENCH_FILTER_BATCH;
+        amq_cuckoo_contains_many_hash(results + start, filter, h->low + start, todo);
+    }
+}
 
 static double cuckoo_bytes(const void *filter)
 {
@@ -350,8 +394,28 @@ static int fuse_build(void **filter, const uint64_t *hashes, size_t n, uint64_t 
     return amq_fuse_build_hash((amq_fuse **)filter, &params, hashes, n, diag);
 }
 
-PAIR_LOOPS(fuse, low)
-PAIR_BATCH(fuse)
+static uint64_t fuse_count_hashed(const void *filter, const pair_hashes *h, size_t n)
+{
+    uint64_t hits = 0;
+    for (size_t i = 0; i < n; i++)
+        hits += amq_fuse_contains_hash(filter, h->low[i]);
+    return hits;
+}
+
+static uint64_t fuse_count_keys(const void *filter, const bench_keyset *keys)
+{
+    uint64_t hits = 0;
+    for (size_t i = 0; i < keys->count; i++)
+        hits += amq_fuse_contains(filter, bench_key(keys, i), bench_key_len(keys, i));
+    return hits;
+}
+static void fuse_batch_hashed(const void *filter, const pair_hashes *h, size_t n, uint8_t *results)
+{
+    for (size_t start = 0; start < n; start += BENCH_FILTER_BATCH) {
+        size_t todo = n - start < BENCH_FILTER_BATCH ? n - start : BENCH_FILTER_BATCH;
+        amq_fuse_contains_many_hash(results + start, filter, h->low + start, todo);
+    }
+}
 
 static double fuse_bytes(const void *filter)
 {
