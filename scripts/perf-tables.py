@@ -48,8 +48,9 @@ process when amq_bench is built with -DAMQ_PEERS_DIR) go in a block of their own
 any block named "peers-..." (one per key count: peers-1m, peers-10m), as two tables: the ns per
 key of every phase (amq's and the peer's side by side, a pair's "-delete" workload folded into
 its row), and the ratios amq / peer, each taken within one invocation between the two phases
-that alternated in it (insert / peer-insert or build / peer-build, present-hashed /
-peer-present, query-hashed, hashed-batch and query-absent / peer-absent, delete / peer-delete):
+that alternated in it (insert / peer-insert or build / peer-build, present-hashed and
+present-inline / peer-present, query-hashed, hashed-batch, query-absent and absent-inline /
+peer-absent, delete / peer-delete):
 the median of the invocations' ratios, with their lowest and highest in parentheses.
 Python 3 standard library only.
 """
@@ -410,12 +411,15 @@ VS_NS_COLUMNS = [("insert/build", ("insert", "build")),
                  ("present-hashed", ("present-hashed",)), ("peer-present", ("peer-present",)),
                  ("query-hashed", ("query-hashed",)), ("peer-absent", ("peer-absent",)),
                  ("hashed-batch", ("hashed-batch",)), ("query-absent", ("query-absent",)),
+                 ("present-inline", ("present-inline",)), ("absent-inline", ("absent-inline",)),
                  ("delete", ("delete",)), ("peer-delete", ("peer-delete",))]
 VS_RATIOS = [("insert/build", ("insert", "build"), ("peer-insert", "peer-build")),
              ("present, hashed", ("present-hashed",), ("peer-present",)),
              ("absent, hashed", ("query-hashed",), ("peer-absent",)),
              ("absent, hashed batch", ("hashed-batch",), ("peer-absent",)),
              ("absent, key bytes", ("query-absent",), ("peer-absent",)),
+             ("present, inline", ("present-inline",), ("peer-present",)),
+             ("absent, inline", ("absent-inline",), ("peer-absent",)),
              ("delete", ("delete",), ("peer-delete",))]
 
 

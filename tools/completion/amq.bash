@@ -45,7 +45,7 @@ _amq_options()
     info) echo "--json --show-seed --help" ;;
     merge) echo "-o --output --force --help" ;;
     export) echo "-f --format --hex --help" ;;
-    dedup) echo "-n --capacity -p --fpr -t --type --stats $_amq_input_options --help" ;;
+    dedup) echo "-n --capacity -p --fpr -t --type --stages --stats $_amq_input_options --help" ;;
     calc) echo "-n --capacity -p --fpr -m --bits -k --hashes --json --help" ;;
     bench) echo "--filter --keys --runs --seed --json --list --help" ;;
     esac
@@ -76,6 +76,7 @@ _amq()
     case $command:$prev in
     *:-t | *:--type) _amq_words "$_amq_types" "$cur"; return 0 ;;
     export:-f | export:--format) _amq_words "raw bip158" "$cur"; return 0 ;;
+    dedup:--stages) _amq_words "block split-block classic" "$cur"; return 0 ;;
     *:-o | *:--output) _amq_files "$cur"; return 0 ;;
     dedup:-n | dedup:--capacity | dedup:-p | dedup:--fpr | calc:-n | calc:--capacity | \
         calc:-p | calc:--fpr | calc:-m | calc:--bits | calc:-k | calc:--hashes | \
