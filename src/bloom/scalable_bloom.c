@@ -685,11 +685,16 @@ int amq_scalable_bloom_add(amq_scalable_bloom *f, const void *key, size_t len)
     return add_hash(f, amq__hash128(&f->hasher, key, len), NULL);
 }
 
-/* Start fetching the block of each of the group's keys in every blocked
- * stage: an add or a query then finds them all cached, and the misses
- * overlap instead of following one another. */
-static void prefetch_blocks(const amq_scalable_bloom *f, const amq_u128 *hashes, size_t group)
+/* Hash a group of keys and start fetching each one's block in every
+ * blocked stage: an add or a query then finds them all cached, and the
+ * misses overlap instead of following one another. Hashing and prefetching
+ * are one function on purpose: a function that only prefetches has no
+ * effect a compiler must keep, and GCC drops its calls. */
+static void hash_and_prefetch(const amq_scalable_bloom *f, const void *const *keys,
+                              const size_t *lens, amq_u128 *hashes, size_t group)
 {
+    for (size_t j = 0; j < group; j++)
+        hashes[j] = amq__hash128(&f->hasher, keys[j], lens[j]);
     for (size_t i = f->stage_count; i-- > 0;) {
         const stage *st = &f->stages[i];
         for (size_t j = 0; j < group; j++)
@@ -705,17 +710,13 @@ static size_t add_many_blocked(int *results, amq_scalable_bloom *f, const void *
 {
     amq_u128 hashes[2][SCALABLE_BATCH];
     size_t group = count < SCALABLE_BATCH ? count : SCALABLE_BATCH;
-    for (size_t j = 0; j < group; j++)
-        hashes[0][j] = amq__hash128(&f->hasher, keys[j], lens[j]);
-    prefetch_blocks(f, hashes[0], group);
+    hash_and_prefetch(f, keys, lens, hashes[0], group);
     for (size_t start = 0, turn = 0; start < count; start += SCALABLE_BATCH, turn ^= 1) {
         group = count - start < SCALABLE_BATCH ? count - start : SCALABLE_BATCH;
         size_t next = start + SCALABLE_BATCH;
         if (next < count) {
             size_t ahead = count - next < SCALABLE_BATCH ? count - next : SCALABLE_BATCH;
-            for (size_t j = 0; j < ahead; j++)
-                hashes[turn ^ 1][j] = amq__hash128(&f->hasher, keys[next + j], lens[next + j]);
-            prefetch_blocks(f, hashes[turn ^ 1], ahead);
+            hash_and_prefetch(f, keys + next, lens + next, hashes[turn ^ 1], ahead);
         }
         for (size_t j = 0; j < group; j++) {
             results[start + j] = add_hash(f, hashes[turn][j], NULL);
@@ -798,17 +799,17 @@ void amq_scalable_bloom_contains_many(uint8_t *results, const amq_scalable_bloom
     amq_u128 hashes[SCALABLE_BATCH];
     for (size_t start = 0; start < count; start += SCALABLE_BATCH) {
         size_t group = count - start < SCALABLE_BATCH ? count - start : SCALABLE_BATCH;
+        if (blocked(f)) {
+            hash_and_prefetch(f, keys + start, lens + start, hashes, group);
+            for (size_t j = 0; j < group; j++)
+                results[start + j] = amq_scalable_bloom_contains_hash(f, hashes[j]);
+            continue;
+        }
         uint32_t pending = 0;
         for (size_t j = 0; j < group; j++) {
             hashes[j] = amq__hash128(&f->hasher, keys[start + j], lens[start + j]);
             results[start + j] = 0;
             pending |= 1u << j;
-        }
-        if (blocked(f)) {
-            prefetch_blocks(f, hashes, group);
-            for (size_t j = 0; j < group; j++)
-                results[start + j] = amq_scalable_bloom_contains_hash(f, hashes[j]);
-            continue;
         }
         /* Stage by stage, newest first, as a single query goes. */
         for (size_t i = f->stage_count; i-- > 0 && pending;)
