@@ -103,6 +103,11 @@ static int read_paths(cs_index *x)
     uint64_t len = x->length[SECTION_PATHS];
     if (len > 0 && p[len - 1] != '\0')
         return damaged(x, "the last path is not ended");
+    /* Each path takes at least its NUL: a count beyond the section's bytes
+     * is refused before the table of paths is allocated for it. */
+    if (x->documents > len)
+        return damaged(x, "%u documents but %llu bytes of paths", x->documents,
+                       (unsigned long long)len);
     x->paths = malloc(((size_t)x->documents + 1) * sizeof *x->paths);
     if (!x->paths) {
         codesearch_error("out of memory");
