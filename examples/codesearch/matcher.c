@@ -11,82 +11,81 @@
  * match of the whole buffer at the same place, so the leftmost match
  * never starts after the first line that matches alone.
  *
- * A pattern whose every match holds a fixed string (the longest run of
- * plain bytes outside groups, in a pattern without a top-level |) is
- * searched for that string with memmem first, and only the lines holding
- * it go to the regex engine: glibc's backtracking matcher is slow on
- * patterns such as [a-z]+_free\( tried at every byte.
+ * A pattern whose every match holds one of a few strings (regex_plan.h's
+ * required strings: `_free(` for [a-z]+_free\(, `malloc(` or `calloc(`
+ * for (malloc|calloc)\() is searched for those with memmem first, and only
+ * the lines holding one go to the regex engine: glibc's backtracking
+ * matcher is slow on such patterns tried at every byte.
  */
 #include "matcher.h"
 
-#include <ctype.h>
+#include "regex_plan.h"
+
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* The longest run of bytes every match of the pattern holds, read from its
- * top level: none when there is a top-level | (then no byte is required). */
-static void required_literal(matcher *m, const char *p, size_t len)
+/* How rarely byte c turns up in source code, roughly: white space and
+ * lower-case letters (by English letter frequency) are common, digits,
+ * upper case and punctuation rare. Only the order matters. */
+static int byte_rarity(uint8_t c)
 {
-    size_t run_len = 0, depth = 0;
-    char run[sizeof m->literal];
-    for (size_t i = 0; i < len; i++) {
-        char c = p[i];
-        bool plain = false;
-        if (c == '|' && depth == 0)
-            return; /* one side or the other: nothing is required */
-        if (c == '(') {
-            depth++;
-        } else if (c == ')') {
-            depth -= depth > 0;
-        } else if (c == '[') { /* skip the bracket expression */
-            size_t j = i + 1;
-            j += j < len && p[j] == '^';
-            j += j < len && p[j] == ']';
-            while (j < len && p[j] != ']') {
-                if (p[j] == '[' && j + 1 < len && strchr(":=.", p[j + 1])) {
-                    const char *close = NULL;
-                    for (size_t k = j + 2; k + 1 < len && !close; k++)
-                        if (p[k] == p[j + 1] && p[k + 1] == ']')
-                            close = p + k;
-                    if (!close)
-                        return;
-                    j = (size_t)(close - p) + 2;
-                    continue;
-                }
-                j++;
-            }
-            i = j;
-        } else if (c == '{') { /* skip an interval's bounds */
-            size_t j = i + 1;
-            while (j < len && (isdigit((unsigned char)p[j]) || p[j] == ','))
-                j++;
-            if (j < len && p[j] == '}')
-                i = j;
-        } else if (c == '\\' && i + 1 < len) {
-            c = p[++i];
-            plain = depth == 0 && !strchr("wWsSbB<>`'123456789", c);
-        } else {
-            plain = depth == 0 && !strchr(".^$*+?{}", c);
-        }
-        /* a byte a quantifier may drop, or repeat, ends the run */
-        bool quantified = i + 1 < len && strchr("*+?{", p[i + 1]);
-        if (plain && quantified && p[i + 1] == '+' && run_len < sizeof run)
-            run[run_len++] = c;
-        if (plain && !quantified && run_len < sizeof run) {
-            run[run_len++] = c;
-            continue;
-        }
-        if (run_len > m->literal_len) {
-            memcpy(m->literal, run, run_len);
-            m->literal_len = run_len;
-        }
-        run_len = 0;
+    static const char by_frequency[] = "etaoinsrhldcumfpgwybvkxjqz";
+    if (c == ' ' || c == '\t' || c == '\n')
+        return 0;
+    const char *letter = c ? strchr(by_frequency, c) : NULL;
+    if (letter)
+        return 1 + (int)(letter - by_frequency);
+    if (c == '_' || c == '(' || c == ')' || c == ';' || c == ',' || c == '.' || c == '*')
+        return 10;
+    if (c >= '0' && c <= '9')
+        return 30;
+    return 40;
+}
+
+/* The first place at or after text + from where needle (needle_len >= 1
+ * bytes) starts, or NULL: memchr (vectorised in glibc) for its rarest byte,
+ * at offset rare, then a comparison of the whole. Several times faster
+ * than memmem on source code, where a rare byte's hits are few. */
+static const uint8_t *find_string(const uint8_t *text, size_t len, size_t from,
+                                  const uint8_t *needle, size_t needle_len, size_t rare)
+{
+    while (len - from >= needle_len) {
+        const uint8_t *hit = memchr(text + from + rare, needle[rare], len - from - needle_len + 1);
+        if (!hit)
+            return NULL;
+        const uint8_t *start = hit - rare;
+        if (memcmp(start, needle, needle_len) == 0)
+            return start;
+        from = (size_t)(start - text) + 1;
     }
-    if (run_len > m->literal_len) {
-        memcpy(m->literal, run, run_len);
-        m->literal_len = run_len;
+    return NULL;
+}
+
+/* The offset of the first of the pattern's required strings at or after
+ * from in text[0, len), or len when none is left. Each string's next
+ * offset is kept between calls on one text, so a file is scanned once per
+ * string however many lines match; the offsets are forgotten when a
+ * search starts again at 0, or on another text. */
+static size_t next_required(matcher *m, const uint8_t *text, size_t len, size_t from)
+{
+    if (from == 0 || text != m->searched || len != m->searched_len || from < m->searched_from) {
+        memset(m->known, 0, sizeof m->known);
+        m->searched = text;
+        m->searched_len = len;
     }
+    m->searched_from = from;
+    size_t first = len;
+    for (size_t i = 0; i < m->required.count; i++) {
+        if (!m->known[i] || m->next[i] < from) {
+            const uint8_t *at =
+                find_string(text, len, from, m->required.bytes[i], m->required.len[i], m->rare[i]);
+            m->next[i] = at ? (size_t)(at - text) : len;
+            m->known[i] = true;
+        }
+        first = m->next[i] < first ? m->next[i] : first;
+    }
+    return first;
 }
 
 const char *matcher_compile(matcher *m, const char *pattern, size_t len, bool fold)
@@ -112,7 +111,16 @@ const char *matcher_compile(matcher *m, const char *pattern, size_t len, bool fo
             i++;
         }
     if (!fold)
-        required_literal(m, pattern, len);
+        plan_free(regex_plan(pattern, len, false, &m->required));
+    /* one byte is no faster to find than the regex engine's own search */
+    for (size_t i = 0; i < m->required.count; i++)
+        if (m->required.len[i] < 2)
+            m->required.count = 0;
+    for (size_t i = 0; i < m->required.count; i++)
+        for (size_t j = 1; j < m->required.len[i]; j++)
+            if (byte_rarity(m->required.bytes[i][j]) >
+                byte_rarity(m->required.bytes[i][m->rare[i]]))
+                m->rare[i] = j;
     m->re.newline_anchor = 1;
     m->re.not_bol = 0;
     m->re.not_eol = 0;
@@ -140,11 +148,10 @@ bool matcher_next_line(matcher *m, const uint8_t *text, size_t len, size_t from,
     *error = false;
     while (from < len) {
         size_t found;
-        if (m->literal_len >= 2) {
-            const uint8_t *at = memmem(text + from, len - from, m->literal, m->literal_len);
-            if (!at)
+        if (m->required.count > 0) {
+            found = next_required(m, text, len, from);
+            if (found == len)
                 return false;
-            found = (size_t)(at - text);
         } else if (m->per_line || len - from > INT_MAX) {
             /* the next line alone: past the regex engine's offsets, or
              * with anchors that mean the line's ends */

@@ -17,12 +17,19 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "regex_plan.h"
+
 typedef struct matcher {
     struct re_pattern_buffer re;
     char *fastmap;
-    bool per_line;    /* match each line alone (the pattern has \` or \') */
-    char literal[64]; /* bytes every match holds (literal_len of them) */
-    size_t literal_len;
+    bool per_line;           /* match each line alone (the pattern has \` or \') */
+    regex_required required; /* strings every match holds one of */
+    /* next_required's offsets into the text being searched */
+    const uint8_t *searched;
+    size_t searched_len, searched_from;
+    size_t next[REGEX_REQUIRED_MAX];
+    bool known[REGEX_REQUIRED_MAX];
+    size_t rare[REGEX_REQUIRED_MAX]; /* each string's rarest byte, searched first */
 } matcher;
 
 /* Compile pattern (len bytes; fold: ignore ASCII case). NULL on success,

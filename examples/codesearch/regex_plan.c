@@ -21,6 +21,14 @@
  * suffixes are cut to two bytes, the most that can still join a trigram,
  * once their own trigrams are in the plan.
  *
+ * The same pass finds what the final match can search for first: a small
+ * set of strings at least one of which every match holds (required). A
+ * sub-expression's candidate is its exact set when that lacks the empty
+ * string, else the required set it inherited: a concatenation keeps the
+ * better of its parts' (the longer shortest string, then the fewer
+ * strings), an alternation the union of both sides' (none if a side has
+ * none), e+ keeps e's and e* or e? has none.
+ *
  * Soundness is the one rule: every step only forgets information (a
  * shorter prefix, a plan with fewer conditions), never adds a condition a
  * match might not meet. What the analysis does not read - back-references,
@@ -58,6 +66,11 @@ typedef struct info {
     strset exact;          /* when exact_known */
     strset prefix, suffix; /* when not */
     plan *match;
+    bool required_known;
+    strset required; /* when required_known: every match holds one */
+    bool tail_known;
+    strset tail; /* when tail_known, not exact: every match ends with one,
+                    kept whole (their last REGEX_REQUIRED_LEN bytes) */
 } info;
 
 typedef struct parser {
@@ -231,8 +244,92 @@ static void info_free(info *x)
     set_free(&x->exact);
     set_free(&x->prefix);
     set_free(&x->suffix);
+    set_free(&x->required);
+    x->required_known = false;
+    set_free(&x->tail);
+    x->tail_known = false;
     plan_free(x->match);
     x->match = NULL;
+}
+
+/* ---- required strings ------------------------------------------------- */
+
+static size_t set_shortest(const strset *s)
+{
+    size_t shortest = SIZE_MAX;
+    for (size_t i = 0; i < s->count; i++)
+        shortest = s->item[i].len < shortest ? s->item[i].len : shortest;
+    return shortest;
+}
+
+/* Whether a is the better set to search for: its shortest string longer,
+ * or as long in fewer strings. */
+static bool required_better(const strset *a, const strset *b)
+{
+    if (!a || a->count == 0 || set_shortest(a) == 0)
+        return false; /* an empty string is held by everything */
+    if (!b || b->count == 0)
+        return true;
+    size_t la = set_shortest(a), lb = set_shortest(b);
+    return la > lb || (la == lb && a->count < b->count);
+}
+
+/* The best of x's sets every match holds one of: its exact set, or its
+ * prefix or suffix set (every match starts or ends with one), or the
+ * required set it inherited. */
+static const strset *required_of(const info *x)
+{
+    const strset *best = x->required_known ? &x->required : NULL;
+    const strset *own[4] = { x->exact_known ? &x->exact : NULL, x->exact_known ? NULL : &x->prefix,
+                             x->exact_known ? NULL : &x->suffix,
+                             !x->exact_known && x->tail_known ? &x->tail : NULL };
+    for (int i = 0; i < 4; i++)
+        if (own[i] && required_better(own[i], best))
+            best = own[i];
+    return best && best->count > 0 && set_shortest(best) > 0 ? best : NULL;
+}
+
+/* Keep x's best set as its required one before simplify cuts its sets. */
+static bool required_keep(info *x)
+{
+    const strset *best = required_of(x);
+    if (!best || best == &x->required)
+        return true;
+    strset kept = { NULL, 0, 0 };
+    if (!set_union(&kept, best)) {
+        set_free(&kept);
+        return false;
+    }
+    set_free(&x->required);
+    x->required = kept;
+    x->required_known = true;
+    return true;
+}
+
+/* The strings every match of x ends with, whole: its exact set, or its
+ * tail; NULL when not known. */
+static const strset *ends_whole(const info *x)
+{
+    return x->exact_known ? &x->exact : x->tail_known ? &x->tail : NULL;
+}
+
+/* r's tail: every string of a (NULL: any text) followed by every string of
+ * b, or b alone when there would be too many; cut to their last
+ * REGEX_REQUIRED_LEN bytes. */
+static bool tail_cross(info *r, const strset *a, const strset *b)
+{
+    r->tail_known = true;
+    bool ok =
+        a && a->count * b->count <= SET_MAX ? set_cross(&r->tail, a, b) : set_union(&r->tail, b);
+    return ok && set_trim(&r->tail, REGEX_REQUIRED_LEN, true);
+}
+
+/* Set r's required set to a copy of from (NULL: none). */
+static bool required_set(info *r, const strset *from)
+{
+    set_free(&r->required);
+    r->required_known = from != NULL;
+    return !from || set_union(&r->required, from);
 }
 
 /* Matches exactly the strings added after (exact, nothing yet). */
@@ -250,7 +347,9 @@ static bool info_any(info *x, bool emptyable)
     *x = (info){ 0 };
     x->emptyable = emptyable;
     x->match = plan_new(PLAN_ALL);
-    return x->match && set_add(&x->prefix, NULL, 0) && set_add(&x->suffix, NULL, 0);
+    x->tail_known = true;
+    return x->match && set_add(&x->prefix, NULL, 0) && set_add(&x->suffix, NULL, 0) &&
+           set_add(&x->tail, NULL, 0);
 }
 
 static bool info_empty(info *x)
@@ -267,6 +366,12 @@ static bool make_inexact(info *x, bool fold)
 {
     if (!x->exact_known)
         return true;
+    if (!required_keep(x))
+        return false;
+    set_free(&x->tail);
+    x->tail_known = true;
+    if (!set_union(&x->tail, &x->exact) || !set_trim(&x->tail, REGEX_REQUIRED_LEN, true))
+        return false;
     x->match = plan_and(x->match, set_plan(&x->exact, fold));
     x->exact_known = false;
     set_free(&x->prefix);
@@ -293,6 +398,8 @@ static bool trim_affix(info *x, strset *s, bool suffix, bool fold)
 
 static bool simplify(info *x, bool fold)
 {
+    if (!required_keep(x))
+        return false;
     if (x->exact_known && (x->exact.count > SET_MAX || set_longest(&x->exact) > EXACT_LEN_MAX))
         if (!make_inexact(x, fold))
             return false;
@@ -319,7 +426,8 @@ static bool concat(info *x, info *y, bool fold)
     r.emptyable = x->emptyable && y->emptyable;
     r.match = plan_and(x->match, y->match);
     x->match = y->match = NULL;
-    bool ok = r.match != NULL;
+    const strset *rx = required_of(x), *ry = required_of(y);
+    bool ok = r.match != NULL && required_set(&r, required_better(ry, rx) ? ry : rx);
     if (ok && x->exact_known && y->exact_known && x->exact.count * y->exact.count <= SET_MAX) {
         r.exact_known = true;
         ok = set_cross(&r.exact, &x->exact, &y->exact);
@@ -334,6 +442,10 @@ static bool concat(info *x, info *y, bool fold)
             ok = set_cross(&r.suffix, ends(x), &y->exact);
         else if (ok)
             ok = set_union(&r.suffix, ends(y));
+        if (ok && y->exact_known)
+            ok = tail_cross(&r, ends_whole(x), &y->exact);
+        else if (ok && y->tail_known)
+            ok = tail_cross(&r, NULL, &y->tail);
         /* an exact side's own trigrams, which the affixes may lose */
         if (ok && x->exact_known)
             r.match = plan_and(r.match, set_plan(&x->exact, fold));
@@ -352,13 +464,22 @@ static bool alternate(info *x, info *y, bool fold)
 {
     info r = { 0 };
     r.emptyable = x->emptyable || y->emptyable;
+    const strset *rx = required_of(x), *ry = required_of(y);
     bool ok = true;
+    if (rx && ry && rx->count + ry->count <= SET_MAX) {
+        r.required_known = true;
+        ok = set_union(&r.required, rx) && set_union(&r.required, ry);
+    }
     if (x->exact_known && y->exact_known && x->exact.count + y->exact.count <= SET_MAX) {
         r.exact_known = true;
         r.match = plan_or(x->match, y->match);
-        ok = r.match && set_union(&r.exact, &x->exact) && set_union(&r.exact, &y->exact);
+        ok = ok && r.match && set_union(&r.exact, &x->exact) && set_union(&r.exact, &y->exact);
     } else {
-        ok = make_inexact(x, fold) && make_inexact(y, fold);
+        ok = ok && make_inexact(x, fold) && make_inexact(y, fold);
+        if (ok && x->tail_known && y->tail_known && x->tail.count + y->tail.count <= SET_MAX) {
+            r.tail_known = true;
+            ok = set_union(&r.tail, &x->tail) && set_union(&r.tail, &y->tail);
+        }
         r.match = plan_or(x->match, y->match);
         ok = ok && r.match && set_union(&r.prefix, &x->prefix) &&
              set_union(&r.prefix, &y->prefix) && set_union(&r.suffix, &x->suffix) &&
@@ -382,7 +503,8 @@ static bool repeat(info *x, long min, long max, bool fold)
         plan_free(x->match);
         x->match = plan_new(PLAN_ALL);
         x->emptyable = true;
-        return x->match && set_add(&x->exact, NULL, 0) && simplify(x, fold);
+        return x->match && required_set(x, NULL) && set_add(&x->exact, NULL, 0) &&
+               simplify(x, fold);
     }
     if (min == 0) { /* may be absent: nothing needed */
         info_free(x);
@@ -648,8 +770,26 @@ static bool parse_alternation(parser *p, info *out)
     return true;
 }
 
-plan *regex_plan(const char *pattern, size_t len, bool fold)
+/* Copy x's required strings out (none when it has none, or one of them is
+ * empty: then nothing can be searched for). */
+static void required_out(regex_required *out, const info *x)
 {
+    out->count = 0;
+    const strset *s = required_of(x);
+    if (!s || s->count > REGEX_REQUIRED_MAX || set_shortest(s) == 0)
+        return;
+    for (size_t i = 0; i < s->count; i++) {
+        size_t len = s->item[i].len < REGEX_REQUIRED_LEN ? s->item[i].len : REGEX_REQUIRED_LEN;
+        memcpy(out->bytes[i], s->item[i].bytes, len);
+        out->len[i] = len;
+    }
+    out->count = s->count;
+}
+
+plan *regex_plan(const char *pattern, size_t len, bool fold, regex_required *required)
+{
+    if (required)
+        required->count = 0;
     parser p = { (const uint8_t *)pattern, (const uint8_t *)pattern + len, fold, false, false, 0 };
     info x = { 0 };
     bool ok = parse_alternation(&p, &x);
@@ -664,6 +804,8 @@ plan *regex_plan(const char *pattern, size_t len, bool fold)
             result = plan_and(result, set_plan(&x.suffix, fold));
         }
         x.match = NULL;
+        if (required && !fold)
+            required_out(required, &x);
     } else if (ok) {
         result = plan_new(PLAN_ALL);
     }

@@ -154,7 +154,7 @@ static int prepare(const search_options *s, const char *pattern, matcher *m, pla
         free(quoted);
         return 2;
     }
-    *out = regex_plan(pattern, len, s->fold);
+    *out = regex_plan(pattern, len, s->fold, NULL);
     free(quoted);
     if (!*out) {
         codesearch_error("out of memory");
