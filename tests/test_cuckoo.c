@@ -25,6 +25,9 @@
  *     fill and use the stash, with and without growth;
  *   - removing keys that are certainly absent answers AMQ_ENOTFOUND and
  *     changes nothing;
+ *   - the query of one table of f = 12, b = 4 (a path of its own) answers
+ *     as the count while the stash fills and empties, after a clear and
+ *     once the filter grew;
  *   - argument errors of the typed API and of specs; save/load through the
  *     generic handle answers identically and keeps working, full or grown;
  *     damaged files are refused with AMQ_ECORRUPT.
@@ -1332,6 +1335,61 @@ static void test_batch_and_hash_forms_agree(void **state)
     amq_cuckoo_free(by_hash);
 }
 
+/* f = 12, b = 4 in one table has a query of its own (amq_cuckoo_view's):
+ * it answers as the count, which reads any shape, for present and absent
+ * hashes, while the filter fills its stash, after removals empty it, after
+ * a clear, and once it has grown a second table (the general query). */
+static void check_query_as_count(const amq_cuckoo *f, const uint64_t *present, size_t count,
+                                 amq_test_rng *rng)
+{
+    for (size_t i = 0; i < count; i++)
+        assert_true(amq_cuckoo_contains_hash(f, present[i]));
+    for (size_t i = 0; i < 20000; i++) {
+        uint64_t hash = amq_test_next(rng);
+        assert_int_equal(amq_cuckoo_contains_hash(f, hash), amq_cuckoo_count_hash(f, hash) > 0);
+    }
+}
+
+static void test_query_of_the_common_shape(void **state)
+{
+    (void)state;
+    enum { MOST = 8000 };
+    static uint64_t hashes[MOST];
+    for (uint32_t growth = 0; growth <= 2; growth += 2) {
+        amq_test_rng rng;
+        amq_test_rng_init(&rng, seed + growth);
+        amq_cuckoo *f = new_filter(1000, 12, 4, growth);
+        size_t count = 0;
+        while (!amq_cuckoo_full(f)) {
+            assert_true(count < MOST);
+            hashes[count] = amq_test_next(&rng);
+            assert_int_equal(amq_cuckoo_add_hash(f, hashes[count]), AMQ_OK);
+            count++;
+            if (count % 500 == 0)
+                check_query_as_count(f, hashes, count, &rng);
+        }
+        check_query_as_count(f, hashes, count, &rng);
+        if (growth) {
+            hashes[count] = amq_test_next(&rng);
+            assert_int_equal(amq_cuckoo_add_hash(f, hashes[count]), AMQ_OK);
+            count++;
+            assert_int_equal(amq_cuckoo_tables(f), 2);
+            check_query_as_count(f, hashes, count, &rng);
+            amq_cuckoo_free(f);
+            continue;
+        }
+        size_t removed = 0;
+        while (amq_cuckoo_full(f)) {
+            assert_int_equal(amq_cuckoo_remove_hash(f, hashes[removed]), AMQ_OK);
+            removed++;
+        }
+        check_query_as_count(f, hashes + removed, count - removed, &rng);
+        amq_cuckoo_clear(f);
+        check_query_as_count(f, hashes, 0, &rng);
+        amq_cuckoo_free(f);
+    }
+}
+
 /* The batch calls answer as the one-by-one query in every shape of bucket
  * (f from 4 to 32 bits, b = 2, 4, 8: byte-aligned buckets, buckets across
  * bytes, buckets wider than a word; semi-sorted; grown), in tables small
@@ -2185,6 +2243,7 @@ int main(void)
         cmocka_unit_test(test_model_semi_sorted),
         cmocka_unit_test(test_batch_and_hash_forms_agree),
         cmocka_unit_test(test_batch_in_every_shape),
+        cmocka_unit_test(test_query_of_the_common_shape),
         AMQ_TEST_WITH_SCRATCH(test_generic_round_trip),
         AMQ_TEST_WITH_SCRATCH(test_generic_full_and_grown_filters),
         cmocka_unit_test(test_generic_spec_errors),

@@ -30,3 +30,14 @@ uint64_t bench_inline_split_block_count(const void *filter, const uint64_t *hash
         hits += amq_split_block_view_contains_hash(&view, hashes[i]);
     return hits;
 }
+
+uint64_t bench_inline_cuckoo_count(const void *filter, const uint64_t *hashes, size_t n)
+{
+    amq_cuckoo_view view;
+    if (amq_cuckoo_view_get(&view, filter, AMQ_INLINE_LAYOUT, NULL) != AMQ_OK)
+        return UINT64_MAX;
+    uint64_t hits = 0;
+    for (size_t i = 0; i < n; i++)
+        hits += amq_cuckoo_view_contains_hash(&view, hashes[i]);
+    return hits;
+}

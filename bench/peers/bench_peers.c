@@ -96,7 +96,10 @@ typedef struct amq_side {
 /* Each family's loops over hashes and keys, and its batch by 64-bit hashes
  * where it has one (the classic and counting filters have none by 64-bit
  * hashes: their hashed-batch phase is left out), follow its create or
- * build function: one call per key, or per BENCH_FILTER_BATCH hashes. */
+ * build function: one call per key, or per BENCH_FILTER_BATCH hashes. A
+ * loop reads the hashes through a local pointer, as the peers' loops read
+ * their keys: read through h, each key would also reload h->low, which the
+ * compiler must assume the call may have changed. */
 
 /* -- blocked-bloom, split layout */
 
@@ -118,16 +121,18 @@ static void blocked_clear(void *filter)
 
 static uint64_t blocked_add_all(void *filter, const pair_hashes *h, size_t n)
 {
+    const uint64_t *hashes = h->low;
     for (size_t i = 0; i < n; i++)
-        amq_blocked_bloom_add_hash(filter, h->low[i]);
+        amq_blocked_bloom_add_hash(filter, hashes[i]);
     return 0;
 }
 
 static uint64_t blocked_bloom_count_hashed(const void *filter, const pair_hashes *h, size_t n)
 {
+    const uint64_t *hashes = h->low;
     uint64_t hits = 0;
     for (size_t i = 0; i < n; i++)
-        hits += amq_blocked_bloom_contains_hash(filter, h->low[i]);
+        hits += amq_blocked_bloom_contains_hash(filter, hashes[i]);
     return hits;
 }
 
@@ -191,16 +196,18 @@ static void bloom_clear(void *filter)
 
 static uint64_t bloom_add_all(void *filter, const pair_hashes *h, size_t n)
 {
+    const amq_u128 *hashes = h->wide;
     for (size_t i = 0; i < n; i++)
-        amq_bloom_add_hash(filter, h->wide[i]);
+        amq_bloom_add_hash(filter, hashes[i]);
     return 0;
 }
 
 static uint64_t bloom_count_hashed(const void *filter, const pair_hashes *h, size_t n)
 {
+    const amq_u128 *hashes = h->wide;
     uint64_t hits = 0;
     for (size_t i = 0; i < n; i++)
-        hits += amq_bloom_contains_hash(filter, h->wide[i]);
+        hits += amq_bloom_contains_hash(filter, hashes[i]);
     return hits;
 }
 
@@ -254,24 +261,27 @@ static void counting_clear(void *filter)
 
 static uint64_t counting_add_all(void *filter, const pair_hashes *h, size_t n)
 {
+    const amq_u128 *hashes = h->wide;
     for (size_t i = 0; i < n; i++)
-        amq_counting_bloom_add_hash(filter, h->wide[i]);
+        amq_counting_bloom_add_hash(filter, hashes[i]);
     return 0;
 }
 
 static uint64_t counting_remove_all(void *filter, const pair_hashes *h, size_t n)
 {
+    const amq_u128 *hashes = h->wide;
     uint64_t misses = 0;
     for (size_t i = 0; i < n; i++)
-        misses += amq_counting_bloom_remove_hash(filter, h->wide[i]) != AMQ_OK;
+        misses += amq_counting_bloom_remove_hash(filter, hashes[i]) != AMQ_OK;
     return misses;
 }
 
 static uint64_t counting_bloom_count_hashed(const void *filter, const pair_hashes *h, size_t n)
 {
+    const amq_u128 *hashes = h->wide;
     uint64_t hits = 0;
     for (size_t i = 0; i < n; i++)
-        hits += amq_counting_bloom_contains_hash(filter, h->wide[i]);
+        hits += amq_counting_bloom_contains_hash(filter, hashes[i]);
     return hits;
 }
 
@@ -324,25 +334,28 @@ static void cuckoo_clear(void *filter)
 
 static uint64_t cuckoo_add_all(void *filter, const pair_hashes *h, size_t n)
 {
+    const uint64_t *hashes = h->low;
     uint64_t refused = 0;
     for (size_t i = 0; i < n; i++)
-        refused += amq_cuckoo_add_hash(filter, h->low[i]) != AMQ_OK;
+        refused += amq_cuckoo_add_hash(filter, hashes[i]) != AMQ_OK;
     return refused;
 }
 
 static uint64_t cuckoo_remove_all(void *filter, const pair_hashes *h, size_t n)
 {
+    const uint64_t *hashes = h->low;
     uint64_t misses = 0;
     for (size_t i = 0; i < n; i++)
-        misses += amq_cuckoo_remove_hash(filter, h->low[i]) != AMQ_OK;
+        misses += amq_cuckoo_remove_hash(filter, hashes[i]) != AMQ_OK;
     return misses;
 }
 
 static uint64_t cuckoo_count_hashed(const void *filter, const pair_hashes *h, size_t n)
 {
+    const uint64_t *hashes = h->low;
     uint64_t hits = 0;
     for (size_t i = 0; i < n; i++)
-        hits += amq_cuckoo_contains_hash(filter, h->low[i]);
+        hits += amq_cuckoo_contains_hash(filter, hashes[i]);
     return hits;
 }
 
@@ -378,6 +391,7 @@ static const amq_side side_cuckoo12 = {
     .add_all = cuckoo_add_all,
     .remove_all = cuckoo_remove_all,
     .count_hashed = cuckoo_count_hashed,
+    .count_inline = bench_inline_cuckoo_count,
     .batch_hashed = cuckoo_batch_hashed,
     .count_keys = cuckoo_count_keys,
     .bytes = cuckoo_bytes,
@@ -396,9 +410,10 @@ static int fuse_build(void **filter, const uint64_t *hashes, size_t n, uint64_t 
 
 static uint64_t fuse_count_hashed(const void *filter, const pair_hashes *h, size_t n)
 {
+    const uint64_t *hashes = h->low;
     uint64_t hits = 0;
     for (size_t i = 0; i < n; i++)
-        hits += amq_fuse_contains_hash(filter, h->low[i]);
+        hits += amq_fuse_contains_hash(filter, hashes[i]);
     return hits;
 }
 
@@ -450,9 +465,10 @@ static int gcs_build(void **filter, const uint64_t *hashes, size_t n, uint64_t s
 
 static uint64_t gcs_count_hashed(const void *filter, const pair_hashes *h, size_t n)
 {
+    const uint64_t *hashes = h->low;
     uint64_t hits = 0;
     for (size_t i = 0; i < n; i++)
-        hits += amq_gcs_contains_hash(filter, h->low[i]);
+        hits += amq_gcs_contains_hash(filter, hashes[i]);
     return hits;
 }
 

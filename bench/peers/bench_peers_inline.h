@@ -14,5 +14,7 @@
 uint64_t bench_inline_fuse_count(const void *filter, const uint64_t *hashes, size_t n);
 /* filter: an amq_blocked_bloom of the split layout. */
 uint64_t bench_inline_split_block_count(const void *filter, const uint64_t *hashes, size_t n);
+/* filter: an amq_cuckoo of 12-bit fingerprints in buckets of 4, one table. */
+uint64_t bench_inline_cuckoo_count(const void *filter, const uint64_t *hashes, size_t n);
 
 #endif /* AMQ_BENCH_PEERS_INLINE_H */

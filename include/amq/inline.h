@@ -1,8 +1,9 @@
 /*
  * amq/inline.h - queries compiled into the caller: a filter's query state
  * in a struct of documented layout, and a static inline function that
- * answers from it. For binary fuse filters (amq_fuse_view) and split-block
- * Bloom filters (amq_split_block_view).
+ * answers from it. For binary fuse filters (amq_fuse_view), split-block
+ * Bloom filters (amq_split_block_view) and cuckoo filters of 12-bit
+ * fingerprints in buckets of 4 (amq_cuckoo_view).
  *
  * A query of a binary fuse filter is a few multiplications and three or four
  * loads, one of a split-block filter eight multiplications and one cache
@@ -22,19 +23,23 @@
  * program answer wrongly. The number changes only with amq's major version.
  *
  * The same holds for a split-block filter's view and
- * amq_blocked_bloom_contains_hash.
+ * amq_blocked_bloom_contains_hash, and a cuckoo filter's and
+ * amq_cuckoo_contains_hash.
  *
  * Thread-safety: a view is a copy of the filter's query state and holds a
  * pointer to its array; it is valid while the filter is (until it is freed)
  * and holds the keys the filter held when the view was taken, or more: a
  * split-block filter's adds are seen by its views (the words are shared),
- * but not safely while they run (bloom.h says which calls may overlap).
+ * but not safely while they run (bloom.h says which calls may overlap). A
+ * cuckoo filter's view copies its stash, which adds and removals change:
+ * it is valid until the filter is next changed.
  * Any number of threads may query one view at once.
  */
 #ifndef AMQ_INLINE_H
 #define AMQ_INLINE_H
 
 #include "amq/bloom.h"
+#include "amq/cuckoo.h"
 #include "amq/fuse.h"
 
 #include <stdbool.h>
@@ -48,8 +53,9 @@
 extern "C" {
 #endif
 
-/** The layout of the views and the arithmetic of their queries. */
-#define AMQ_INLINE_LAYOUT 1
+/** The layout of the views and the arithmetic of their queries (2: with
+ *  amq_cuckoo_view). */
+#define AMQ_INLINE_LAYOUT 2
 
 /**
  * A binary fuse filter's query state (layout AMQ_INLINE_LAYOUT). Filled by
@@ -250,6 +256,151 @@ static inline bool amq_split_block_view_contains_hash(const amq_split_block_view
         missing |= ~block[i] & amq_split_block_bit(key32, i);
     return missing == 0;
 #endif
+}
+
+/**
+ * A cuckoo filter's query state (layout AMQ_INLINE_LAYOUT), for the shape
+ * most filters have: one table (the filter never grew) of plain buckets of
+ * b = 4 slots of f = 12 bits, 6 bytes a bucket. Bucket i is bytes 6i to
+ * 6i + 5 of buckets, slot s in bits 12s to 12s + 11 of their little-endian
+ * value, 0 in an empty slot. Of a key's 64-bit hash h,
+ *
+ *     fingerprint  fp = 1 + (lo32(h) * 4095 >> 32)            in 1 .. 4095
+ *     first bucket i1 = hi32(h) * B >> 32
+ *     alternate    i2 = (t - i1) mod B,
+ *                  t  = hi32(fp * 0x9E3779B97F4A7C15) * B >> 32
+ *
+ * for B buckets; the key may be present when bucket i1 or i2 holds fp, or
+ * the stash holds fp for one of them. Two constants of the shape are
+ * fields, fingerprint_range and lane_ones, and the query multiplies by
+ * them: a product by a constant may be compiled as a chain of shifts and
+ * adds, several instructions where the field's product is one, and a loop
+ * of queries goes as fast as the instructions of the queries in flight
+ * allow.
+ */
+typedef struct amq_cuckoo_view {
+    const uint8_t *buckets;     /**< bucket_count x 6 bytes, then 2 that are
+                                     read with the last bucket and ignored */
+    uint64_t bucket_count;      /**< B: at least 1, at most 2^32 */
+    uint64_t stash_bucket;      /**< the bucket the stashed fingerprint was
+                                     evicted towards (one of its two) */
+    uint64_t lane_ones;         /**< AMQ_CUCKOO_VIEW_LANE_ONES (see below) */
+    uint32_t fingerprint_range; /**< 4095, 2^12 - 1 (see below) */
+    uint32_t stash_fingerprint; /**< the fingerprint in the stash; 0: empty */
+    uint32_t layout;            /**< AMQ_INLINE_LAYOUT */
+    uint32_t reserved;          /**< 0 */
+} amq_cuckoo_view;
+
+/**
+ * Take a cuckoo filter's query state for amq_cuckoo_view_contains_hash.
+ * @param out the view to fill; not NULL.
+ * @param filter the filter; not NULL. The view points into its table and
+ *   copies its stash: it answers for the filter as it is now, and is valid
+ *   until the filter is next changed (an add, remove or clear may move
+ *   fingerprints into the stash, or grow the filter) or freed. Take it
+ *   again after a change.
+ * @param layout AMQ_INLINE_LAYOUT, as the caller was compiled with.
+ * @param diag on failure, what was wrong; may be NULL.
+ * @return AMQ_OK; AMQ_EVERSION if this library does not compute queries the
+ *   way layout says; AMQ_EUNSUPPORTED if the filter is of another shape
+ *   (fingerprints of other than 12 bits, buckets of other than 4 slots,
+ *   semi-sorted buckets, or more than one table: ask
+ *   amq_cuckoo_contains_hash then); AMQ_EINVAL if out or filter is NULL
+ *   (out is then zeroed).
+ * Allocates: never. Thread safety: safe on a filter others query.
+ */
+AMQ_API int amq_cuckoo_view_get(amq_cuckoo_view *out, const amq_cuckoo *filter, uint32_t layout,
+                                amq_diag *diag);
+
+/** The fingerprint of a hash in a view's filter, in 1 .. 4095. */
+static inline uint32_t amq_cuckoo_view_fingerprint(const amq_cuckoo_view *view, uint64_t hash)
+{
+    return 1 + (uint32_t)(((hash & 0xFFFFFFFFU) * view->fingerprint_range) >> 32);
+}
+
+/** A hash's first bucket among bucket_count (at most 2^32). */
+static inline uint64_t amq_cuckoo_view_index(uint64_t hash, uint64_t bucket_count)
+{
+    return ((hash >> 32) * bucket_count) >> 32;
+}
+
+/**
+ * The other bucket of fingerprint in bucket, among bucket_count:
+ * (t - bucket) mod bucket_count (see amq_cuckoo_view). Its own inverse.
+ */
+static inline uint64_t amq_cuckoo_view_alternate(uint64_t bucket, uint32_t fingerprint,
+                                                 uint64_t bucket_count)
+{
+    /* the multiplier, 2^64 over the golden ratio, is odd and has well-mixed
+     * high bits: it spreads fingerprints over the offsets */
+    uint64_t t = ((fingerprint * 0x9E3779B97F4A7C15ULL) >> 32) * bucket_count >> 32;
+    /* plus bucket_count where t - bucket wraps, by a mask: the wrap is a
+     * coin toss, which a branch would mispredict half the time */
+    return t - bucket + (bucket_count & (0 - (uint64_t)(t < bucket)));
+}
+
+/**
+ * The zero-lane test of SWAR arithmetic: ones has bit 0 of each lane of x
+ * set, highs the top bit. Non-zero iff some lane of x is zero; its lowest
+ * set bit is then the top bit of the first zero lane (lanes above a zero
+ * one may be marked too: a borrow runs up from it). Lanes outside ones and
+ * highs are ignored.
+ */
+static inline uint64_t amq_inline_zero_lanes(uint64_t x, uint64_t ones, uint64_t highs)
+{
+    return (x - ones) & ~x & highs;
+}
+
+/** Bit 0, and bit 11, of each of a view's bucket's four 12-bit lanes. */
+#define AMQ_CUCKOO_VIEW_LANE_ONES  0x0000001001001001ULL
+#define AMQ_CUCKOO_VIEW_LANE_HIGHS 0x0000800800800800ULL
+
+/** A fingerprint in each of a bucket's four 12-bit lanes. */
+static inline uint64_t amq_cuckoo_view_lanes(const amq_cuckoo_view *view, uint32_t fingerprint)
+{
+    return fingerprint * view->lane_ones;
+}
+
+/**
+ * Non-zero iff the bucket at bucket (its 6 bytes, and 2 more read and
+ * ignored) holds the fingerprint whose lanes are lanes
+ * (amq_cuckoo_view_lanes): one 64-bit little-endian load, one zero-lane
+ * test of its four lanes.
+ */
+static inline uint64_t amq_cuckoo_view_bucket_match(const uint8_t *bucket, uint64_t lanes)
+{
+    uint64_t word = (uint64_t)bucket[0] | (uint64_t)bucket[1] << 8 | (uint64_t)bucket[2] << 16 |
+                    (uint64_t)bucket[3] << 24 | (uint64_t)bucket[4] << 32 |
+                    (uint64_t)bucket[5] << 40 | (uint64_t)bucket[6] << 48 |
+                    (uint64_t)bucket[7] << 56;
+    return amq_inline_zero_lanes(word ^ lanes, AMQ_CUCKOO_VIEW_LANE_ONES,
+                                 AMQ_CUCKOO_VIEW_LANE_HIGHS);
+}
+
+/**
+ * Whether the key whose 64-bit hash is hash may be in the filter: the answer
+ * of amq_cuckoo_contains_hash, compiled into the caller. Both buckets are
+ * read and tested with no branch between them; the stash is compared only
+ * when it is occupied (a test that goes the same way for every key, so it
+ * is predicted, and costs fewer instructions than the comparison).
+ * @param view a view amq_cuckoo_view_get filled; its filter not changed
+ *   or freed since.
+ * @param hash the key's hash, as amq_cuckoo_contains_hash takes it.
+ * @return true: maybe present; false: certainly absent.
+ * Allocates: never. Thread safety: safe.
+ */
+static inline bool amq_cuckoo_view_contains_hash(const amq_cuckoo_view *view, uint64_t hash)
+{
+    uint32_t fingerprint = amq_cuckoo_view_fingerprint(view, hash);
+    uint64_t i1 = amq_cuckoo_view_index(hash, view->bucket_count);
+    uint64_t i2 = amq_cuckoo_view_alternate(i1, fingerprint, view->bucket_count);
+    uint64_t lanes = amq_cuckoo_view_lanes(view, fingerprint);
+    bool held = (amq_cuckoo_view_bucket_match(view->buckets + 6 * i1, lanes) |
+                 amq_cuckoo_view_bucket_match(view->buckets + 6 * i2, lanes)) != 0;
+    if (view->stash_fingerprint != 0)
+        held |= view->stash_fingerprint == fingerprint &&
+                (view->stash_bucket == i1 || view->stash_bucket == i2);
+    return held;
 }
 
 #ifdef __cplusplus

@@ -218,6 +218,7 @@ static int load_table(amq_cuckoo *f, amq__params_reader *r, const amq__container
     t->stored = stored;
     t->stash_bucket = stash_bucket;
     t->stash_fingerprint = stash_fingerprint;
+    amq__cuckoo_note_change(f);
     return check_table(f, t, index, diag);
 }
 

@@ -20,17 +20,15 @@
 #define AMQ_CUCKOO_INTERNAL_H
 
 #include "amq/cuckoo.h"
+#include "amq/inline.h"
 #include "core/bits.h"
 #include "core/util.h"
 
 #include <stdbool.h>
 #include <stdint.h>
 
-/* Multiplier spreading a fingerprint into the alternate bucket's offset
- * (2^64 divided by the golden ratio, an odd constant with well-mixed high
- * bits). */
-#define AMQ__CUCKOO_FINGERPRINT_SPREAD 0x9E3779B97F4A7C15ULL
-/* Another odd multiplier, for the low bucket bits of a grown table. */
+/* An odd multiplier for the low bucket bits of a grown table (the first
+ * table's alternate, amq_cuckoo_view_alternate, has another). */
 #define AMQ__CUCKOO_FINGERPRINT_FLIP 0xD6E8FEB86659FD93ULL
 
 /* The most slots a bucket has. */
@@ -60,6 +58,12 @@ typedef struct amq__cuckoo_table {
 } amq__cuckoo_table;
 
 struct amq_cuckoo {
+    /* One table of amq_cuckoo_view's shape (shape_12x4, table_count 1)
+     * whose stash is empty: amq_cuckoo_contains_hash then asks the view's
+     * buckets alone. Kept by amq__cuckoo_note_change; the first field, in
+     * the cache line of the first table's, so that the query tests one
+     * byte before it reads the table. */
+    bool view_query;
     amq__cuckoo_table tables[AMQ_CUCKOO_MAX_TABLES];
     size_t table_count;
     uint32_t fingerprint_bits; /* f */
@@ -79,6 +83,7 @@ struct amq_cuckoo {
     uint64_t suffix_highs;      /* semi-sorted: bit f - 5 of each */
     bool use_bmi2;              /* semi-sorted: spread suffixes with pdep */
     bool bucket_in_word;        /* a bucket's lanes fit one 64-bit word: groups is 1 */
+    bool shape_12x4;            /* plain buckets of 4 slots of 12 bits: amq_cuckoo_view's */
     uint32_t groups;            /* plain: a bucket's groups of lanes, each read as a word */
     uint32_t group_lanes;       /* the lanes (slots) of a group: b / groups */
     uint32_t group_bits;        /* group_lanes * f */
@@ -121,6 +126,13 @@ void amq__cuckoo_set_shape(amq_cuckoo *f, uint32_t fingerprint_bits, uint32_t bu
  * AMQ_OK or AMQ_ENOMEM. */
 int amq__cuckoo_table_open(amq_cuckoo *f, unsigned shift);
 
+/* Recompute view_query: to be called whenever a table is added or a stash
+ * is filled or emptied. */
+static inline void amq__cuckoo_note_change(amq_cuckoo *f)
+{
+    f->view_query = f->shape_12x4 && f->table_count == 1 && f->tables[0].stash_fingerprint == 0;
+}
+
 /* How many slots of bucket bucket of table t hold value (0: are empty). */
 uint32_t amq__cuckoo_bucket_count(const amq_cuckoo *f, const amq__cuckoo_table *t, uint64_t bucket,
                                   uint32_t value);
@@ -162,7 +174,7 @@ static inline uint32_t amq__cuckoo_fingerprint(const amq_cuckoo *f, uint64_t has
 /* A hash's first bucket in a table of buckets buckets. */
 static inline uint64_t amq__cuckoo_index(uint64_t hash, uint64_t buckets)
 {
-    return ((hash >> 32) * buckets) >> 32;
+    return amq_cuckoo_view_index(hash, buckets);
 }
 
 /* The other bucket of a fingerprint in bucket of the first table, which
@@ -170,11 +182,7 @@ static inline uint64_t amq__cuckoo_index(uint64_t hash, uint64_t buckets)
 static inline uint64_t amq__cuckoo_first_alternate(uint64_t bucket, uint32_t fingerprint,
                                                    uint64_t buckets)
 {
-    uint64_t offset = ((fingerprint * AMQ__CUCKOO_FINGERPRINT_SPREAD) >> 32) * buckets >> 32;
-    /* offset - bucket, plus buckets where that wraps: a mask, not a
-     * condition, since the wrap is a coin toss a branch would mispredict
-     * half the time (and compilers may turn either form of ?: into one). */
-    return offset - bucket + (buckets & (0 - (uint64_t)(offset < bucket)));
+    return amq_cuckoo_view_alternate(bucket, fingerprint, buckets);
 }
 
 /* Whether table t's buckets are plain and each fit a word, and its
@@ -295,7 +303,7 @@ static inline uint64_t amq__cuckoo_spread(const amq_cuckoo *f, uint64_t suffixes
  * bit is exact), and lanes outside ones and highs are never looked at. */
 static inline uint64_t amq__cuckoo_zero_lanes(uint64_t x, uint64_t ones, uint64_t highs)
 {
-    return (x - ones) & ~x & highs;
+    return amq_inline_zero_lanes(x, ones, highs);
 }
 
 /* A plain bucket's membership test, on one of its groups of lanes read as
