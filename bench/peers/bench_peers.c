@@ -24,9 +24,8 @@
  *   query-hashed    amq's pre-hashed query of the n absent hashes
  *   peer-absent     the peer's query of the same keys
  *   hashed-batch    amq's batch pre-hashed query of the absent hashes,
- *                   1024 per call (gcs: all n in one merged pass); left
- *                   out for the classic and counting filters, which have
- *                   no batch call by 64-bit hashes
+ *                   1024 per call (gcs: all n in one merged pass; the
+ *                   classic and counting filters: their 128-bit hashes)
  *   query-absent    amq's query of the n absent keys by their 16 bytes
  *                   (the hash taken in the query)
  *
@@ -93,9 +92,8 @@ typedef struct amq_side {
     void (*destroy)(void *filter);
 } amq_side;
 
-/* Each family's loops over hashes and keys, and its batch by 64-bit hashes
- * where it has one (the classic and counting filters have none by 64-bit
- * hashes: their hashed-batch phase is left out), follow its create or
+/* Each family's loops over hashes and keys, and its batch by hashes (the
+ * classic and counting filters' by their 128-bit ones), follow its create or
  * build function: one call per key, or per BENCH_FILTER_BATCH hashes. A
  * loop reads the hashes through a local pointer, as the peers' loops read
  * their keys: read through h, each key would also reload h->low, which the
@@ -219,6 +217,14 @@ static uint64_t bloom_count_keys(const void *filter, const bench_keyset *keys)
     return hits;
 }
 
+static void bloom_batch_hashed(const void *filter, const pair_hashes *h, size_t n, uint8_t *results)
+{
+    for (size_t start = 0; start < n; start += BENCH_FILTER_BATCH) {
+        size_t todo = n - start < BENCH_FILTER_BATCH ? n - start : BENCH_FILTER_BATCH;
+        amq_bloom_contains_many_hash(results + start, filter, h->wide + start, todo);
+    }
+}
+
 static double bloom_bytes(const void *filter)
 {
     return (double)amq_bloom_bits(filter) / 8;
@@ -235,6 +241,7 @@ static const amq_side side_classic = {
     .clear = bloom_clear,
     .add_all = bloom_add_all,
     .count_hashed = bloom_count_hashed,
+    .batch_hashed = bloom_batch_hashed,
     .count_keys = bloom_count_keys,
     .bytes = bloom_bytes,
     .destroy = bloom_destroy,
@@ -293,6 +300,15 @@ static uint64_t counting_bloom_count_keys(const void *filter, const bench_keyset
     return hits;
 }
 
+static void counting_batch_hashed(const void *filter, const pair_hashes *h, size_t n,
+                                  uint8_t *results)
+{
+    for (size_t start = 0; start < n; start += BENCH_FILTER_BATCH) {
+        size_t todo = n - start < BENCH_FILTER_BATCH ? n - start : BENCH_FILTER_BATCH;
+        amq_counting_bloom_contains_many_hash(results + start, filter, h->wide + start, todo);
+    }
+}
+
 static double counting_bytes(const void *filter)
 {
     return (double)amq_counting_bloom_counters(filter) * amq_counting_bloom_counter_bits(filter) /
@@ -311,6 +327,7 @@ static const amq_side side_counting = {
     .add_all = counting_add_all,
     .remove_all = counting_remove_all,
     .count_hashed = counting_bloom_count_hashed,
+    .batch_hashed = counting_batch_hashed,
     .count_keys = counting_bloom_count_keys,
     .bytes = counting_bytes,
     .destroy = counting_destroy,
