@@ -7,6 +7,9 @@
 #   bench/codesearch.sh build-cs-release/examples/codesearch/codesearch /work/cs-trees/tree
 # Needs /usr/bin/time (GNU time), and cindex, csearch, rg when present
 # (apt-get install codesearch ripgrep time).
+# The tree of docs/CODESEARCH.md: redis and git (git archive HEAD of their
+# GitHub snapshots) and sqlite 3.40.1 (Debian's sqlite3_3.40.1.orig.tar.xz)
+# side by side in one directory.
 # Usage: bench/codesearch.sh CODESEARCH TREE [RUNS]
 set -eu
 cs=$1 tree=$(cd "$2" && pwd) runs=${3:-3}
