@@ -649,14 +649,41 @@ static void expect_batch_agrees(const amq_gcs *f, const uint64_t *present, size_
     free(results);
 }
 
-static void expect_round_trip_of(size_t N, amq_gcs_code code, uint64_t range, uint64_t arg,
-                                 uint64_t expected_divisor)
+/* The continuous stream of f's values: f's own, or converted from the
+ * bucketed layout (as the exports do); *owned is what to free. */
+static const uint8_t *continuous_stream(const amq_gcs *f, size_t *len, uint8_t **owned)
+{
+    const uint8_t *stream;
+    uint64_t bits;
+    *owned = NULL;
+    if (f->bucketed) {
+        assert_int_equal(amq__gcs_continuous_stream(f, owned, &bits), AMQ_OK);
+        stream = *owned;
+    } else {
+        amq_gcs_stream(&stream, &bits, f);
+    }
+    *len = (size_t)(bits / 8 + (bits % 8 != 0));
+    return stream;
+}
+
+static void expect_round_trip_in(size_t N, amq_gcs_code code, uint64_t range, uint64_t arg,
+                                 uint64_t expected_divisor, amq_gcs_layout layout)
 {
     uint64_t *hashes = key_hashes(0, 0, N);
     uint64_t *absent = key_hashes(1, 0, N);
     amq_gcs_params params = params_with(range, code, arg, 0);
+    params.layout = layout;
     amq_gcs *f = build_hashes(&params, hashes, N);
-    assert_int_equal(amq_gcs_divisor(f), expected_divisor);
+    /* The automatic layout buckets a Rice code, and its automatic code is
+     * the best Rice code for M. */
+    uint64_t divisor = expected_divisor;
+    if (layout == AMQ_GCS_LAYOUT_AUTO && code == AMQ_GCS_CODE_AUTO)
+        divisor = (uint64_t)1 << amq_gcs_best_rice_bits(range);
+    bool rice = (divisor & (divisor - 1)) == 0 && divisor <= ((uint64_t)1 << 56);
+    assert_int_equal(f->bucketed, layout == AMQ_GCS_LAYOUT_AUTO && rice);
+    assert_int_equal(amq_gcs_divisor(f), divisor);
+    params.code = AMQ_GCS_CODE_GOLOMB;
+    params.divisor = divisor;
     for (size_t i = 0; i < N; i++)
         if (!amq_gcs_contains_hash(f, hashes[i]))
             fail_msg("code %d, M = %llu, D = %llu: key %zu lost", code, (unsigned long long)range,
@@ -666,14 +693,15 @@ static void expect_round_trip_of(size_t N, amq_gcs_code code, uint64_t range, ui
         positives += amq_gcs_contains_hash(f, absent[i]);
     double expected = N * amq_gcs_expected_fpr(f);
     assert_true(fabs((double)positives - expected) <= 4 * sqrt(expected) + 1);
-    /* A decoded copy of the stream answers the same. */
-    const uint8_t *stream;
-    amq_gcs_stream(&stream, NULL, f);
+    /* A decoded copy of the (continuous) stream answers the same. */
+    size_t len;
+    uint8_t *owned;
+    const uint8_t *stream = continuous_stream(f, &len, &owned);
     amq_gcs *copy = NULL;
     amq_diag diag = { .message = "" };
-    if (amq_gcs_from_stream(&copy, &params, N, stream, (size_t)amq_gcs_stream_bytes(f), &diag) !=
-        AMQ_OK)
+    if (amq_gcs_from_stream(&copy, &params, N, stream, len, &diag) != AMQ_OK)
         fail_msg("from_stream: %s", diag.message);
+    free(owned);
     for (size_t i = 0; i < N; i++) {
         assert_true(amq_gcs_contains_hash(copy, hashes[i]));
         assert_int_equal(amq_gcs_contains_hash(copy, absent[i]),
@@ -686,6 +714,15 @@ static void expect_round_trip_of(size_t N, amq_gcs_code code, uint64_t range, ui
     amq_gcs_free(f);
     free(hashes);
     free(absent);
+}
+
+/* In both layouts: the continuous one, and the automatic one (bucketed
+ * for a Rice code). */
+static void expect_round_trip_of(size_t N, amq_gcs_code code, uint64_t range, uint64_t arg,
+                                 uint64_t expected_divisor)
+{
+    expect_round_trip_in(N, code, range, arg, expected_divisor, AMQ_GCS_LAYOUT_CONTINUOUS);
+    expect_round_trip_in(N, code, range, arg, expected_divisor, AMQ_GCS_LAYOUT_AUTO);
 }
 
 static void expect_round_trip(amq_gcs_code code, uint64_t range, uint64_t arg,
@@ -831,6 +868,7 @@ static void test_index_changes_no_answer(void **state)
     uint64_t *absent = key_hashes(1, 0, N);
     static const uint64_t sizes[] = { AMQ_GCS_NO_INDEX, 0, 1, 32, N / 64, N / 16, N, 10 * N };
     amq_gcs_params params = params_with(256, AMQ_GCS_CODE_AUTO, 0, AMQ_GCS_NO_INDEX);
+    params.layout = AMQ_GCS_LAYOUT_CONTINUOUS;
     /* What every filter must answer for the absent keys: whether their
      * values are among the stored ones, found here by a binary search. */
     uint64_t universe = (uint64_t)N * 256;
@@ -905,14 +943,14 @@ static void test_batch_matching(void **state)
 
 /* ---- unions ----------------------------------------------------------------------- */
 
-static void test_union(void **state)
+static void union_in(amq_gcs_layout layout)
 {
-    (void)state;
     enum { N = 100000, Q = 200000 };
     uint64_t *a_keys = key_hashes(0, 0, N);
     uint64_t *b_keys = key_hashes(0, N, N);
     uint64_t *absent = key_hashes(1, 0, Q);
     amq_gcs_params params = params_with(1024, AMQ_GCS_CODE_AUTO, 0, 0);
+    params.layout = layout;
     amq_gcs *a = build_hashes(&params, a_keys, N);
     amq_gcs *b = build_hashes(&params, b_keys, N);
     amq_gcs *u = build_hashes(&params, a_keys, N); /* a copy of a, merged with b */
@@ -922,11 +960,20 @@ static void test_union(void **state)
     assert_int_equal(amq_gcs_segments(u), 2);
     assert_int_equal(amq_gcs_keys(u), 2 * N);
     assert_int_equal(amq_gcs_universe(u), 2 * (uint64_t)N * 1024);
-    /* The same codes, but for b's first gap, which now starts from a's last
-     * value. */
-    assert_true(amq_gcs_stream_bits(u) >= amq_gcs_stream_bits(a) + amq_gcs_stream_bits(b));
-    assert_true(amq_gcs_stream_bits(u) <= amq_gcs_stream_bits(a) + amq_gcs_stream_bits(b) + 64);
-    assert_int_equal(amq_gcs_index_entries(u), amq_gcs_index_entries(a) + amq_gcs_index_entries(b));
+    uint64_t parts = amq_gcs_stream_bits(a) + amq_gcs_stream_bits(b);
+    if (layout == AMQ_GCS_LAYOUT_CONTINUOUS) {
+        /* The same codes, but for b's first gap, which now starts from a's
+         * last value. */
+        assert_true(amq_gcs_stream_bits(u) >= parts);
+        assert_true(amq_gcs_stream_bits(u) <= parts + 64);
+        assert_int_equal(amq_gcs_index_entries(u),
+                         amq_gcs_index_entries(a) + amq_gcs_index_entries(b));
+    } else {
+        /* b's values fall into buckets that begin elsewhere: about the
+         * same size. */
+        assert_true(u->bucketed);
+        assert_true(fabs((double)amq_gcs_stream_bits(u) - (double)parts) < 0.01 * (double)parts);
+    }
     assert_int_equal(amq_gcs_distinct_values(u),
                      amq_gcs_distinct_values(a) + amq_gcs_distinct_values(b));
     for (size_t i = 0; i < N; i++) {
@@ -1001,12 +1048,13 @@ static void test_union(void **state)
     assert_int_equal(amq_gcs_merge(a, x, &diag), AMQ_EINCOMPATIBLE);
     assert_non_null(strstr(diag.message, "range M"));
     amq_gcs_free(x);
-    other = params_with(1024, AMQ_GCS_CODE_RICE, 9, 0);
+    other = params_with(1024, AMQ_GCS_CODE_RICE, 8, 0);
     x = build_hashes(&other, a_keys, 100);
     assert_int_equal(amq_gcs_merge(a, x, &diag), AMQ_EINCOMPATIBLE);
     assert_non_null(strstr(diag.message, "divisor"));
     amq_gcs_free(x);
     other = params_with(1024, AMQ_GCS_CODE_AUTO, 0, 0);
+    other.layout = layout;
     amq_hasher_xxh3(&other.hasher, seed + 1);
     x = build_hashes(&other, a_keys, 100);
     assert_int_equal(amq_gcs_merge(a, x, &diag), AMQ_EINCOMPATIBLE);
@@ -1023,6 +1071,97 @@ static void test_union(void **state)
     free(a_keys);
     free(b_keys);
     free(absent);
+}
+
+/* A file of the continuous layout, saved before the bucketed one existed
+ * (tests/data/gcs/gcs-v1.amq): it loads, answers the recorded false
+ * positives and every key, and saves back the same bytes. */
+static void test_old_layout_file(void **state)
+{
+    (void)state;
+    char *path = amq_test_data_path("gcs/gcs-v1.amq");
+    amq_filter *f = NULL;
+    amq_diag diag = { .message = "" };
+    if (amq_load(&f, path, AMQ_LOAD_MMAP, &diag) != AMQ_OK)
+        fail_msg("%s: %s", path, diag.message);
+    amq_gcs *g = amq_gcs_unwrap(f);
+    assert_false(g->bucketed);
+    assert_int_equal(amq_gcs_keys(g), 1000);
+    char key[32];
+    for (int i = 0; i < 1000; i++) {
+        snprintf(key, sizeof key, "golden-%d", i);
+        assert_true(amq_contains(f, key, strlen(key)) == 1);
+    }
+    size_t recorded_len;
+    char *recorded = (char *)amq_test_read_data("gcs/gcs-v1.positives", &recorded_len);
+    size_t positives = 0, lines = 0;
+    for (size_t i = 0; i < recorded_len; i++)
+        lines += recorded[i] == '\n';
+    for (int i = 1000; i < 101000; i++) {
+        snprintf(key, sizeof key, "golden-%d", i);
+        if (amq_contains(f, key, strlen(key)) == 1) {
+            positives++;
+            char line[40];
+            snprintf(line, sizeof line, "%s\n", key);
+            assert_non_null(strstr(recorded, line));
+        }
+    }
+    assert_int_equal(positives, lines);
+    uint8_t *saved = NULL;
+    size_t saved_len = 0, file_len = 0;
+    assert_int_equal(amq_save_to_memory(&saved, &saved_len, f, NULL), AMQ_OK);
+    uint8_t *file = (uint8_t *)amq_test_read_data("gcs/gcs-v1.amq", &file_len);
+    assert_int_equal(saved_len, file_len);
+    assert_memory_equal(saved, file, file_len);
+    free(saved);
+    free(file);
+    free(recorded);
+    amq_free(f);
+    free(path);
+}
+
+/* A damaged bucketed stream or index is refused by the check a load
+ * makes, never read out of bounds: every byte of a small filter's block,
+ * flipped in turn (under the sanitizers, any stray read shows). */
+static void test_bucketed_damage(void **state)
+{
+    (void)state;
+    enum { N = 3000 };
+    uint64_t *hashes = key_hashes(0, 0, N);
+    amq_gcs_params params = params_with(256, AMQ_GCS_CODE_AUTO, 0, 0);
+    params.bucket_keys = 8;
+    params.block_buckets = 4;
+    amq_gcs *f = build_hashes(&params, hashes, N);
+    assert_true(f->bucketed);
+    uint64_t bytes = amq__gcs_payload_bytes(f), refused = 0;
+    uint64_t distinct[AMQ_GCS_MAX_SEGMENTS];
+    for (uint64_t i = 0; i < bytes; i++) {
+        for (unsigned bit = 0; bit < 8; bit += 3) {
+            f->owned[i] ^= (uint8_t)(1u << bit);
+            int status = amq__gcs_verify_buckets(f, distinct, NULL);
+            /* A flip the check lets through makes another valid
+             * filter (a code's bits, or a boundary the codes fill
+             * exactly either way), which the file's checksum refuses. */
+            if (status != AMQ_OK) {
+                assert_int_equal(status, AMQ_ECORRUPT);
+                refused++;
+            }
+            f->owned[i] ^= (uint8_t)(1u << bit);
+        }
+    }
+    print_message("bucketed: %llu of %llu flips refused\n", (unsigned long long)refused,
+                  (unsigned long long)(3 * bytes));
+    assert_true(refused > bytes);
+    assert_int_equal(amq__gcs_check(f, NULL), AMQ_OK);
+    amq_gcs_free(f);
+    free(hashes);
+}
+
+static void test_union(void **state)
+{
+    (void)state;
+    union_in(AMQ_GCS_LAYOUT_CONTINUOUS);
+    union_in(AMQ_GCS_LAYOUT_AUTO);
 }
 
 /* amq_merge of a filter of other_spec (built from three keys) into into
@@ -1455,13 +1594,14 @@ static void test_parameter_errors(void **state)
     assert_int_equal(amq_gcs_build_hash(&f, &p, hashes, 3, &diag), AMQ_EINVAL);
     assert_null(f);
 
-    /* Defaults: a zeroed struct and NULL are M = 1024, Rice P = 10, XXH3
-     * seed 0, the default index (none for so few keys). */
+    /* Defaults: a zeroed struct and NULL are M = 1024, the bucketed layout
+     * with the best Rice code for M (P = 9), XXH3 seed 0, no seek index. */
     amq_gcs_params zero;
     memset(&zero, 0, sizeof zero);
     assert_int_equal(amq_gcs_build_hash(&f, &zero, hashes, 3, NULL), AMQ_OK);
     assert_int_equal(amq_gcs_range(f), 1024);
-    assert_int_equal(amq_gcs_rice_bits(f), 10);
+    assert_int_equal(amq_gcs_rice_bits(f), 9);
+    assert_true(f->bucketed);
     assert_int_equal(amq_gcs_hasher(f)->kind, AMQ_HASH_XXH3);
     assert_int_equal(amq_gcs_index_entries(f), 0);
     amq_gcs_free(f);
@@ -1480,8 +1620,9 @@ static void test_parameter_errors(void **state)
         assert_int_equal(amq_gcs_range(f), fprs[i].range);
         amq_gcs_free(f);
     }
-    /* Non-power-of-two M: Golomb with D = M. */
+    /* Non-power-of-two M, continuous: Golomb with D = M. */
     p = params_with(1000, AMQ_GCS_CODE_AUTO, 0, 0);
+    p.layout = AMQ_GCS_LAYOUT_CONTINUOUS;
     assert_int_equal(amq_gcs_build_hash(&f, &p, hashes, 3, NULL), AMQ_OK);
     assert_int_equal(amq_gcs_divisor(f), 1000);
     assert_int_equal(amq_gcs_rice_bits(f), -1);
@@ -1657,7 +1798,9 @@ static void test_info(void **state)
     assert_int_equal(amq_build(&f, "gcs", key_set.pointers, key_set.lens, N, NULL), AMQ_OK);
     amq_info_get(&info, f);
     assert_string_equal(amq_test_find_detail(&info, "code")->text, "rice");
-    assert_true(amq_test_find_detail(&info, "rice_bits")->value == 10);
+    assert_true(amq_test_find_detail(&info, "rice_bits")->value == 9);
+    assert_string_equal(amq_test_find_detail(&info, "layout")->text, "bucketed");
+    assert_true(amq_test_find_detail(&info, "bucket_keys")->value == AMQ_GCS_DEFAULT_BUCKET_KEYS);
     amq_free(f);
     amq_test_keys_free(&key_set);
 }
@@ -1689,6 +1832,8 @@ int main(void)
         cmocka_unit_test(test_index_changes_no_answer),
         cmocka_unit_test(test_batch_matching),
         cmocka_unit_test(test_union),
+        cmocka_unit_test(test_old_layout_file),
+        cmocka_unit_test(test_bucketed_damage),
         AMQ_TEST_WITH_SCRATCH(test_generic_merge),
         AMQ_TEST_WITH_SCRATCH(test_save_and_load),
         AMQ_TEST_WITH_SCRATCH(test_damaged_files),

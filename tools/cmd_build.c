@@ -92,6 +92,25 @@ static void print_warning(const amq_filter *filter, const char *output)
                   output);
 }
 
+/* Say the size/speed trade-off the filter's layout chose, when it reports
+ * one (gcs: its layout, the codes a query decodes, the other layout's). */
+static void print_trade_off(const amq_filter *filter)
+{
+    amq_info info;
+    amq_info_get(&info, filter);
+    const amq_info_detail *layout = cli_info_detail(&info, "layout");
+    const amq_info_detail *codes = cli_info_detail(&info, "query_codes");
+    const amq_info_detail *other = cli_info_detail(&info, "other_layout_bits_per_key");
+    const amq_info_detail *other_codes = cli_info_detail(&info, "other_layout_query_codes");
+    if (!layout || !codes || !other || !other_codes)
+        return;
+    bool bucketed = strcmp(layout->text, "bucketed") == 0;
+    cli_error("build: note: %s layout, %.2f bits/key, a query decodes about %.0f codes; "
+              "--stream %s: about %.2f bits/key, %.0f codes",
+              layout->text, info.bits_per_key, codes->value, bucketed ? "continuous" : "bucketed",
+              other->value, other_codes->value);
+}
+
 /* The family option a short option letter stands for, or -1. */
 static int family_option_index(const cli_type_option *options, size_t count, int letter)
 {
@@ -346,6 +365,7 @@ int cli_build(int argc, char **argv)
     cli_input_close(&in);
     if (exit_code == CLI_EXIT_OK) {
         print_warning(filter, output);
+        print_trade_off(filter);
         double delivered = cli_undelivered_rate(filter);
         if (delivered > 0) {
             amq_info info;

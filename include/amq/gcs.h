@@ -51,6 +51,11 @@ typedef struct amq_gcs amq_gcs;
 
 /** The false-positive rate asked for when none is given: 1/1024 (M = 2^10). */
 #define AMQ_GCS_DEFAULT_FPR (1.0 / 1024)
+/** Keys per bucket of the bucketed layout by default (a bucket is this
+ *  many times M values wide). */
+#define AMQ_GCS_DEFAULT_BUCKET_KEYS 24
+/** Buckets per block of the bucketed layout's offset index by default. */
+#define AMQ_GCS_DEFAULT_BLOCK_BUCKETS 16
 /** amq_gcs_params.index_entries: no seek index; queries decode from the start. */
 #define AMQ_GCS_NO_INDEX UINT64_MAX
 /** Codes per index entry by default: S = floor(N / this) entries (none
@@ -64,7 +69,9 @@ typedef struct amq_gcs amq_gcs;
 
 /** How the gaps are coded. */
 typedef enum amq_gcs_code {
-    /** Rice with P = log2 M when M is a power of two, else Golomb with D = M. */
+    /** The bucketed layout: Rice with the best P for M (as BEST_RICE).
+     *  The continuous one: Rice with P = log2 M when M is a power of two,
+     *  else Golomb with D = M. */
     AMQ_GCS_CODE_AUTO = 0,
     /** Rice with rice_bits = P: divisor 2^P, P-bit remainders. */
     AMQ_GCS_CODE_RICE = 1,
@@ -76,6 +83,21 @@ typedef enum amq_gcs_code {
      *  (the Gallager-van Voorhis optimum, about 0.69·M). */
     AMQ_GCS_CODE_BEST_GOLOMB = 4
 } amq_gcs_code;
+
+/** How the coded values are laid out (src/gcs/gcs.c explains both). */
+typedef enum amq_gcs_layout {
+    /** Bucketed when it can be (a Rice code, P <= 56, a hash other than
+     *  MD5, no seek index asked for), else continuous. */
+    AMQ_GCS_LAYOUT_AUTO = 0,
+    /** The values split by range into buckets of about bucket_keys keys,
+     *  each bucket's gaps restarted from zero, with a compact index of
+     *  where each bucket begins: a query decodes one bucket. Needs a Rice
+     *  code (a power-of-two divisor, P <= 56). */
+    AMQ_GCS_LAYOUT_BUCKETED = 1,
+    /** One run of gaps with a sampled seek index: the article's and
+     *  BIP158's stream. */
+    AMQ_GCS_LAYOUT_CONTINUOUS = 2
+} amq_gcs_layout;
 
 /** How to build a GCS. A zeroed struct asks for every default. */
 typedef struct amq_gcs_params {
@@ -89,8 +111,15 @@ typedef struct amq_gcs_params {
     amq_gcs_code code;      /**< how gaps are coded (AUTO: from M) */
     uint32_t rice_bits;     /**< P, 0..63, for AMQ_GCS_CODE_RICE */
     uint64_t divisor;       /**< D >= 1, for AMQ_GCS_CODE_GOLOMB */
-    uint64_t index_entries; /**< S: seek-index entries; 0 = floor(N / 128);
+    uint64_t index_entries; /**< S: seek-index entries of the continuous
+                                 layout; 0 = floor(N / 128);
                                  AMQ_GCS_NO_INDEX = none; at most N */
+    amq_gcs_layout layout;  /**< the layout (AUTO: bucketed if it can be) */
+    uint32_t bucket_keys;   /**< bucketed: keys per bucket, 1 .. 2^20: a
+                                 bucket is bucket_keys·M values wide;
+                                 0 = AMQ_GCS_DEFAULT_BUCKET_KEYS */
+    uint32_t block_buckets; /**< bucketed: buckets per index block, a power
+                                 of two 1 .. 2^16; 0 = the default */
 } amq_gcs_params;
 
 /**

@@ -29,6 +29,7 @@
 #include "gcs/gcs_internal.h"
 
 #include <assert.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -91,14 +92,29 @@ int amq_gcs_bip158_serialize(uint8_t **out, size_t *len, const amq_gcs *filter, 
                          filter->segment_count);
     uint8_t prefix[9];
     size_t prefix_len = compact_size_put(prefix, filter->count);
-    if (filter->stream_bytes > SIZE_MAX - prefix_len)
+    const uint8_t *stream = filter->stream;
+    uint64_t stream_bytes = filter->stream_bytes, bits;
+    uint8_t *converted = NULL;
+    if (filter->bucketed) {
+        if (amq__gcs_continuous_stream(filter, &converted, &bits) != AMQ_OK)
+            return amq__fail(diag, AMQ_ENOMEM, "no memory for the continuous stream");
+        stream = converted;
+        stream_bytes = bits / 8 + (bits % 8 != 0);
+    }
+    if (stream_bytes > SIZE_MAX - prefix_len) {
+        free(converted);
         return amq__fail(diag, AMQ_ENOMEM, "the stream does not fit this address space");
-    size_t total = prefix_len + (size_t)filter->stream_bytes;
+    }
+    size_t total = prefix_len + (size_t)stream_bytes;
     uint8_t *bytes = malloc(total);
-    if (!bytes)
+    if (!bytes) {
+        free(converted);
         return amq__fail(diag, AMQ_ENOMEM, "no memory for %zu bytes", total);
+    }
     memcpy(bytes, prefix, prefix_len);
-    memcpy(bytes + prefix_len, filter->stream, (size_t)filter->stream_bytes);
+    if (stream_bytes)
+        memcpy(bytes + prefix_len, stream, (size_t)stream_bytes);
+    free(converted);
     *out = bytes;
     *len = total;
     return AMQ_OK;
@@ -156,6 +172,30 @@ static const amq__option option_index = {
     .value_name = "S",
     .help = "the seek-index entries (0: none; default N/128)",
 };
+static const char *const stream_names[] = { "auto", "bucketed", "continuous", NULL };
+static const amq__option option_stream = {
+    .name = "stream",
+    .type = AMQ__OPTION_CHOICE,
+    .choices = stream_names, /* indexed by amq_gcs_layout */
+    .help = "bucketed: gaps restarted per bucket, a query decodes one (default with a Rice code); "
+            "continuous: one run of gaps with a seek index, the article's and BIP158's",
+};
+static const amq__option option_bucket_keys = {
+    .name = "bucket-keys",
+    .type = AMQ__OPTION_COUNT,
+    .count_min = 1,
+    .count_max = (uint64_t)1 << 20,
+    .value_name = "B",
+    .help = "bucketed stream: keys per bucket, W = B·M values (default 24)",
+};
+static const amq__option option_index_block = {
+    .name = "index-block",
+    .type = AMQ__OPTION_COUNT,
+    .count_min = 1,
+    .count_max = (uint64_t)1 << 16,
+    .value_name = "K",
+    .help = "bucketed stream: buckets per offset-index block, a power of two (default 16)",
+};
 static const amq__option option_bip158_key = {
     .name = "bip158-key",
     .type = AMQ__OPTION_HEX,
@@ -164,17 +204,13 @@ static const amq__option option_bip158_key = {
 };
 
 static const amq__option *const gcs_options[] = {
-    &amq__option_capacity,
-    &amq__option_fpr,
-    &option_range,
-    &option_rice_bits,
-    &option_divisor,
-    &option_index,
-    &option_bip158_key,
-    &amq__option_seed,
-    &amq__option_hash,
-    &amq__option_key,
-    NULL,
+    &amq__option_capacity, &amq__option_fpr,
+    &option_range,         &option_rice_bits,
+    &option_divisor,       &option_index,
+    &option_stream,        &option_bucket_keys,
+    &option_index_block,   &option_bip158_key,
+    &amq__option_seed,     &amq__option_hash,
+    &amq__option_key,      NULL,
 };
 
 /* A number option's text for a message: the number, or its word. */
@@ -257,10 +293,49 @@ static int params_from_spec(amq_gcs_params *params, const amq__spec *spec, amq_d
     }
     if (index)
         params->index_entries = index->count == 0 ? AMQ_GCS_NO_INDEX : index->count;
+    const amq__option_value *v;
+    if ((v = amq__spec_get(spec, &option_stream)) && v->choice != AMQ_GCS_LAYOUT_AUTO)
+        params->layout = (amq_gcs_layout)v->choice;
+    params->bucket_keys = (uint32_t)amq__spec_count(spec, &option_bucket_keys, 0);
+    params->block_buckets = (uint32_t)amq__spec_count(spec, &option_index_block, 0);
     return AMQ_OK;
 }
 
 /* ---- the generic handle's view ------------------------------------------------ */
+
+/* The layout field's values (absent: continuous). */
+enum { GCS_LAYOUT_CONTINUOUS = 1, GCS_LAYOUT_BUCKETED = 2 };
+
+/* The bucketed layout's default index, in bits per key at M = 2^8 (its
+ * deltas' width grows slowly with M). */
+#define GCS_BUCKET_INDEX_BITS_PER_KEY 0.45
+
+/* The trade-off a filter's layout makes, as info details (the build
+ * command prints them): the codes a query decodes, and the bits/key the
+ * other layout would take with the same keys. The continuous layout's
+ * figure is its expectation with D = M and its default index (an entry of
+ * about 28 bits per 128 keys); the bucketed one's, the best Rice code's
+ * with the default buckets and index (about 0.39 bits/key at M = 2^8). */
+static void trade_off(const amq_gcs *f, amq_info *out)
+{
+    double bucket_codes = (double)AMQ_GCS_DEFAULT_BUCKET_KEYS / 2 + 1;
+    double continuous_codes = (double)AMQ_GCS_DEFAULT_KEYS_PER_ENTRY / 2 + 1;
+    if (f->bucketed) {
+        double keys = (double)f->buckets.width / (double)f->range;
+        amq__info_number(out, "query_codes", keys / 2 + 1);
+        amq__info_number(out, "other_layout_bits_per_key",
+                         amq_gcs_expected_code_bits(f->range, f->range) + 28.0 / 128);
+        amq__info_number(out, "other_layout_query_codes", continuous_codes);
+    } else {
+        uint64_t per = f->index.entries ? f->count / f->index.entries : f->count;
+        amq__info_number(out, "query_codes", (double)per / 2 + 1);
+        amq__info_number(
+            out, "other_layout_bits_per_key",
+            amq_gcs_expected_code_bits(f->range, (uint64_t)1 << amq_gcs_best_rice_bits(f->range)) +
+                GCS_BUCKET_INDEX_BITS_PER_KEY);
+        amq__info_number(out, "other_layout_query_codes", bucket_codes);
+    }
+}
 
 static int family_build(void **state, const amq__spec *spec, const void *const *keys,
                         const size_t *lens, size_t count, amq_diag *diag)
@@ -306,6 +381,15 @@ static int family_save(const void *state, amq__saved *out)
     amq__params_put_u32(&out->params, (uint32_t)f->segment_count);
     for (size_t s = 0; s < f->segment_count; s++)
         amq__params_put_u64(&out->params, f->segments[s].count);
+    if (f->bucketed) {
+        const amq__gcs_buckets *x = &f->buckets;
+        amq__params_put_u32(&out->params, GCS_LAYOUT_BUCKETED);
+        amq__params_put_u64(&out->params, x->width);
+        amq__params_put_u32(&out->params, x->block_shift);
+        amq__params_put_u32(&out->params, x->header_bits);
+        amq__params_put_u32(&out->params, x->delta_bits);
+        amq__params_put_u64(&out->params, x->base);
+    }
     out->pieces[0].data = f->stream;
     out->pieces[0].len = amq__gcs_payload_bytes(f);
     out->piece_count = 1;
@@ -317,6 +401,10 @@ typedef struct saved_fields {
     uint64_t range, divisor, stream_bits, index_entries, position_base;
     uint32_t position_bits, lag_bits, segments;
     uint64_t counts[AMQ_GCS_MAX_SEGMENTS];
+    /* the layout field (GCS_LAYOUT_CONTINUOUS when the block has none) and
+     * the bucketed layout's fields */
+    uint32_t layout, block_shift, header_bits, delta_bits;
+    uint64_t width, bucket_base;
 } saved_fields;
 
 static int read_fields(saved_fields *s, const amq__container *c, amq_diag *diag)
@@ -335,6 +423,19 @@ static int read_fields(saved_fields *s, const amq__container *c, amq_diag *diag)
     for (uint32_t i = 0; i < s->segments; i++)
         if (amq__params_get_u64(&r, &s->counts[i]))
             return amq__fail(diag, AMQ_ECORRUPT, "gcs parameters end inside segment %u", i);
+    s->layout = GCS_LAYOUT_CONTINUOUS;
+    s->block_shift = s->header_bits = s->delta_bits = 0;
+    s->width = s->bucket_base = 0;
+    if (amq__params_end(&r) != 0) { /* more fields: the layout's */
+        if (amq__params_get_u32(&r, &s->layout) || amq__params_get_u64(&r, &s->width) ||
+            amq__params_get_u32(&r, &s->block_shift) || amq__params_get_u32(&r, &s->header_bits) ||
+            amq__params_get_u32(&r, &s->delta_bits) || amq__params_get_u64(&r, &s->bucket_base))
+            return amq__fail(diag, AMQ_ECORRUPT,
+                             "gcs parameters have trailing bytes, not the layout fields");
+        if (s->layout != GCS_LAYOUT_BUCKETED)
+            return amq__fail(diag, AMQ_ECORRUPT, "gcs layout %u is not 2, the bucketed layout",
+                             s->layout);
+    }
     if (amq__params_end(&r))
         return amq__fail(diag, AMQ_ECORRUPT, "gcs parameters have trailing bytes");
     return AMQ_OK;
@@ -385,6 +486,61 @@ static int adopt_fields(amq_gcs *f, const saved_fields *s, const amq__container 
     return AMQ_OK;
 }
 
+/* The bucketed layout's fields, checked against each other and the
+ * payload's length, into f (B1 of gcs.c, and the sizes of the block). */
+static int adopt_bucket_fields(amq_gcs *f, const saved_fields *s, const amq__container *c,
+                               amq_diag *diag)
+{
+    for (uint32_t i = 0; i < s->segments; i++) {
+        if (s->counts[i] == 0)
+            return amq__fail(diag, AMQ_ECORRUPT, "gcs segment %u holds no values", i);
+        if (amq__gcs_add_segment(f, s->counts[i], diag) != AMQ_OK)
+            return amq__fail(diag, AMQ_ECORRUPT, "gcs segments' universes pass 2^64");
+    }
+    if (s->index_entries || s->position_base || s->position_bits || s->lag_bits)
+        return amq__fail(diag, AMQ_ECORRUPT, "a bucketed gcs has continuous index fields");
+    if ((s->divisor & (s->divisor - 1)) != 0 ||
+        __builtin_ctzll(s->divisor) > AMQ__GCS_BUCKET_MAX_RICE)
+        return amq__fail(diag, AMQ_ECORRUPT, "a bucketed gcs needs a Rice code, not divisor %llu",
+                         (unsigned long long)s->divisor);
+    if (s->width < 1 || s->width > ((uint64_t)1 << 62) || s->block_shift > 16 ||
+        s->header_bits > 64 || s->delta_bits > 64)
+        return amq__fail(
+            diag, AMQ_ECORRUPT, "gcs bucket width %llu, block 2^%u or field widths %u, %u invalid",
+            (unsigned long long)s->width, s->block_shift, s->header_bits, s->delta_bits);
+    if (f->count > s->stream_bits)
+        return amq__fail(diag, AMQ_ECORRUPT, "gcs stream of %llu bits cannot hold %llu codes",
+                         (unsigned long long)s->stream_bits, (unsigned long long)f->count);
+    if (s->stream_bits / 8 > c->payload_len)
+        return amq__fail(diag, AMQ_ECORRUPT, "gcs stream of %llu bits is longer than the payload",
+                         (unsigned long long)s->stream_bits);
+    amq__gcs_buckets *x = &f->buckets;
+    f->bucketed = true;
+    x->width = s->width;
+    x->block_shift = s->block_shift;
+    x->header_bits = s->header_bits;
+    x->delta_bits = s->delta_bits;
+    x->base = s->bucket_base;
+    if (!amq__gcs_bucket_frame(x, f->universe) || amq__gcs_bucket_index_bytes(x) > c->payload_len)
+        return amq__fail(diag, AMQ_ECORRUPT, "gcs bucket index is larger than the payload");
+    if (x->count == 0 && (s->header_bits || s->delta_bits || s->bucket_base))
+        return amq__fail(diag, AMQ_ECORRUPT, "an empty gcs has bucket index fields");
+    f->stream_bits = s->stream_bits;
+    f->stream_bytes = s->stream_bits / 8 + (s->stream_bits % 8 != 0);
+    x->step = x->count ? f->stream_bits / x->count : 0;
+    uint64_t expected = amq__gcs_payload_bytes(f);
+    if (expected != c->payload_len)
+        return amq__fail(diag, AMQ_ECORRUPT,
+                         "gcs payload is %llu bytes; its parameters describe %llu",
+                         (unsigned long long)c->payload_len, (unsigned long long)expected);
+    f->stream = c->payload;
+    if (x->count) {
+        x->headers = c->payload + f->stream_bytes + AMQ__GCS_STREAM_SLACK;
+        x->deltas = x->headers + x->header_bytes + AMQ__GCS_INDEX_SLACK;
+    }
+    return AMQ_OK;
+}
+
 static int family_load(void **state, const amq__container *c, bool *borrows_image, amq_diag *diag)
 {
     *borrows_image = false;
@@ -399,9 +555,15 @@ static int family_load(void **state, const amq__container *c, bool *borrows_imag
     if (!f)
         return amq__fail(diag, AMQ_ENOMEM, "out of memory");
     uint64_t distinct[AMQ_GCS_MAX_SEGMENTS];
-    status = adopt_fields(f, &s, c, diag);
-    if (status == AMQ_OK)
-        status = amq__gcs_verify(f, distinct, diag);
+    if (s.layout == GCS_LAYOUT_BUCKETED) {
+        status = adopt_bucket_fields(f, &s, c, diag);
+        if (status == AMQ_OK)
+            status = amq__gcs_verify_buckets(f, distinct, diag);
+    } else {
+        status = adopt_fields(f, &s, c, diag);
+        if (status == AMQ_OK)
+            status = amq__gcs_verify(f, distinct, diag);
+    }
     if (status != AMQ_OK) {
         amq_gcs_free(f);
         return status;
@@ -435,9 +597,18 @@ static void family_info(const void *state, amq_info *out)
     amq__info_number(out, "divisor", (double)f->divisor);
     amq__info_number(out, "distinct_values", (double)f->distinct);
     amq__info_number(out, "stream_bits", (double)f->stream_bits);
-    amq__info_number(out, "index_entries", (double)f->index.entries);
-    amq__info_number(out, "index_bytes", (double)f->index.bytes);
+    amq__info_text(out, "layout", f->bucketed ? "bucketed" : "continuous");
+    if (f->bucketed) {
+        const amq__gcs_buckets *x = &f->buckets;
+        amq__info_number(out, "buckets", (double)x->count);
+        amq__info_number(out, "bucket_keys", (double)x->width / (double)f->range);
+        amq__info_number(out, "index_block", (double)((uint64_t)1 << x->block_shift));
+    } else {
+        amq__info_number(out, "index_entries", (double)f->index.entries);
+    }
+    amq__info_number(out, "index_bytes", (double)amq_gcs_index_bytes(f));
     amq__info_number(out, "segments", (double)f->segment_count);
+    trade_off(f, out);
 }
 
 static int family_export(const void *state, const char *format, uint8_t **out, size_t *len,
@@ -453,12 +624,19 @@ static int family_export(const void *state, const char *format, uint8_t **out, s
         return status == AMQ_OK ? status : amq__fail(diag, status, "out of memory");
     }
     if (strcmp(format, "raw") == 0) {
-        uint8_t *bytes = malloc(f->stream_bytes ? (size_t)f->stream_bytes : 1);
-        if (!bytes)
-            return amq__fail(diag, AMQ_ENOMEM, "out of memory");
-        memcpy(bytes, f->stream, (size_t)f->stream_bytes);
+        uint8_t *bytes;
+        uint64_t bits = f->stream_bits;
+        if (f->bucketed) {
+            if (amq__gcs_continuous_stream(f, &bytes, &bits) != AMQ_OK)
+                return amq__fail(diag, AMQ_ENOMEM, "out of memory");
+        } else {
+            bytes = malloc(f->stream_bytes ? (size_t)f->stream_bytes : 1);
+            if (!bytes)
+                return amq__fail(diag, AMQ_ENOMEM, "out of memory");
+            memcpy(bytes, f->stream, (size_t)f->stream_bytes);
+        }
         *out = bytes;
-        *len = (size_t)f->stream_bytes;
+        *len = (size_t)(bits / 8 + (bits % 8 != 0));
         return AMQ_OK;
     }
     return amq__fail(diag, AMQ_EUNSUPPORTED, "gcs exports 'raw' and 'bip158', not '%s'", format);

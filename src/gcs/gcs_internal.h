@@ -45,6 +45,29 @@ typedef struct amq__gcs_index {
     uint64_t bytes;         /* ceil(S·(position_bits + lag_bits) / 8) */
 } amq__gcs_index;
 
+/* The bucketed layout's buckets and their offset index (gcs.c, "The
+ * bucketed layout"): bucket b holds the values v with
+ * floor(v·reciprocal / 2^64) = b, as offsets v - b·width below 2·width,
+ * and begins at stream bit
+ *
+ *     start_b = b·step + base + header[b >> block_shift] + delta[b]
+ *
+ * for b = 0 .. count (start_count is the stream's end). */
+typedef struct amq__gcs_buckets {
+    uint64_t width;         /* W, about bucket keys · M */
+    uint64_t reciprocal;    /* floor((2^64 - 1) / W) */
+    unsigned block_shift;   /* log2 of the buckets per header */
+    unsigned header_bits;   /* width of a header field */
+    unsigned delta_bits;    /* width of a delta field */
+    uint64_t count;         /* buckets: that of the last value + 1, 0 when empty */
+    uint64_t step;          /* floor(stream_bits / count) */
+    uint64_t base;          /* least start_b - b·step, two's complement */
+    const uint8_t *headers; /* (count >> block_shift) + 1 fields, then slack */
+    const uint8_t *deltas;  /* count + 1 fields, then slack */
+    uint64_t header_bytes;
+    uint64_t delta_bytes;
+} amq__gcs_buckets;
+
 /* Where decoding towards a value may start: the bit where a code begins and
  * the value before that code (0 before the first). */
 typedef struct amq__gcs_entry {
@@ -65,7 +88,11 @@ struct amq_gcs {
     const uint8_t *stream; /* stream_bytes, then AMQ__GCS_STREAM_SLACK zero bytes */
     uint64_t stream_bits;
     uint64_t stream_bytes;
-    amq__gcs_index index;
+    amq__gcs_index index; /* the continuous layout's seek index */
+    bool bucketed;        /* the layout: bucketed, or continuous */
+    bool use_bmi2;        /* the CPU has BMI1 and BMI2: the bucketed query's
+                             compiled variant for them */
+    amq__gcs_buckets buckets;
     uint8_t *owned; /* the stream and index when not borrowed from a file image */
 };
 
@@ -112,6 +139,76 @@ void amq__gcs_index_frame(amq__gcs_index *index, const amq_gcs *f, uint64_t entr
 /* The bytes a saved filter's payload holds: the stream, its slack, the
  * index and its slack (no index, no index slack). */
 uint64_t amq__gcs_payload_bytes(const amq_gcs *f);
+
+/* ---- the bucketed layout (gcs_bucket.c) ---- */
+
+/* Whether the bucketed query has a variant compiled for BMI1 and BMI2. */
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define AMQ__GCS_HAVE_BMI2 1
+#else
+#define AMQ__GCS_HAVE_BMI2 0
+#endif
+
+/* The most remainder bits the bucketed layout takes (a remainder is read
+ * with one packed load). */
+#define AMQ__GCS_BUCKET_MAX_RICE 56
+
+/* The bucket of value v: floor(v / W) or one less (never more), from a
+ * multiply; monotone in v. */
+static inline uint64_t amq__gcs_bucket_of(const amq__gcs_buckets *x, uint64_t v)
+{
+    return amq__reduce(v, x->reciprocal);
+}
+
+/* The buckets of a universe: the last value's bucket + 1 (0 when empty). */
+static inline uint64_t amq__gcs_bucket_count(const amq__gcs_buckets *x, uint64_t universe)
+{
+    return universe == 0 ? 0 : amq__gcs_bucket_of(x, universe - 1) + 1;
+}
+
+/* The bucket width W for M and keys per bucket: keys·M, at most 2^62. */
+uint64_t amq__gcs_bucket_width(uint64_t range, uint64_t keys);
+
+/* Code f's values (count of them, sorted, the segments already set, f's
+ * divisor 2^P with P <= AMQ__GCS_BUCKET_MAX_RICE) in the bucketed layout
+ * with buckets of width (>= 1) and 2^block_shift buckets per header, and
+ * give f the stream and index (f->owned), checked as a loaded one is, with
+ * the distinct counts set. AMQ_ENOMEM, AMQ_ERANGE. */
+int amq__gcs_encode_buckets(amq_gcs *f, const uint64_t *values, uint64_t width,
+                            unsigned block_shift, amq_diag *diag);
+
+/* The bytes of the bucketed index: headers, slack, deltas, slack (0 when
+ * there are no buckets). */
+uint64_t amq__gcs_bucket_index_bytes(const amq__gcs_buckets *x);
+
+/* Set x's field sizes (reciprocal, count, header and delta bytes) from W,
+ * the block shift, the widths and f's universe; false when they overflow. */
+bool amq__gcs_bucket_frame(amq__gcs_buckets *x, uint64_t universe);
+
+/* Check a bucketed filter whose fields, stream and index are in place
+ * (the bucketed invariants B1-B5 of gcs.c); distinct receives each
+ * segment's distinct values. AMQ_ECORRUPT with a message otherwise. */
+int amq__gcs_verify_buckets(const amq_gcs *f, uint64_t distinct[AMQ_GCS_MAX_SEGMENTS],
+                            amq_diag *diag);
+
+/* Every value of f, in order, into out (f->count of them), either layout. */
+void amq__gcs_values(const amq_gcs *f, uint64_t *out);
+
+/* The continuous stream of f's values (for exports of a bucketed filter):
+ * a malloc'd buffer of ceil(*bits / 8) bytes. AMQ_ENOMEM. */
+int amq__gcs_continuous_stream(const amq_gcs *f, uint8_t **bytes, uint64_t *bits);
+
+/* A packed field of 0..64 bits at bit offset bit (bits.h's packed fields
+ * hold up to 57 bits; wider ones are read as 32 + the rest). */
+static inline uint64_t amq__gcs_field_get(const uint8_t *bytes, uint64_t bit, unsigned width);
+
+/* Where bucket b (0 .. count) begins in the stream. */
+static inline uint64_t amq__gcs_bucket_start(const amq__gcs_buckets *x, uint64_t b)
+{
+    return b * x->step + x->base +
+           amq__gcs_field_get(x->headers, (b >> x->block_shift) * x->header_bits, x->header_bits) +
+           amq__gcs_field_get(x->deltas, b * x->delta_bits, x->delta_bits);
+}
 
 /* A segment's value for a hash: multiply-high, or for MD5 the low 32 bits
  * modulo the segment's universe; then shifted by the segment's base. */

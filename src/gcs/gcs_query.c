@@ -83,8 +83,96 @@ static amq__gcs_entry start_for(const amq_gcs *f, uint64_t value)
     return amq__gcs_entry_at(&f->index, amq__gcs_entry_for(&f->index, value));
 }
 
+/* Is offset target among the values of the bucket in the stream bits
+ * [unary, remainders)? The unary parts are read from the bucket's first
+ * bit upwards, a window of 57 bits at a time: each 0-bit in it ends a code,
+ * found with a count of trailing zeros of the inverted window and cleared
+ * with x & (x - 1), so that finding the next code does not wait for the
+ * value of this one. The remainders are read from the bucket's last bit
+ * downwards, each at a position known from the code's number. While the
+ * unary position is below the lowest remainder read, a code remains. p is
+ * a constant where the caller's switch makes it one, so the shifts by it
+ * are immediate. */
+static AMQ__ALWAYS_INLINE bool bucket_scan(const uint8_t *bytes, unsigned p, uint64_t unary,
+                                           uint64_t remainders, uint64_t target)
+{
+    const uint64_t window_mask = ((uint64_t)1 << 57) - 1;
+    const uint64_t remainder_mask = ((uint64_t)1 << p) - 1;
+    uint64_t window_at = unary, value = 0;
+    uint64_t zeros = ~amq__packed_window(bytes, window_at) & window_mask;
+    while (unary < remainders) {
+        while (AMQ__UNLIKELY(zeros == 0)) {
+            window_at += 57;
+            zeros = ~amq__packed_window(bytes, window_at) & window_mask;
+        }
+        uint64_t zero = window_at + (uint64_t)__builtin_ctzll(zeros);
+        zeros &= zeros - 1;
+        remainders -= p;
+        value += ((zero - unary) << p) + (amq__packed_window(bytes, remainders) & remainder_mask);
+        unary = zero + 1;
+        if (value >= target)
+            return value == target;
+    }
+    return false;
+}
+
+/* Is offset target in bucket b? */
+static AMQ__ALWAYS_INLINE bool bucket_holds(const amq_gcs *f, uint64_t b, uint64_t target)
+{
+    const amq__gcs_buckets *x = &f->buckets;
+    uint64_t s = amq__gcs_bucket_start(x, b), e = amq__gcs_bucket_start(x, b + 1);
+    switch (f->code.remainder_bits) {
+    case 6:
+        return bucket_scan(f->stream, 6, s, e, target);
+    case 7:
+        return bucket_scan(f->stream, 7, s, e, target);
+    case 8:
+        return bucket_scan(f->stream, 8, s, e, target);
+    case 9:
+        return bucket_scan(f->stream, 9, s, e, target);
+    case 10:
+        return bucket_scan(f->stream, 10, s, e, target);
+    default:
+        return bucket_scan(f->stream, f->code.remainder_bits, s, e, target);
+    }
+}
+
+static AMQ__ALWAYS_INLINE bool contains_bucketed(const amq_gcs *f, uint64_t hash)
+{
+    const amq__gcs_buckets *x = &f->buckets;
+    for (size_t s = 0; s < f->segment_count; s++) {
+        uint64_t value = amq__gcs_value(f, &f->segments[s], hash);
+        uint64_t b = amq__gcs_bucket_of(x, value);
+        if (bucket_holds(f, b, value - b * x->width))
+            return true;
+    }
+    return false;
+}
+
+static bool contains_bucketed_plain(const amq_gcs *f, uint64_t hash)
+{
+    return contains_bucketed(f, hash);
+}
+
+/* The same compiled for BMI1 and BMI2, where the CPU has them (f->use_bmi2):
+ * shifts by a register amount without the count register, and a count of
+ * trailing zeros and a clearing of the lowest set bit in one instruction
+ * each, which shortens the scan of a bucket. */
+#if AMQ__GCS_HAVE_BMI2
+__attribute__((target("bmi,bmi2"))) static bool contains_bucketed_bmi2(const amq_gcs *f,
+                                                                       uint64_t hash)
+{
+    return contains_bucketed(f, hash);
+}
+#else
+#define contains_bucketed_bmi2 contains_bucketed_plain
+#endif
+
 bool amq_gcs_contains_hash(const amq_gcs *filter, uint64_t hash)
 {
+    if (filter->bucketed)
+        return filter->use_bmi2 ? contains_bucketed_bmi2(filter, hash)
+                                : contains_bucketed_plain(filter, hash);
     for (size_t s = 0; s < filter->segment_count; s++) {
         uint64_t value = amq__gcs_value(filter, &filter->segments[s], hash);
         cursor c;
@@ -116,6 +204,19 @@ static int match(const amq_gcs *f, const uint64_t *hashes, size_t count, uint8_t
 {
     if (results)
         memset(results, 0, count * sizeof *results);
+    if (f->bucketed) {
+        /* A query reads one bucket: no merge to gain from. */
+        int any = 0;
+        for (size_t i = 0; i < count; i++) {
+            if (amq_gcs_contains_hash(f, hashes[i])) {
+                any = 1;
+                if (stop_at_first)
+                    break;
+                results[i] = 1;
+            }
+        }
+        return any;
+    }
     size_t segments = f->segment_count;
     if (count == 0 || segments == 0)
         return 0;

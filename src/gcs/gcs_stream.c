@@ -246,6 +246,8 @@ static bool all_zero(const uint8_t *bytes, size_t len)
 
 int amq__gcs_verify(const amq_gcs *f, uint64_t distinct[AMQ_GCS_MAX_SEGMENTS], amq_diag *diag)
 {
+    if (f->bucketed)
+        return amq__gcs_verify_buckets(f, distinct, diag);
     const amq__gcs_index *index = &f->index;
     entry_check check = { index, UINT64_MAX, UINT64_MAX, 0, 0 };
     uint64_t end = 0;

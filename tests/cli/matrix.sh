@@ -88,7 +88,14 @@ while read -r type add remove merge export grow; do
     f=$dir/$type.amq
 
     # build, query, info: every type.
-    run 0 build -t "$type" -o "$f" "$keys" && empty err
+    if [ "$type" = gcs ]; then
+        # A gcs build says the layout it chose and the trade-off, one line.
+        run 0 build -t "$type" -o "$f" "$keys" && lines err 1
+        grep -q "^amq: build: note: bucketed layout, .* bits/key, a query decodes about .* codes; --stream continuous: about .* bits/key" "$dir/err" ||
+            fail "gcs build: no trade-off line: $(cat "$dir/err")"
+    else
+        run 0 build -t "$type" -o "$f" "$keys" && empty err
+    fi
     run 0 query -c "$f" "$keys" && expect out 4000
     run 0 query "$f" "$dir/first.txt" && lines out 2000
     "$amq" query -c "$f" "$others" >"$dir/out" </dev/null
