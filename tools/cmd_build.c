@@ -93,17 +93,18 @@ static void print_warning(const amq_filter *filter, const char *output)
 }
 
 /* Say the size/speed trade-off the filter's layout chose, when it reports
- * one (gcs: its layout, the codes a query decodes, the other layout's). */
+ * one (gcs: its layout, the codes a query decodes, the other layout's:
+ * the info details alt_layout_bits and alt_layout_codes). */
 static void print_trade_off(const amq_filter *filter)
 {
     amq_info info;
     amq_info_get(&info, filter);
     const amq_info_detail *layout = cli_info_detail(&info, "layout");
     const amq_info_detail *codes = cli_info_detail(&info, "query_codes");
-    const amq_info_detail *other = cli_info_detail(&info, "other_layout_bits_per_key");
-    const amq_info_detail *other_codes = cli_info_detail(&info, "other_layout_query_codes");
-    if (!layout || !codes || !other || !other_codes)
-        return;
+    const amq_info_detail *other = cli_info_detail(&info, "alt_layout_bits");
+    const amq_info_detail *other_codes = cli_info_detail(&info, "alt_layout_codes");
+    if (!layout || !codes || !other || !other_codes || info.keys == 0)
+        return; /* an empty filter has no bits per key to weigh */
     bool bucketed = strcmp(layout->text, "bucketed") == 0;
     cli_error("build: note: %s layout, %.2f bits/key, a query decodes about %.0f codes; "
               "--stream %s: about %.2f bits/key, %.0f codes",

@@ -323,17 +323,17 @@ static void trade_off(const amq_gcs *f, amq_info *out)
     if (f->bucketed) {
         double keys = (double)f->buckets.width / (double)f->range;
         amq__info_number(out, "query_codes", keys / 2 + 1);
-        amq__info_number(out, "other_layout_bits_per_key",
+        amq__info_number(out, "alt_layout_bits",
                          amq_gcs_expected_code_bits(f->range, f->range) + 28.0 / 128);
-        amq__info_number(out, "other_layout_query_codes", continuous_codes);
+        amq__info_number(out, "alt_layout_codes", continuous_codes);
     } else {
         uint64_t per = f->index.entries ? f->count / f->index.entries : f->count;
         amq__info_number(out, "query_codes", (double)per / 2 + 1);
         amq__info_number(
-            out, "other_layout_bits_per_key",
+            out, "alt_layout_bits",
             amq_gcs_expected_code_bits(f->range, (uint64_t)1 << amq_gcs_best_rice_bits(f->range)) +
                 GCS_BUCKET_INDEX_BITS_PER_KEY);
-        amq__info_number(out, "other_layout_query_codes", bucket_codes);
+        amq__info_number(out, "alt_layout_codes", bucket_codes);
     }
 }
 

@@ -30,8 +30,10 @@ print(bits, entries, segments, payload[:(bits + 7) // 8].hex())
 ' "$1"
 }
 
-# Defaults: p = 1/1024, so M = 1024, Rice with P = 10, S = N / 128.
-run 0 build -t gcs -o "$dir/f.amq" "$dir/keys.txt" && empty err
+# Defaults: p = 1/1024, so M = 1024, the bucketed layout: Rice with P = 9
+# (the best Rice code at M = 1024), gaps restarted every 24 M values.
+run 0 build -t gcs -o "$dir/f.amq" "$dir/keys.txt" && empty_but_note err &&
+    expect err "bucketed layout" && expect err "a query decodes about 13 codes"
 run 0 query -c "$dir/f.amq" "$dir/keys.txt" && expect out 20000
 run 0 query "$dir/f.amq" "$dir/first.txt" && lines out 10000
 run 1 query -v "$dir/f.amq" "$dir/keys.txt" && empty out
@@ -44,10 +46,30 @@ fi
 run 0 query -v "$dir/f.amq" "$dir/others.txt" && lines out $((20000 - fp))
 run 0 info "$dir/f.amq" && expect out "type             gcs" && expect out "keys added       20000" &&
     expect out "range            1024" && expect out "code             rice" &&
-    expect out "rice bits        10" && expect out "index entries    156" &&
-    expect out "segments         1"
+    expect out "rice bits        9" && expect out "layout           bucketed" &&
+    expect out "bucket keys      24" && expect out "segments         1"
 run 0 info --json "$dir/f.amq"
-set -- $(fields "$dir/f.amq")
+/usr/bin/python3 -c '
+import json, math, sys
+d = json.load(open(sys.argv[1]))
+assert d["layout"] == "bucketed" and d["count"] == 20000 and d["range"] == 1024, d
+assert d["rice_bits"] == 9 and d["divisor"] == 512 and d["bucket_keys"] == 24, d
+assert d["buckets"] == math.ceil(d["universe"] / (24 * 1024)), d
+assert d["size_bytes"] == math.ceil(d["stream_bits"] / 8) + d["index_bytes"], d
+# The restarted gaps cost little: under 0.15 bits/key over the continuous
+# stream, and the index under half a bit.
+assert d["stream_bits"] / 20000 < 11.58 + 0.15 and d["index_bytes"] * 8 / 20000 < 0.5, d
+assert d["query_codes"] == 13 and d["alt_layout_codes"] == 65, d
+assert d["target_fpr"] == 1 / 1024 and 0.9 / 1024 < d["expected_fpr"] <= 1 / 1024, d
+' "$dir/out" || fail "info --json of a default gcs"
+
+# The continuous layout: Rice with P = 10, S = N / 128.
+run 0 build -t gcs --stream continuous -o "$dir/c.amq" "$dir/keys.txt" && empty_but_note err &&
+    expect err "continuous layout"
+run 0 query -c "$dir/c.amq" "$dir/keys.txt" && expect out 20000
+run 0 info "$dir/c.amq" && expect out "rice bits        10" && expect out "index entries    156"
+run 0 info --json "$dir/c.amq"
+set -- $(fields "$dir/c.amq")
 /usr/bin/python3 -c '
 import json, math, sys
 d = json.load(open(sys.argv[1]))
@@ -60,10 +82,10 @@ assert abs(d["bits_per_key"] - d["size_bytes"] * 8 / 20000) < 1e-9, d
 # Rice P = 10 at M = 1024 takes log2 M + 1.58 bits per key, and the index little.
 assert abs(bits / 20000 - 11.58) < 0.1 and d["index_bytes"] * 8 / 20000 < 0.3, d
 assert d["target_fpr"] == 1 / 1024 and 0.9 / 1024 < d["expected_fpr"] <= 1 / 1024, d
-' "$dir/out" "$1" "$2" || fail "info --json of a default gcs"
+' "$dir/out" "$1" "$2" || fail "info --json of a continuous gcs"
 
 # Codes and index sizes.
-run 0 build -t gcs --range 1000 -o "$dir/golomb.amq" "$dir/keys.txt"
+run 0 build -t gcs --stream continuous --range 1000 -o "$dir/golomb.amq" "$dir/keys.txt"
 run 0 info "$dir/golomb.amq" && expect out "code             golomb" &&
     expect out "divisor          1000"
 run 0 build -t gcs --range 1024 --divisor best -o "$dir/best.amq" "$dir/keys.txt"
