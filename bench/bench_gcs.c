@@ -45,19 +45,24 @@
 #define GCS_QUERIES_NO_INDEX 200
 #define GCS_QUERIES_S32      2000
 
-/* A variant's build options: M, and the index as entries or as keys per
- * entry (S = n / keys_per_entry) when keys_per_entry is not 0. */
+/* A variant's build options: M, and the continuous layout's index as
+ * entries or as keys per entry (S = n / keys_per_entry) when
+ * keys_per_entry is not 0 (either asks for the continuous layout), or the
+ * bucketed layout's keys per bucket when bucket_keys is not 0. */
 typedef struct gcs_shape {
     uint64_t range;
     uint64_t index_entries;
     uint64_t keys_per_entry;
+    uint32_t bucket_keys;
 } gcs_shape;
 
 static int gcs_build(void **filter, const void *const *keys, const size_t *lens, size_t count,
                      uint64_t seed, const void *options, amq_diag *diag)
 {
     const gcs_shape *shape = options;
-    amq_gcs_params params = { .range = shape->range, .index_entries = shape->index_entries };
+    amq_gcs_params params = { .range = shape->range,
+                              .index_entries = shape->index_entries,
+                              .bucket_keys = shape->bucket_keys };
     if (shape->keys_per_entry > 0)
         params.index_entries = count / shape->keys_per_entry;
     amq_hasher_xxh3(&params.hasher, seed);
@@ -120,12 +125,15 @@ static const bench_static_ops gcs_ops = {
 #define GCS_M256   256
 #define GCS_M65536 65536
 
-static const gcs_shape m256_s0 = { GCS_M256, AMQ_GCS_NO_INDEX, 0 }, m256_s32 = { GCS_M256, 32, 0 },
-                       m256_n64 = { GCS_M256, 0, 64 }, m256_n16 = { GCS_M256, 0, 16 },
-                       m256_default = { GCS_M256, 0, 0 },
-                       m65536_s0 = { GCS_M65536, AMQ_GCS_NO_INDEX, 0 },
-                       m65536_s32 = { GCS_M65536, 32, 0 }, m65536_n64 = { GCS_M65536, 0, 64 },
-                       m65536_n16 = { GCS_M65536, 0, 16 }, m65536_default = { GCS_M65536, 0, 0 };
+static const gcs_shape m256_s0 = { GCS_M256, AMQ_GCS_NO_INDEX, 0, 0 },
+                       m256_s32 = { GCS_M256, 32, 0, 0 }, m256_n64 = { GCS_M256, 0, 64, 0 },
+                       m256_n16 = { GCS_M256, 0, 16, 0 }, m256_default = { GCS_M256, 0, 0, 0 },
+                       m256_n128 = { GCS_M256, 0, 128, 0 }, m256_b16 = { GCS_M256, 0, 0, 16 },
+                       m256_b32 = { GCS_M256, 0, 0, 32 },
+                       m65536_s0 = { GCS_M65536, AMQ_GCS_NO_INDEX, 0, 0 },
+                       m65536_s32 = { GCS_M65536, 32, 0, 0 }, m65536_n64 = { GCS_M65536, 0, 64, 0 },
+                       m65536_n16 = { GCS_M65536, 0, 16, 0 },
+                       m65536_default = { GCS_M65536, 0, 0, 0 };
 
 /* ops, options, fpr = 1/M, query_limit, batch: every key in one match. */
 static const bench_static_variant
@@ -134,6 +142,9 @@ static const bench_static_variant
     m256_n64_variant = { &gcs_ops, &m256_n64, 1.0 / GCS_M256, 0, SIZE_MAX },
     m256_n16_variant = { &gcs_ops, &m256_n16, 1.0 / GCS_M256, 0, SIZE_MAX },
     m256_default_variant = { &gcs_ops, &m256_default, 1.0 / GCS_M256, 0, SIZE_MAX },
+    m256_n128_variant = { &gcs_ops, &m256_n128, 1.0 / GCS_M256, 0, SIZE_MAX },
+    m256_b16_variant = { &gcs_ops, &m256_b16, 1.0 / GCS_M256, 0, SIZE_MAX },
+    m256_b32_variant = { &gcs_ops, &m256_b32, 1.0 / GCS_M256, 0, SIZE_MAX },
     m65536_s0_variant = { &gcs_ops, &m65536_s0, 1.0 / GCS_M65536, GCS_QUERIES_NO_INDEX, SIZE_MAX },
     m65536_s32_variant = { &gcs_ops, &m65536_s32, 1.0 / GCS_M65536, GCS_QUERIES_S32, SIZE_MAX },
     m65536_n64_variant = { &gcs_ops, &m65536_n64, 1.0 / GCS_M65536, 0, SIZE_MAX },
@@ -186,11 +197,44 @@ const bench_workload
                            bench_static_report,
                            bench_static_teardown,
                            .family = "gcs" },
+    bench_gcs_m256_n128 = { "gcs/M256-N128",
+                            "gcs",
+                            "bloom/split-block",
+                            "Golomb-coded set, M = 256, continuous, n/128 index entries; batch = "
+                            "one amq_gcs_contains_many of all keys",
+                            &m256_n128_variant,
+                            bench_static_setup,
+                            bench_static_phases_hashed,
+                            bench_static_report,
+                            bench_static_teardown,
+                            .family = "gcs" },
+    bench_gcs_m256_b16 = { "gcs/M256-B16",
+                           "gcs",
+                           "bloom/split-block",
+                           "Golomb-coded set, M = 256, bucketed, 16 keys a bucket; batch = one "
+                           "amq_gcs_contains_many of all keys",
+                           &m256_b16_variant,
+                           bench_static_setup,
+                           bench_static_phases_hashed,
+                           bench_static_report,
+                           bench_static_teardown,
+                           .family = "gcs" },
+    bench_gcs_m256_b32 = { "gcs/M256-B32",
+                           "gcs",
+                           "bloom/split-block",
+                           "Golomb-coded set, M = 256, bucketed, 32 keys a bucket; batch = one "
+                           "amq_gcs_contains_many of all keys",
+                           &m256_b32_variant,
+                           bench_static_setup,
+                           bench_static_phases_hashed,
+                           bench_static_report,
+                           bench_static_teardown,
+                           .family = "gcs" },
     bench_gcs_m256 = { "gcs/M256",
                        "gcs",
                        "bloom/split-block",
-                       "Golomb-coded set, M = 256, the default index (n/128 entries); batch = "
-                       "one amq_gcs_contains_many of all keys",
+                       "Golomb-coded set, M = 256, the defaults (bucketed, 24 keys a bucket); "
+                       "batch = one amq_gcs_contains_many of all keys",
                        &m256_default_variant,
                        bench_static_setup,
                        bench_static_phases_hashed,

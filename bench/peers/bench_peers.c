@@ -924,7 +924,7 @@ const bench_workload bench_vs_efficient_cuckoo12 =
                   "amq cuckoo (f = 12, b = 4) beside efficient/cuckoofilter CuckooFilter<12>");
 const bench_workload bench_vs_ff_gcs =
     PAIR_WORKLOAD("vs/fastfilter-gcs", vs_gcs, pair_phases_static,
-                  "amq gcs (M = 256, n/128 index) beside fastfilter_cpp GCS");
+                  "amq gcs (M = 256, the defaults: bucketed) beside fastfilter_cpp GCS");
 const bench_workload bench_vs_xor_fuse8 =
     PAIR_WORKLOAD("vs/xor-binary-fuse8", vs_fuse8, pair_phases_static,
                   "amq fuse/8 beside xor_singleheader binary_fuse8");
