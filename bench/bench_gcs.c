@@ -127,13 +127,13 @@ static const bench_static_ops gcs_ops = {
 
 static const gcs_shape m256_s0 = { GCS_M256, AMQ_GCS_NO_INDEX, 0, 0 },
                        m256_s32 = { GCS_M256, 32, 0, 0 }, m256_n64 = { GCS_M256, 0, 64, 0 },
-                       m256_n16 = { GCS_M256, 0, 16, 0 }, m256_default = { GCS_M256, 0, 0, 0 },
-                       m256_n128 = { GCS_M256, 0, 128, 0 }, m256_b16 = { GCS_M256, 0, 0, 16 },
+                       m256_n16 = { GCS_M256, 0, 16, 0 }, m256_n128 = { GCS_M256, 0, 128, 0 },
+                       m256_default = { GCS_M256, 0, 0, 0 }, m256_b16 = { GCS_M256, 0, 0, 16 },
                        m256_b32 = { GCS_M256, 0, 0, 32 },
                        m65536_s0 = { GCS_M65536, AMQ_GCS_NO_INDEX, 0, 0 },
                        m65536_s32 = { GCS_M65536, 32, 0, 0 }, m65536_n64 = { GCS_M65536, 0, 64, 0 },
                        m65536_n16 = { GCS_M65536, 0, 16, 0 },
-                       m65536_default = { GCS_M65536, 0, 0, 0 };
+                       m65536_n128 = { GCS_M65536, 0, 128, 0 };
 
 /* ops, options, fpr = 1/M, query_limit, batch: every key in one match. */
 static const bench_static_variant
@@ -149,7 +149,7 @@ static const bench_static_variant
     m65536_s32_variant = { &gcs_ops, &m65536_s32, 1.0 / GCS_M65536, GCS_QUERIES_S32, SIZE_MAX },
     m65536_n64_variant = { &gcs_ops, &m65536_n64, 1.0 / GCS_M65536, 0, SIZE_MAX },
     m65536_n16_variant = { &gcs_ops, &m65536_n16, 1.0 / GCS_M65536, 0, SIZE_MAX },
-    m65536_default_variant = { &gcs_ops, &m65536_default, 1.0 / GCS_M65536, 0, SIZE_MAX };
+    m65536_n128_variant = { &gcs_ops, &m65536_n128, 1.0 / GCS_M65536, 0, SIZE_MAX };
 
 /* name, group, peer, description, arg, setup, phases, report, teardown */
 const bench_workload
@@ -197,17 +197,6 @@ const bench_workload
                            bench_static_report,
                            bench_static_teardown,
                            .family = "gcs" },
-    bench_gcs_m256_n128 = { "gcs/M256-N128",
-                            "gcs",
-                            "bloom/split-block",
-                            "Golomb-coded set, M = 256, continuous, n/128 index entries; batch = "
-                            "one amq_gcs_contains_many of all keys",
-                            &m256_n128_variant,
-                            bench_static_setup,
-                            bench_static_phases_hashed,
-                            bench_static_report,
-                            bench_static_teardown,
-                            .family = "gcs" },
     bench_gcs_m256_b16 = { "gcs/M256-B16",
                            "gcs",
                            "bloom/split-block",
@@ -230,12 +219,23 @@ const bench_workload
                            bench_static_report,
                            bench_static_teardown,
                            .family = "gcs" },
+    bench_gcs_m256_b24 = { "gcs/M256-B24",
+                           "gcs",
+                           "bloom/split-block",
+                           "Golomb-coded set, M = 256, the defaults (bucketed, 24 keys a bucket); "
+                           "batch = one amq_gcs_contains_many of all keys",
+                           &m256_default_variant,
+                           bench_static_setup,
+                           bench_static_phases_hashed,
+                           bench_static_report,
+                           bench_static_teardown,
+                           .family = "gcs" },
     bench_gcs_m256 = { "gcs/M256",
                        "gcs",
                        "bloom/split-block",
-                       "Golomb-coded set, M = 256, the defaults (bucketed, 24 keys a bucket); "
-                       "batch = one amq_gcs_contains_many of all keys",
-                       &m256_default_variant,
+                       "Golomb-coded set, M = 256, continuous, n/128 index entries; batch = one "
+                       "amq_gcs_contains_many of all keys",
+                       &m256_n128_variant,
                        bench_static_setup,
                        bench_static_phases_hashed,
                        bench_static_report,
@@ -289,9 +289,9 @@ const bench_workload
     bench_gcs_m65536 = { "gcs/M65536",
                          "gcs",
                          "bloom/split-block",
-                         "Golomb-coded set, M = 65536, the default index (n/128 entries); batch = "
+                         "Golomb-coded set, M = 65536, continuous, n/128 index entries; batch = "
                          "one amq_gcs_contains_many of all keys",
-                         &m65536_default_variant,
+                         &m65536_n128_variant,
                          bench_static_setup,
                          bench_static_phases_hashed,
                          bench_static_report,

@@ -20,8 +20,8 @@ import json
 import statistics
 import sys
 
-CONTINUOUS = [("gcs/M256-N16", 16), ("gcs/M256-N64", 64), ("gcs/M256-N128", 128)]
-BUCKETED = [("gcs/M256-B16", 16), ("gcs/M256", 24), ("gcs/M256-B32", 32)]
+CONTINUOUS = [("gcs/M256-N16", 16), ("gcs/M256-N64", 64), ("gcs/M256", 128)]
+BUCKETED = [("gcs/M256-B16", 16), ("gcs/M256-B24", 24), ("gcs/M256-B32", 32)]
 PEER = "vs/fastfilter-gcs"
 
 
