@@ -58,17 +58,6 @@ uint64_t amq__gcs_bucket_index_bytes(const amq__gcs_buckets *x)
     return x->header_bytes + AMQ__GCS_INDEX_SLACK + x->delta_bytes + AMQ__GCS_INDEX_SLACK;
 }
 
-static void field_put(uint8_t *bytes, uint64_t bit, unsigned width, uint64_t value)
-{
-    if (width > 57) {
-        amq__packed_set(bytes, bit, 32, value & 0xffffffffu);
-        bit += 32;
-        width -= 32;
-        value >>= 32;
-    }
-    amq__packed_set(bytes, bit, width, value);
-}
-
 /* ---- coding --------------------------------------------------------------------- */
 
 /* The stream bits of the bucket holding values[0 .. n) (offsets from
@@ -119,10 +108,10 @@ static void index_pack(const amq__gcs_buckets *x, const uint64_t *start, uint8_t
             uint64_t off = start[i] - i * x->step - x->base;
             low = off < low ? off : low;
         }
-        field_put(headers, (b >> x->block_shift) * x->header_bits, x->header_bits, low);
+        amq__gcs_field_put(headers, (b >> x->block_shift) * x->header_bits, x->header_bits, low);
         for (uint64_t i = b; i < end && i <= x->count; i++)
-            field_put(deltas, i * x->delta_bits, x->delta_bits,
-                      start[i] - i * x->step - x->base - low);
+            amq__gcs_field_put(deltas, i * x->delta_bits, x->delta_bits,
+                               start[i] - i * x->step - x->base - low);
     }
 }
 

@@ -200,7 +200,24 @@ int amq__gcs_continuous_stream(const amq_gcs *f, uint8_t **bytes, uint64_t *bits
 
 /* A packed field of 0..64 bits at bit offset bit (bits.h's packed fields
  * hold up to 57 bits; wider ones are read as 32 + the rest). */
-static inline uint64_t amq__gcs_field_get(const uint8_t *bytes, uint64_t bit, unsigned width);
+static inline uint64_t amq__gcs_field_get(const uint8_t *bytes, uint64_t bit, unsigned width)
+{
+    if (width <= 57)
+        return amq__packed_get(bytes, bit, width);
+    return amq__packed_get(bytes, bit, 32) | amq__packed_get(bytes, bit + 32, width - 32) << 32;
+}
+
+/* Write a packed field of 0..64 bits, as amq__gcs_field_get reads it. */
+static inline void amq__gcs_field_put(uint8_t *bytes, uint64_t bit, unsigned width, uint64_t value)
+{
+    if (width > 57) {
+        amq__packed_set(bytes, bit, 32, value & 0xffffffffu);
+        bit += 32;
+        width -= 32;
+        value >>= 32;
+    }
+    amq__packed_set(bytes, bit, width, value);
+}
 
 /* Where bucket b (0 .. count) begins in the stream. */
 static inline uint64_t amq__gcs_bucket_start(const amq__gcs_buckets *x, uint64_t b)
@@ -217,15 +234,6 @@ static inline uint64_t amq__gcs_value(const amq_gcs *f, const amq__gcs_segment *
     if (f->hasher.kind == AMQ_HASH_MD5)
         return s->base + (hash & 0xffffffffu) % s->universe;
     return s->base + amq__reduce(hash, s->universe);
-}
-
-/* A packed field of 0..64 bits at bit offset bit (bits.h's packed fields
- * hold up to 57 bits; wider ones are read as 32 + the rest). */
-static inline uint64_t amq__gcs_field_get(const uint8_t *bytes, uint64_t bit, unsigned width)
-{
-    if (width <= 57)
-        return amq__packed_get(bytes, bit, width);
-    return amq__packed_get(bytes, bit, 32) | amq__packed_get(bytes, bit + 32, width - 32) << 32;
 }
 
 /* Index entry j, from the packed fields. */

@@ -129,26 +129,15 @@ static void index_shape(amq__gcs_index *index, const amq__gcs_entry *entries)
     index->bytes = bits / 8 + (bits % 8 != 0);
 }
 
-static void field_put(uint8_t *bytes, uint64_t bit, unsigned width, uint64_t value)
-{
-    if (width > 57) {
-        amq__packed_set(bytes, bit, 32, value & 0xffffffffu);
-        bit += 32;
-        width -= 32;
-        value >>= 32;
-    }
-    amq__packed_set(bytes, bit, width, value);
-}
-
 static void index_pack(const amq__gcs_index *index, const amq__gcs_entry *entries, uint8_t *out)
 {
     unsigned entry_bits = index->position_bits + index->lag_bits;
     for (uint64_t j = 0; j < index->entries; j++) {
         uint64_t bit = j * entry_bits;
-        field_put(out, bit, index->position_bits,
-                  entries[j].position - j * index->position_step - index->position_base);
-        field_put(out, bit + index->position_bits, index->lag_bits,
-                  j * index->width - entries[j].previous);
+        amq__gcs_field_put(out, bit, index->position_bits,
+                           entries[j].position - j * index->position_step - index->position_base);
+        amq__gcs_field_put(out, bit + index->position_bits, index->lag_bits,
+                           j * index->width - entries[j].previous);
     }
 }
 
