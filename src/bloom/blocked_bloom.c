@@ -457,23 +457,6 @@ __attribute__((target("avx2"))) static inline bool split_contains_avx2(const uin
     return _mm256_testc_si256(_mm256_load_si256(lanes), split_masks_avx2(key));
 }
 
-/* Hash and add or query in one AVX2 function, so that the block's test is
- * not a second call after the hash's (GCC keeps XXH3's body, long-key
- * paths and all, out of line either way). */
-__attribute__((target("avx2"))) static bool split_add_key_avx2(amq_blocked_bloom *f,
-                                                               const void *key, size_t len)
-{
-    uint64_t hash = amq__hash64(&f->hasher, key, len);
-    return split_add_avx2(block_of(f, hash), (uint32_t)hash);
-}
-
-__attribute__((target("avx2"))) static bool split_contains_key_avx2(const amq_blocked_bloom *f,
-                                                                    const void *key, size_t len)
-{
-    uint64_t hash = amq__hash64(&f->hasher, key, len);
-    return split_contains_avx2(block_of(f, hash), (uint32_t)hash);
-}
-
 /* The block layout's query (see the top of the file): positions j .. j + 7
  * of key in one vector, their words gathered from the block's two halves,
  * lanes at or past k left out of the test. */
@@ -500,13 +483,6 @@ __attribute__((target("avx2"))) static inline bool block_contains_avx2(const uin
             _mm256_or_si256(missing, _mm256_andnot_si256(words, _mm256_and_si256(bits, in_use)));
     }
     return _mm256_testz_si256(missing, missing);
-}
-
-__attribute__((target("avx2"))) static bool block_contains_key_avx2(const amq_blocked_bloom *f,
-                                                                    const void *key, size_t len)
-{
-    uint64_t hash = amq__hash64(&f->hasher, key, len);
-    return block_contains_avx2(block_of(f, hash), (uint32_t)hash, f->hashes);
 }
 #endif
 
@@ -549,10 +525,6 @@ static bool add_hash_changed(amq_blocked_bloom *f, uint64_t hash)
 /* Add a key; whether a bit changed. */
 static bool add_key_changed(amq_blocked_bloom *f, const void *key, size_t len)
 {
-#if BLOCKED_HAVE_AVX2
-    if (f->use_avx2 && f->layout == AMQ_BLOCKED_SPLIT)
-        return split_add_key_avx2(f, key, len);
-#endif
     return add_hash_changed(f, amq__hash64(&f->hasher, key, len));
 }
 
@@ -602,13 +574,12 @@ int amq_split_block_view_get(amq_split_block_view *out, const amq_blocked_bloom 
     return AMQ_OK;
 }
 
+/* The key's hash is taken here, in code built for every CPU, and the AVX2
+ * block test is then a jump: a single AVX2 function that hashed and tested
+ * kept a frame with its stack realigned (it may call the out-of-line hash
+ * kinds), which costs a query of a cached filter more than the jump. */
 bool amq_blocked_bloom_contains(const amq_blocked_bloom *f, const void *key, size_t len)
 {
-#if BLOCKED_HAVE_AVX2
-    if (f->use_avx2)
-        return f->layout == AMQ_BLOCKED_SPLIT ? split_contains_key_avx2(f, key, len)
-                                              : block_contains_key_avx2(f, key, len);
-#endif
     return amq_blocked_bloom_contains_hash(f, amq__hash64(&f->hasher, key, len));
 }
 
