@@ -103,6 +103,7 @@
  * while mapped (the kernel would raise SIGBUS).
  */
 #include "core/format.h"
+#include "core/bits.h"
 #include "core/hash.h"
 #include "core/util.h"
 
@@ -1213,10 +1214,14 @@ int64_t amq__read_full(int fd, void *buf, size_t len, int64_t offset)
 }
 
 /* A regular file of a known size: read it exactly, and notice if it
- * shrinks or grows meanwhile. */
+ * shrinks or grows meanwhile. The image goes into a table
+ * (amq__alloc_table): 64-byte aligned, as a mapped file is, and from 2 MiB
+ * up on huge pages where the system gives them, since the families that
+ * query a loaded image in place (fuse, gcs) read it at random, as a built
+ * filter's table. */
 static int read_regular(amq__file_image *img, int fd, size_t size, const char *path, amq_diag *diag)
 {
-    uint8_t *data = malloc(size);
+    uint8_t *data = amq__alloc_table(size, false);
     if (!data)
         return amq__fail(diag, AMQ_ENOMEM, "cannot allocate %zu bytes to read '%s'", size, path);
     int64_t got = amq__read_full(fd, data, size, -1);

@@ -13,6 +13,7 @@
  * sees it.
  */
 #include "filter/filter.h"
+#include "core/bits.h"
 #include "core/family.h"
 #include "core/format.h"
 #include "core/spec.h"
@@ -577,14 +578,15 @@ int amq_save_to_writer(const amq_filter *f, amq_write_fn write, void *context, a
     return status;
 }
 
-/* A copy of a checked image in memory of its own, 64-byte aligned as a
- * mapped file's, checked again: what the copy holds is what is trusted,
- * whatever becomes of the caller's buffer. */
+/* A copy of a checked image in memory of its own, checked again: what the
+ * copy holds is what is trusted, whatever becomes of the caller's buffer.
+ * It is a table (amq__alloc_table), as a file read into memory is: 64-byte
+ * aligned, and on huge pages from 2 MiB up, for the families that query
+ * the image in place. */
 static int copy_image(amq__file_image *copy, amq__container *c, const uint8_t *data, size_t len,
                       amq_diag *diag)
 {
-    size_t rounded = (len + AMQ__FORMAT_ALIGN - 1) & ~(size_t)(AMQ__FORMAT_ALIGN - 1);
-    copy->data = rounded >= len ? aligned_alloc(AMQ__FORMAT_ALIGN, rounded) : NULL;
+    copy->data = len ? amq__alloc_table(len, false) : NULL;
     copy->len = len;
     copy->mapped = false;
     if (!copy->data)
