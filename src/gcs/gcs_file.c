@@ -555,15 +555,10 @@ static int family_load(void **state, const amq__container *c, bool *borrows_imag
     if (!f)
         return amq__fail(diag, AMQ_ENOMEM, "out of memory");
     uint64_t distinct[AMQ_GCS_MAX_SEGMENTS];
-    if (s.layout == GCS_LAYOUT_BUCKETED) {
-        status = adopt_bucket_fields(f, &s, c, diag);
-        if (status == AMQ_OK)
-            status = amq__gcs_verify_buckets(f, distinct, diag);
-    } else {
-        status = adopt_fields(f, &s, c, diag);
-        if (status == AMQ_OK)
-            status = amq__gcs_verify(f, distinct, diag);
-    }
+    status = s.layout == GCS_LAYOUT_BUCKETED ? adopt_bucket_fields(f, &s, c, diag)
+                                             : adopt_fields(f, &s, c, diag);
+    if (status == AMQ_OK)
+        status = amq__gcs_verify(f, distinct, diag); /* either layout's checks */
     if (status != AMQ_OK) {
         amq_gcs_free(f);
         return status;

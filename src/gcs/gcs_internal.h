@@ -219,11 +219,19 @@ static inline void amq__gcs_field_put(uint8_t *bytes, uint64_t bit, unsigned wid
     amq__packed_set(bytes, bit, width, value);
 }
 
+/* The least stream bit bucket b can begin at, from its block's header
+ * alone: b·step + base + header[b >> block_shift]. It begins delta[b] bits
+ * later, below 2^delta_bits. */
+static inline uint64_t amq__gcs_bucket_floor(const amq__gcs_buckets *x, uint64_t b)
+{
+    return b * x->step + x->base +
+           amq__gcs_field_get(x->headers, (b >> x->block_shift) * x->header_bits, x->header_bits);
+}
+
 /* Where bucket b (0 .. count) begins in the stream. */
 static inline uint64_t amq__gcs_bucket_start(const amq__gcs_buckets *x, uint64_t b)
 {
-    return b * x->step + x->base +
-           amq__gcs_field_get(x->headers, (b >> x->block_shift) * x->header_bits, x->header_bits) +
+    return amq__gcs_bucket_floor(x, b) +
            amq__gcs_field_get(x->deltas, b * x->delta_bits, x->delta_bits);
 }
 

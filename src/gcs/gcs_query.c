@@ -138,16 +138,14 @@ static AMQ__ALWAYS_INLINE bool bucket_holds(const amq_gcs *f, uint64_t b, uint64
 }
 
 /* Ask for the cache lines bucket b can lie in before its delta is read:
- * the bucket starts within 2^delta_bits bits above the line its block's
- * header gives (b·step + base + header), and holds about step bits. The
- * header area is small and stays cached; the deltas and the stream do not,
- * so the stream's miss then overlaps the delta's instead of following it. */
+ * the bucket starts within 2^delta_bits bits above its floor (which its
+ * block's header gives), and holds about step bits. The header area is
+ * small and stays cached; the deltas and the stream do not, so the
+ * stream's miss then overlaps the delta's instead of following it. */
 static AMQ__ALWAYS_INLINE void bucket_prefetch(const amq_gcs *f, uint64_t b)
 {
     const amq__gcs_buckets *x = &f->buckets;
-    uint64_t low =
-        b * x->step + x->base +
-        amq__gcs_field_get(x->headers, (b >> x->block_shift) * x->header_bits, x->header_bits);
+    uint64_t low = amq__gcs_bucket_floor(x, b);
     uint64_t high = low + ((uint64_t)1 << x->delta_bits) + x->step;
     if (high > f->stream_bits)
         high = f->stream_bits;
@@ -168,9 +166,53 @@ static AMQ__ALWAYS_INLINE bool contains_bucketed(const amq_gcs *f, uint64_t hash
     return false;
 }
 
+/* The queries a bucketed batch prefetches for at a time. */
+#define BUCKET_GROUP 16
+
+/* The bucketed batch (match's contract): a group's values are taken once,
+ * their delta fields and likely bucket lines asked for, and only then
+ * are their buckets scanned, so that the group's misses overlap. */
+static AMQ__ALWAYS_INLINE int match_bucketed(const amq_gcs *f, const uint64_t *hashes, size_t count,
+                                             uint8_t *results, bool stop_at_first)
+{
+    const amq__gcs_buckets *x = &f->buckets;
+    const size_t segments = f->segment_count;
+    uint64_t values[BUCKET_GROUP][AMQ_GCS_MAX_SEGMENTS];
+    int any = 0;
+    for (size_t first = 0; first < count; first += BUCKET_GROUP) {
+        size_t group = count - first < BUCKET_GROUP ? count - first : BUCKET_GROUP;
+        for (size_t i = 0; i < group; i++)
+            for (size_t s = 0; s < segments; s++) {
+                uint64_t value = amq__gcs_value(f, &f->segments[s], hashes[first + i]);
+                uint64_t b = amq__gcs_bucket_of(x, value);
+                values[i][s] = value;
+                __builtin_prefetch(x->deltas + b * x->delta_bits / 8);
+                bucket_prefetch(f, b);
+            }
+        for (size_t i = 0; i < group; i++)
+            for (size_t s = 0; s < segments; s++) {
+                uint64_t b = amq__gcs_bucket_of(x, values[i][s]);
+                if (bucket_holds(f, b, values[i][s] - b * x->width)) {
+                    any = 1;
+                    if (stop_at_first)
+                        return 1;
+                    results[first + i] = 1;
+                    break;
+                }
+            }
+    }
+    return any;
+}
+
 static bool contains_bucketed_plain(const amq_gcs *f, uint64_t hash)
 {
     return contains_bucketed(f, hash);
+}
+
+static int match_bucketed_plain(const amq_gcs *f, const uint64_t *hashes, size_t count,
+                                uint8_t *results, bool stop_at_first)
+{
+    return match_bucketed(f, hashes, count, results, stop_at_first);
 }
 
 /* The same compiled for BMI1 and BMI2, where the CPU has them (f->use_bmi2):
@@ -183,8 +225,17 @@ __attribute__((target("bmi,bmi2"))) static bool contains_bucketed_bmi2(const amq
 {
     return contains_bucketed(f, hash);
 }
+
+__attribute__((target("bmi,bmi2"))) static int match_bucketed_bmi2(const amq_gcs *f,
+                                                                   const uint64_t *hashes,
+                                                                   size_t count, uint8_t *results,
+                                                                   bool stop_at_first)
+{
+    return match_bucketed(f, hashes, count, results, stop_at_first);
+}
 #else
 #define contains_bucketed_bmi2 contains_bucketed_plain
+#define match_bucketed_bmi2    match_bucketed_plain
 #endif
 
 bool amq_gcs_contains_hash(const amq_gcs *filter, uint64_t hash)
@@ -209,9 +260,6 @@ bool amq_gcs_contains(const amq_gcs *filter, const void *key, size_t len)
 
 /* ---- batch matching ------------------------------------------------------------ */
 
-/* The queries a bucketed batch prefetches for at a time. */
-#define BUCKET_GROUP 16
-
 /* Answer count hashes; with stop_at_first, return 1 at the first hit (the
  * results are then incomplete), else fill results. Returns 1/0 (a hit or
  * none) or AMQ_ENOMEM.
@@ -226,32 +274,9 @@ static int match(const amq_gcs *f, const uint64_t *hashes, size_t count, uint8_t
 {
     if (results)
         memset(results, 0, count * sizeof *results);
-    if (f->bucketed) {
-        /* A query reads one bucket: no merge to gain from. The batch asks
-         * for a group's delta fields and likely bucket lines before it
-         * scans any of them, so that their misses overlap. */
-        const amq__gcs_buckets *x = &f->buckets;
-        int any = 0;
-        for (size_t first = 0; first < count; first += BUCKET_GROUP) {
-            size_t end = count - first < BUCKET_GROUP ? count : first + BUCKET_GROUP;
-            for (size_t i = first; i < end; i++)
-                for (size_t s = 0; s < f->segment_count; s++) {
-                    uint64_t b =
-                        amq__gcs_bucket_of(x, amq__gcs_value(f, &f->segments[s], hashes[i]));
-                    __builtin_prefetch(x->deltas + b * x->delta_bits / 8);
-                    bucket_prefetch(f, b);
-                }
-            for (size_t i = first; i < end; i++) {
-                if (amq_gcs_contains_hash(f, hashes[i])) {
-                    any = 1;
-                    if (stop_at_first)
-                        return 1;
-                    results[i] = 1;
-                }
-            }
-        }
-        return any;
-    }
+    if (f->bucketed) /* a query reads one bucket: no merge to gain from */
+        return f->use_bmi2 ? match_bucketed_bmi2(f, hashes, count, results, stop_at_first)
+                           : match_bucketed_plain(f, hashes, count, results, stop_at_first);
     size_t segments = f->segment_count;
     if (count == 0 || segments == 0)
         return 0;
