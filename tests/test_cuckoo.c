@@ -41,6 +41,8 @@
 #include "amq/amq.h"
 #include "amq/cuckoo.h"
 #include "core/format.h"
+#include "core/hash.h"
+#include "core/util.h"
 #include "cuckoo/cuckoo_internal.h"
 #include "test_util.h"
 
@@ -288,7 +290,9 @@ static void test_million_keys_then_first_refusal(void **state)
         }
         uint64_t slots = amq_cuckoo_slots(f);
         assert_int_equal(amq_cuckoo_keys(f), N);
-        double load = (double)N / (double)slots;
+        /* A key whose pair holds b / 2 copies of its fingerprint already
+         * (other keys' equal ones) is counted, not stored. */
+        double load = (double)(N - amq_cuckoo_counted_copies(f)) / (double)slots;
         assert_true(fabs(amq_cuckoo_load(f) - load) < 1e-12);
         if (load < 0.90)
             fail_msg("key seed %llu: a million keys fill only %.4f of %llu slots",
@@ -318,7 +322,8 @@ static void test_million_keys_then_first_refusal(void **state)
             break;
         }
         loads[s] = amq_cuckoo_load(f);
-        assert_true(fabs(loads[s] - (double)i / (double)slots) < 1e-12);
+        assert_true(fabs(loads[s] - (double)(i - amq_cuckoo_counted_copies(f)) / (double)slots) <
+                    1e-12);
         /* Refused keys change nothing, whatever the key. */
         for (uint64_t j = 1; j <= REFUSALS; j++) {
             amq_test_key key = amq_test_make_key(key_seed, 0, i + j);
@@ -379,9 +384,23 @@ static void test_no_false_negatives(void **state)
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         amq_cuckoo *f = new_filter(cases[i].n, cases[i].fingerprint_bits, cases[i].bucket_size, 0);
-        add_all(f, seed, cases[i].n);
-        assert_int_equal(amq_cuckoo_keys(f), cases[i].n);
-        assert_all_found(f, seed, cases[i].n);
+        if (cases[i].fingerprint_bits > 4) {
+            add_all(f, seed, cases[i].n);
+            assert_int_equal(amq_cuckoo_keys(f), cases[i].n);
+            assert_all_found(f, seed, cases[i].n);
+        } else {
+            /* 4-bit fingerprints lead a bucket's keys to at most 15
+             * alternates: one table in a few dozen of 10,000 keys (b = 4)
+             * fills first at 80-90% load. Every key it took is found. */
+            uint64_t taken = 0;
+            for (; taken < cases[i].n; taken++) {
+                amq_test_key key = amq_test_make_key(seed, 0, taken);
+                if (amq_cuckoo_add(f, &key, sizeof key) != AMQ_OK)
+                    break;
+            }
+            assert_true(taken >= cases[i].n * 3 / 4);
+            assert_all_found(f, seed, taken);
+        }
         amq_cuckoo_free(f);
     }
 }
@@ -477,7 +496,8 @@ static void check_fpr_at_95_percent(uint32_t fingerprint_bits, bool semi_sort)
             fail_msg("f = %u: add of key %llu: %s", fingerprint_bits, (unsigned long long)i,
                      amq_strerror(status));
     }
-    double load = (double)amq_cuckoo_keys(f) / (double)amq_cuckoo_slots(f);
+    double load =
+        (double)(amq_cuckoo_keys(f) - amq_cuckoo_counted_copies(f)) / (double)amq_cuckoo_slots(f);
     assert_true(load > 0.90);
     double expected = fpr_formula(fingerprint_bits, 4, load);
     double measured = (double)false_positives(f, TRIALS) / TRIALS;
@@ -731,56 +751,46 @@ static void test_semi_sorted_size(void **state)
 
 /* ---- duplicates and the stash ------------------------------------------------------ */
 
-/* One key added over and over: its copies fill its two buckets, one more
- * goes to the stash, and then the filter is full. (In a filter of a million
- * keys' capacity a key's two buckets coincide with chance 4e-6.) */
+/* One key added over and over: b / 2 copies go into its two buckets, the rest
+ * are counted; the filter never fills and other keys still go in; every
+ * copy needs its own removal. (In a filter of a million keys' capacity a
+ * key's two buckets coincide with chance 4e-6.) */
 static void test_duplicates(void **state)
 {
     (void)state;
     const uint32_t bucket_sizes[] = { 2, 4, 8 };
+    const uint64_t copies = 1000;
     for (size_t b = 0; b < 3; b++) {
         uint32_t bucket_size = bucket_sizes[b];
         amq_cuckoo *f = new_filter(1000000, 12, bucket_size, 0);
+        uint64_t table_bytes = amq_cuckoo_memory_bytes(f);
         for (uint64_t k = 0; k < 10; k++) {
             amq_test_key key = amq_test_make_key(seed, 0, k);
-            uint64_t stored = 0;
-            int status;
-            while ((status = amq_cuckoo_add(f, &key, sizeof key)) == AMQ_OK) {
-                stored++;
+            for (uint64_t stored = 1; stored <= copies; stored++) {
+                assert_int_equal(amq_cuckoo_add(f, &key, sizeof key), AMQ_OK);
                 assert_int_equal(amq_cuckoo_count(f, &key, sizeof key), stored);
-                if (stored > 2 * bucket_size + 1)
-                    fail_msg("b = %u: key %llu stored %llu times", bucket_size,
-                             (unsigned long long)k, (unsigned long long)stored);
             }
-            assert_int_equal(status, AMQ_EFULL);
-            if (stored < 2 * bucket_size)
-                fail_msg("b = %u: key %llu refused after %llu copies", bucket_size,
-                         (unsigned long long)k, (unsigned long long)stored);
-            assert_true(amq_cuckoo_full(f));
-            assert_int_equal(amq_cuckoo_keys(f), stored);
-            assert_int_equal(amq_cuckoo_count(f, &key, sizeof key), stored);
-            /* Full for every key now, and the refusals change nothing. */
-            amq_test_key other = amq_test_make_key(seed, 1, k);
-            assert_int_equal(amq_cuckoo_add(f, &other, sizeof other), AMQ_EFULL);
-            assert_int_equal(amq_cuckoo_add_unique(f, &other, sizeof other), AMQ_EFULL);
-            assert_int_equal(amq_cuckoo_add_unique(f, &key, sizeof key), 0);
-            assert_int_equal(amq_cuckoo_keys(f), stored);
-            assert_int_equal(amq_cuckoo_count(f, &key, sizeof key), stored);
-            /* One copy removed: the stash moves into the freed slot, and the
-             * filter takes a key again. */
-            assert_int_equal(amq_cuckoo_remove(f, &key, sizeof key), AMQ_OK);
             assert_false(amq_cuckoo_full(f));
-            assert_int_equal(amq_cuckoo_count(f, &key, sizeof key), stored - 1);
+            assert_int_equal(amq_cuckoo_keys(f), copies);
+            /* b / 2 copies in the slots, the rest counted beside them. */
+            assert_int_equal(amq_cuckoo_counted_copies(f), copies - bucket_size / 2);
+            assert_true(amq_cuckoo_load(f) * (double)amq_cuckoo_slots(f) < bucket_size / 2 + 0.5);
+            /* Other keys go in as before. */
+            amq_test_key other = amq_test_make_key(seed, 1, k);
             assert_int_equal(amq_cuckoo_add(f, &other, sizeof other), AMQ_OK);
+            assert_int_equal(amq_cuckoo_add_unique(f, &key, sizeof key), 0);
             assert_int_equal(amq_cuckoo_remove(f, &other, sizeof other), AMQ_OK);
-            /* Every copy removed, then no more. */
-            for (uint64_t j = 1; j < stored; j++)
+            assert_int_equal(amq_cuckoo_keys(f), copies);
+            /* Every copy removed, then no more; the counted ones go first. */
+            for (uint64_t left = copies; left > 0; left--) {
+                assert_true(amq_cuckoo_contains(f, &key, sizeof key));
                 assert_int_equal(amq_cuckoo_remove(f, &key, sizeof key), AMQ_OK);
+                assert_int_equal(amq_cuckoo_count(f, &key, sizeof key), left - 1);
+            }
             assert_int_equal(amq_cuckoo_remove(f, &key, sizeof key), AMQ_ENOTFOUND);
-            assert_int_equal(amq_cuckoo_count(f, &key, sizeof key), 0);
             assert_false(amq_cuckoo_contains(f, &key, sizeof key));
             assert_int_equal(amq_cuckoo_keys(f), 0);
-            assert_false(amq_cuckoo_full(f));
+            assert_int_equal(amq_cuckoo_counted_copies(f), 0);
             /* add_unique keeps one copy. */
             assert_int_equal(amq_cuckoo_add_unique(f, &key, sizeof key), 1);
             assert_int_equal(amq_cuckoo_add_unique(f, &key, sizeof key), 0);
@@ -791,6 +801,13 @@ static void test_duplicates(void **state)
             assert_int_equal(amq_cuckoo_remove_hash(f, hash), AMQ_OK);
             assert_int_equal(amq_cuckoo_keys(f), 0);
         }
+        /* The counts' map is all the memory the copies took. */
+        print_message("b = %u: %llu copies of a key took %llu bytes beside the %llu of the "
+                      "table\n",
+                      bucket_size, (unsigned long long)copies,
+                      (unsigned long long)(amq_cuckoo_memory_bytes(f) - table_bytes),
+                      (unsigned long long)table_bytes);
+        assert_true(amq_cuckoo_memory_bytes(f) - table_bytes <= 1024);
         amq_cuckoo_free(f);
     }
 }
@@ -908,7 +925,8 @@ static void test_growth(void **state)
                      (unsigned long long)amq_cuckoo_table_buckets(f, i + 1), i,
                      (unsigned long long)amq_cuckoo_table_buckets(f, i));
     assert_int_equal(amq_cuckoo_slots(f), table_slots(f));
-    assert_true(fabs(amq_cuckoo_load(f) - (double)N / (double)amq_cuckoo_slots(f)) < 1e-12);
+    assert_true(fabs(amq_cuckoo_load(f) - (double)(N - amq_cuckoo_counted_copies(f)) /
+                                              (double)amq_cuckoo_slots(f)) < 1e-12);
     double measured = (double)false_positives(f, TRIALS) / TRIALS;
     double expected = amq_cuckoo_expected_fpr(f);
     double sigma = sqrt(expected * (1 - expected) / TRIALS);
@@ -969,37 +987,56 @@ static void test_growth(void **state)
     amq_cuckoo_free(f);
 }
 
-/* Copies of one key fill its two buckets; past 2b copies the walk fails at
- * a low load, and doubling the table would not make room for the next copy.
- * A growing filter stops chaining when its newest table is under 1/8 full:
- * for every growth and bucket size, the add answers AMQ_EFULL after a
- * bounded number of tables, and every copy added is still counted. */
+/* Copies of one key never chain a table nor make the filter refuse keys:
+ * past b / 2 of them in its two buckets they are counted. For every growth and
+ * bucket size, the smallest filter takes 10,000 copies of one key in its
+ * first table and a few kilobytes, then 1,000 other keys; RedisBloom's
+ * defaults (b = 2, growth 1) take "a", six copies of "foo", then "bar" in
+ * one table. (Once, copies past 2b doubled a growing filter each time.) */
 static void test_copies_of_one_key_do_not_grow_without_end(void **state)
 {
     (void)state;
-    const uint32_t growths[] = { 1, 2, 4, 16 };
+    const uint32_t growths[] = { 0, 1, 2, 4, 16 };
     const uint32_t bucket_sizes[] = { 2, 4, 8 };
-    for (size_t g = 0; g < 4; g++)
+    for (size_t g = 0; g < 5; g++)
         for (size_t b = 0; b < 3; b++) {
             amq_cuckoo *f = new_filter(9, 12, bucket_sizes[b], growths[g]);
             const char key[] = "same";
-            uint64_t added = 0;
-            int status = AMQ_OK;
-            while (added < 1000 && (status = amq_cuckoo_add(f, key, 4)) == AMQ_OK)
-                added++;
-            assert_int_equal(status, AMQ_EFULL);
-            assert_int_equal(amq_cuckoo_keys(f), added);
-            assert_int_equal(amq_cuckoo_count(f, key, 4), added);
-            size_t tables = amq_cuckoo_tables(f);
-            /* Each table takes at most 2b + 1 copies (its pair and its stash). */
-            assert_true(added <= tables * (2 * bucket_sizes[b] + 1));
-            /* The memory stays within a small multiple of the copies. */
-            if (amq_cuckoo_slots(f) > 64 * (added + 1))
-                fail_msg("growth %u, b = %u: %llu slots for %llu copies", growths[g],
-                         bucket_sizes[b], (unsigned long long)amq_cuckoo_slots(f),
-                         (unsigned long long)added);
+            for (uint64_t added = 1; added <= 10000; added++) {
+                assert_int_equal(amq_cuckoo_add(f, key, 4), AMQ_OK);
+                assert_int_equal(amq_cuckoo_tables(f), 1);
+            }
+            assert_int_equal(amq_cuckoo_keys(f), 10000);
+            assert_int_equal(amq_cuckoo_count(f, key, 4), 10000);
+            if (amq_cuckoo_memory_bytes(f) > 4096)
+                fail_msg("growth %u, b = %u: %llu bytes for 10000 copies of one key", growths[g],
+                         bucket_sizes[b], (unsigned long long)amq_cuckoo_memory_bytes(f));
+            /* Other keys: a fixed-size filter takes its capacity (the b / 2
+             * stored copies count), one growing by 1 many more (its 32
+             * tables hold about 32 times that), a larger growth all. */
+            uint64_t others = growths[g] > 1 ? 1000 : growths[g] ? 100 : 9 - bucket_sizes[b] / 2;
+            for (uint64_t i = 0; i < others; i++) {
+                amq_test_key other = amq_test_make_key(seed, 0, i);
+                int status = amq_cuckoo_add(f, &other, sizeof other);
+                if (status != AMQ_OK)
+                    fail_msg("growth %u, b = %u: other key %llu of %llu: %s (%llu slots)",
+                             growths[g], bucket_sizes[b], (unsigned long long)i,
+                             (unsigned long long)others, amq_strerror(status),
+                             (unsigned long long)amq_cuckoo_slots(f));
+            }
+            assert_all_found(f, seed, others);
+            assert_int_equal(amq_cuckoo_count(f, key, 4), 10000);
             amq_cuckoo_free(f);
         }
+    amq_cuckoo *f = new_filter(1024, 8, 2, 1);
+    assert_int_equal(amq_cuckoo_add(f, "a", 1), AMQ_OK);
+    for (int i = 0; i < 6; i++)
+        assert_int_equal(amq_cuckoo_add(f, "foo", 3), AMQ_OK);
+    assert_int_equal(amq_cuckoo_add(f, "bar", 3), AMQ_OK);
+    assert_int_equal(amq_cuckoo_add_unique(f, "baz", 3), 1);
+    assert_int_equal(amq_cuckoo_tables(f), 1);
+    assert_int_equal(amq_cuckoo_count(f, "foo", 3), 6);
+    amq_cuckoo_free(f);
 }
 
 /* Two keys with one fingerprint and one bucket pair are the same to a
@@ -1508,7 +1545,8 @@ static void check_info(const amq_filter *f, uint64_t capacity, uint64_t count,
     double tables = detail_number(&info, "tables");
     assert_true(tables >= 1);
     if (tables == 1) {
-        assert_true(fabs(load - (double)count / (buckets * bucket_size)) < 1e-9);
+        double stored = (double)count - detail_number(&info, "counted_copies");
+        assert_true(fabs(load - stored / (buckets * bucket_size)) < 1e-9);
         double expected = fpr_formula(fingerprint_bits, bucket_size, load);
         if (fabs(info.expected_fpr - expected) > 1e-9 * expected + 1e-15)
             fail_msg("expected_fpr %.9g, the formula at load %.6f: %.9g", info.expected_fpr, load,
@@ -1523,6 +1561,138 @@ static void check_info(const amq_filter *f, uint64_t capacity, uint64_t count,
     assert_true(detail_number(&info, "max_kicks") >= 1);
     assert_true(detail_number(&info, "growth") >= 0);
     assert_string_equal(amq_test_find_detail(&info, "stash")->text, stash);
+}
+
+/* The file of a filter, saved to memory. */
+static uint8_t *save_counted(size_t *len, const amq_filter *f)
+{
+    uint8_t *bytes = NULL;
+    assert_int_equal(amq_save_to_memory(&bytes, len, f, NULL), AMQ_OK);
+    return bytes;
+}
+
+/* Load a file image; AMQ_OK or its failure. */
+static int load_counted(amq_filter **out, const uint8_t *bytes, size_t len, amq_diag *diag)
+{
+    return amq_load_from_memory(out, bytes, len, 0, diag);
+}
+
+/* Counted copies are saved (a block of version 2, entries after the
+ * slots) and come back exactly: every count, every answer, the same bytes
+ * saved again; a filter without any saves the block of version 1. Damaged
+ * entries are refused, each naming what is wrong. */
+static void test_counted_copies_saved(void **state)
+{
+    (void)state;
+    amq_cuckoo *f = new_filter(200, 8, 2, 2);
+    amq_filter *handle = NULL;
+    assert_int_equal(amq_cuckoo_wrap(&handle, f, NULL), AMQ_OK);
+    /* Hot keys in the first table, then enough keys to chain two more,
+     * then hot keys in the newest. */
+    for (uint64_t k = 0; k < 5; k++)
+        for (uint64_t c = 0; c < 10 + k; c++) {
+            amq_test_key key = amq_test_make_key(seed, 2, k);
+            assert_int_equal(amq_cuckoo_add(f, &key, sizeof key), AMQ_OK);
+        }
+    add_all(f, seed, 1000);
+    assert_true(amq_cuckoo_tables(f) >= 3);
+    for (uint64_t k = 5; k < 8; k++)
+        for (uint64_t c = 0; c < 7; c++) {
+            amq_test_key key = amq_test_make_key(seed, 2, k);
+            assert_int_equal(amq_cuckoo_add(f, &key, sizeof key), AMQ_OK);
+        }
+    assert_true(amq_cuckoo_counted_copies(f) > 0);
+    uint64_t counts[8];
+    for (uint64_t k = 0; k < 8; k++) {
+        amq_test_key key = amq_test_make_key(seed, 2, k);
+        counts[k] = amq_cuckoo_count(f, &key, sizeof key);
+        assert_true(counts[k] >= (k < 5 ? 10 + k : 7));
+    }
+    size_t len = 0;
+    uint8_t *bytes = save_counted(&len, handle);
+    uint32_t params_len = amq__load_u32le(bytes + 40);
+    uint64_t payload_len = amq__load_u64le(bytes + 56);
+    size_t payload = (64 + params_len + 63) / 64 * 64;
+    amq_filter *g = NULL;
+    amq_diag diag = { .message = "" };
+    if (load_counted(&g, bytes, len, &diag) != AMQ_OK)
+        fail_msg("load: %s", diag.message);
+    amq_cuckoo *loaded = amq_cuckoo_unwrap(g);
+    assert_int_equal(amq_cuckoo_keys(loaded), amq_cuckoo_keys(f));
+    assert_int_equal(amq_cuckoo_counted_copies(loaded), amq_cuckoo_counted_copies(f));
+    for (uint64_t k = 0; k < 8; k++) {
+        amq_test_key key = amq_test_make_key(seed, 2, k);
+        assert_int_equal(amq_cuckoo_count(loaded, &key, sizeof key), counts[k]);
+    }
+    assert_all_found(loaded, seed, 1000);
+    size_t again_len = 0;
+    uint8_t *again = save_counted(&again_len, g);
+    assert_int_equal(again_len, len);
+    assert_memory_equal(again, bytes, len);
+    free(again);
+    amq_free(g);
+
+    /* Damage each field of the first entry, and the block's version. */
+    uint64_t entries = 0;
+    for (size_t t = 0; t < amq_cuckoo_tables(f); t++)
+        entries += f->tables[t].overflow.used;
+    size_t first = payload + (size_t)payload_len - (size_t)entries * 16;
+    size_t version_at = 64 + 4 * 5 + 8 * 3 + 4 + amq_cuckoo_tables(f) * 28;
+    assert_int_equal(amq__load_u32le(bytes + version_at), 2);
+    struct {
+        size_t at;
+        int width;
+        uint64_t value;
+        const char *says;
+    } cases[] = {
+        { version_at, 4, 3, "block version" },
+        { first, 4, 1u << 30, "out of range or order" },
+        { first + 4, 4, 0, "out of range or order" },
+        { first + 4, 4, 256, "out of range or order" },
+        { first + 8, 8, 0, "out of range or order" },
+        { first + 8, 8, UINT64_MAX, "2^64" },
+        { first + 4, 4, 77, "does not store" },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        uint8_t *copy = malloc(len);
+        assert_non_null(copy);
+        memcpy(copy, bytes, len);
+        if (cases[i].width == 4)
+            amq__store_u32le(copy + cases[i].at, (uint32_t)cases[i].value);
+        else
+            amq__store_u64le(copy + cases[i].at, cases[i].value);
+        amq__store_u64le(copy + len - 8, amq__xxh3_64(copy, len - 8, 0));
+        amq_filter *bad = NULL;
+        int status = load_counted(&bad, copy, len, &diag);
+        if (status != AMQ_ECORRUPT || !strstr(diag.message, cases[i].says))
+            fail_msg("case %zu: %d \"%s\", expected \"%s\"", i, status, diag.message,
+                     cases[i].says);
+        assert_null(bad);
+        free(copy);
+    }
+    free(bytes);
+
+    /* Every copy of the hot keys removed (as often as each was added:
+     * count may include other keys' equal fingerprints), the other keys
+     * still there; then those too (some were counted, sharing a pair and a
+     * fingerprint): the file is version 1's again. */
+    for (uint64_t k = 0; k < 8; k++) {
+        amq_test_key key = amq_test_make_key(seed, 2, k);
+        for (uint64_t c = 0; c < (k < 5 ? 10 + k : 7); c++)
+            assert_int_equal(amq_cuckoo_remove(f, &key, sizeof key), AMQ_OK);
+    }
+    assert_all_found(f, seed, 1000);
+    for (uint64_t i = 0; i < 1000; i++) {
+        amq_test_key key = amq_test_make_key(seed, 0, i);
+        assert_int_equal(amq_cuckoo_remove(f, &key, sizeof key), AMQ_OK);
+    }
+    assert_int_equal(amq_cuckoo_counted_copies(f), 0);
+    assert_int_equal(amq_cuckoo_keys(f), 0);
+    bytes = save_counted(&len, handle);
+    assert_int_equal(amq__load_u32le(bytes + 40), params_len - 4 - 8 * amq_cuckoo_tables(f));
+    assert_int_equal(amq__load_u32le(bytes + 8), 1);
+    free(bytes);
+    amq_free(handle);
 }
 
 static void test_generic_round_trip(void **state)
@@ -2237,6 +2407,7 @@ int main(void)
         cmocka_unit_test(test_removing_absent_keys_changes_nothing),
         cmocka_unit_test(test_growth),
         cmocka_unit_test(test_copies_of_one_key_do_not_grow_without_end),
+        cmocka_unit_test(test_counted_copies_saved),
         cmocka_unit_test(test_removal_in_a_grown_filter),
         cmocka_unit_test(test_model_fixed_size),
         cmocka_unit_test(test_model_growing),

@@ -12,6 +12,9 @@
 #include <cmocka.h>
 
 #include "amq/amq.h"
+#include "core/format.h"
+#include "core/hash.h"
+#include "core/util.h"
 #include "test_util.h"
 
 #include <math.h>
@@ -390,9 +393,76 @@ static void test_null_arguments_are_einval(void **state)
     amq_free(f);
 }
 
+/* The add-once mark: a counting-bloom or cuckoo filter marked so refuses
+ * removal, keeps the mark through a save (a version-2 container, flag 1)
+ * and a load, and a filter saved without the mark writes the version-1
+ * bytes it always did. A filter that cannot remove takes no mark, and a
+ * file that says otherwise is corrupt. */
+static void test_add_once_mark(void **state)
+{
+    (void)state;
+    const char *const specs[] = { "counting-bloom n=1000", "cuckoo n=1000" };
+    for (size_t i = 0; i < 2; i++) {
+        amq_filter *f = NULL;
+        assert_int_equal(amq_new(&f, specs[i], NULL), AMQ_OK);
+        assert_int_equal(amq_add_once_marked(f), 0);
+        assert_int_equal(amq_add(f, "a", 1), AMQ_OK);
+        assert_int_equal(amq_add(f, "b", 1), AMQ_OK);
+        uint8_t *unmarked = NULL;
+        size_t unmarked_len = 0;
+        assert_int_equal(amq_save_to_memory(&unmarked, &unmarked_len, f, NULL), AMQ_OK);
+        assert_int_equal(amq__load_u32le(unmarked + 8), 1);
+        assert_int_equal(amq__load_u32le(unmarked + 20), 0);
+        assert_int_equal(amq_remove(f, "b", 1), AMQ_OK);
+
+        assert_int_equal(amq_mark_add_once(f, NULL), AMQ_OK);
+        assert_int_equal(amq_add_once_marked(f), 1);
+        assert_int_equal(amq_remove(f, "a", 1), AMQ_EUNSUPPORTED);
+        assert_int_equal(amq_contains(f, "a", 1), 1);
+        amq_info info;
+        assert_int_equal(amq_info_get(&info, f), AMQ_OK);
+        assert_int_equal(info.add_once, 1);
+        uint8_t *bytes = NULL;
+        size_t len = 0;
+        assert_int_equal(amq_save_to_memory(&bytes, &len, f, NULL), AMQ_OK);
+        assert_int_equal(amq__load_u32le(bytes + 8), 2);
+        assert_int_equal(amq__load_u32le(bytes + 20), AMQ__FORMAT_FLAG_ADD_ONCE);
+        amq_filter *loaded = NULL;
+        assert_int_equal(amq_load_from_memory(&loaded, bytes, len, 0, NULL), AMQ_OK);
+        assert_int_equal(amq_add_once_marked(loaded), 1);
+        assert_int_equal(amq_remove(loaded, "a", 1), AMQ_EUNSUPPORTED);
+        assert_int_equal(amq_contains(loaded, "a", 1), 1);
+        amq_free(loaded);
+        free(bytes);
+        free(unmarked);
+        amq_free(f);
+    }
+    amq_filter *bloom = NULL;
+    amq_diag diag = { .message = "" };
+    assert_int_equal(amq_new(&bloom, "bloom n=1000", NULL), AMQ_OK);
+    assert_int_equal(amq_mark_add_once(bloom, &diag), AMQ_EUNSUPPORTED);
+    assert_non_null(strstr(diag.message, "cannot remove keys"));
+    assert_int_equal(amq_add_once_marked(bloom), 0);
+    assert_int_equal(amq_mark_add_once(NULL, NULL), AMQ_EINVAL);
+    assert_int_equal(amq_add_once_marked(NULL), AMQ_EINVAL);
+    /* A bloom file with the flag set (and its checksum made good). */
+    uint8_t *bytes = NULL;
+    size_t len = 0;
+    assert_int_equal(amq_save_to_memory(&bytes, &len, bloom, NULL), AMQ_OK);
+    amq__store_u32le(bytes + 8, 2);
+    amq__store_u32le(bytes + 20, AMQ__FORMAT_FLAG_ADD_ONCE);
+    amq__store_u64le(bytes + len - 8, amq__xxh3_64(bytes, len - 8, 0));
+    amq_filter *loaded = NULL;
+    assert_int_equal(amq_load_from_memory(&loaded, bytes, len, 0, &diag), AMQ_ECORRUPT);
+    assert_non_null(strstr(diag.message, "marked add-once"));
+    free(bytes);
+    amq_free(bloom);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_add_once_mark),
         cmocka_unit_test(test_batch_answers_are_single_answers),
         cmocka_unit_test(test_bloom_batch_at_every_hash_count),
         cmocka_unit_test(test_batch_error_is_single_error),

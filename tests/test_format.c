@@ -382,9 +382,11 @@ static void check_every_byte_change(const uint8_t *file, size_t len)
             diag.message[0] = '\0';
             int status = amq__format_parse(&c, copy, len, &diag);
             int expected = AMQ_ECORRUPT;
+            /* Version 2 is known, and needs flags, which a version-1
+             * file has none of. */
             if (at < 8)
                 expected = AMQ_EFORMAT;
-            else if (at < 12 && amq__load_u32le(copy + 8) != 0)
+            else if (at < 12 && amq__load_u32le(copy + 8) > AMQ__FORMAT_VERSION)
                 expected = AMQ_EVERSION;
             if (status != expected)
                 fail_msg("byte %zu ^ 0x%02x: got %d (%s), expected %d", at, mask, status,
@@ -536,7 +538,8 @@ static void test_header_fields(void **state)
         uint64_t offset; /* diag.offset */
         const char *says;
     } cases[] = {
-        { 8, 4, 2, AMQ_EVERSION, 8, "newer" },
+        { 8, 4, 2, AMQ_ECORRUPT, 20, "version 2 has flags" },
+        { 8, 4, 3, AMQ_EVERSION, 8, "newer" },
         { 8, 4, 0xffffffff, AMQ_EVERSION, 8, "newer" },
         { 8, 4, 0, AMQ_ECORRUPT, 8, "version" },
         { 12, 4, 0, AMQ_ECORRUPT, 12, "family" },
@@ -578,6 +581,25 @@ static void test_header_fields(void **state)
             fail_msg("case %zu (offset %zu = %llu): got %d at %llu \"%s\"", i, cases[i].at,
                      (unsigned long long)cases[i].value, status, (unsigned long long)diag.offset,
                      diag.message);
+    }
+
+    /* Version 2: the add-once flag, and no other. */
+    const uint32_t flags[] = { 1, 2, 3, 0x80000001u };
+    for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++) {
+        memcpy(file, good, len);
+        amq__store_u32le(file + 8, 2);
+        amq__store_u32le(file + 20, flags[i]);
+        reseal(file, len);
+        memset(&diag, 0, sizeof diag);
+        amq__container c;
+        int status = amq__format_parse(&c, file, len, &diag);
+        if (flags[i] == AMQ__FORMAT_FLAG_ADD_ONCE) {
+            assert_int_equal(status, AMQ_OK);
+            assert_int_equal(c.flags, AMQ__FORMAT_FLAG_ADD_ONCE);
+        } else {
+            assert_int_equal(status, AMQ_ECORRUPT);
+            assert_int_equal(diag.offset, 20);
+        }
     }
 
     /* The checksum itself. */

@@ -6,7 +6,9 @@
  * such attacks are made here by brute force under the default seed, and
  * each is shown to fail against a filter whose seed is secret (seed=random):
  *
- *   - cuckoo: keys that share one fingerprint and one bucket pair. A
+ *   - cuckoo: keys that share one bucket pair, at most b / 2 of them of
+ *     one fingerprint (copies of a fingerprint past b / 2 are counted, not
+ *     stored, so keys of one fingerprint alone fill nothing). A
  *     default-seed filter takes 2b + 1 of them (2b slots and the stash) and
  *     then refuses every key; a random-seed filter takes all of them.
  *   - bloom, fill: keys each of whose k positions is a bit not yet set, so
@@ -37,6 +39,7 @@
 #include "amq/amq.h"
 #include "amq/bloom.h"
 #include "amq/cuckoo.h"
+#include "amq/inline.h"
 #include "core/random.h"
 #include "test_util.h"
 
@@ -70,10 +73,10 @@ static bool within_binomial(double observed, double trials, double p)
     return fabs(observed - mean) <= 6 * sd + 1;
 }
 
-/* ---- cuckoo: one bucket pair, one fingerprint ----------------------------------- */
+/* ---- cuckoo: one bucket pair, few fingerprints ----------------------------------- */
 
 enum { CUCKOO_CAPACITY = 64, CUCKOO_FINGERPRINT_BITS = 8, CUCKOO_BUCKET_SIZE = 4 };
-enum { CUCKOO_CRAFTED = 3 * CUCKOO_BUCKET_SIZE }; /* well past 2b + 1 */
+enum { CUCKOO_CRAFTED = 2 * CUCKOO_BUCKET_SIZE + 2 }; /* past 2b + 1 */
 
 static void cuckoo_params(amq_cuckoo_params *params)
 {
@@ -97,26 +100,36 @@ static uint32_t cuckoo_fingerprint(uint64_t hash, uint32_t bits)
     return 1 + (uint32_t)(((hash & 0xffffffffu) * range) >> 32);
 }
 
-/* Search candidates for count keys with the first one's bucket and
- * fingerprint under hasher; returns the candidates tried. */
+/* Search candidates for count keys of bucket 0 and one alternate under
+ * hasher, at most b / 2 of them of one fingerprint: copies of one
+ * fingerprint past b / 2 are counted, not stored, so filling the pair takes
+ * keys of several fingerprints with the same alternate bucket (about
+ * 2^f / buckets of them share each one; the alternate taken is the one the
+ * most share). Returns the candidates tried. */
 static uint64_t craft_cuckoo_keys(candidate *out, size_t count, const amq_hasher *hasher,
                                   uint64_t buckets)
 {
+    enum { FINGERPRINTS = 1 << CUCKOO_FINGERPRINT_BITS };
+    unsigned sharing[FINGERPRINTS] = { 0 }; /* by alternate of bucket 0 (< buckets) */
+    for (uint32_t fp = 1; fp < FINGERPRINTS; fp++)
+        sharing[amq_cuckoo_view_alternate(0, fp, buckets)]++;
+    uint64_t other = 0;
+    for (uint64_t b = 1; b < buckets; b++)
+        if (sharing[b] > sharing[other])
+            other = b;
+    assert_true(sharing[other] * (CUCKOO_BUCKET_SIZE / 2) >= count);
     uint64_t tried = 0;
     size_t found = 0;
-    uint64_t bucket = 0;
-    uint32_t fingerprint = 0;
+    unsigned of_fingerprint[FINGERPRINTS] = { 0 };
     while (found < count) {
         candidate c = make_candidate(tried++);
         uint64_t h = amq_hash64(hasher, c.text, c.len);
-        uint64_t b = cuckoo_bucket(h, buckets);
         uint32_t fp = cuckoo_fingerprint(h, CUCKOO_FINGERPRINT_BITS);
-        if (found == 0) {
-            bucket = b;
-            fingerprint = fp;
-        }
-        if (b == bucket && fp == fingerprint)
+        if (cuckoo_bucket(h, buckets) == 0 && amq_cuckoo_view_alternate(0, fp, buckets) == other &&
+            of_fingerprint[fp] < CUCKOO_BUCKET_SIZE / 2) {
+            of_fingerprint[fp]++;
             out[found++] = c;
+        }
     }
     return tried;
 }
@@ -147,10 +160,10 @@ static void test_cuckoo_bucket_pair_attack(void **state)
     candidate keys[CUCKOO_CRAFTED];
     uint64_t tried = craft_cuckoo_keys(keys, CUCKOO_CRAFTED, amq_cuckoo_hasher(plain), buckets);
     fprintf(stderr,
-            "cuckoo: %llu buckets of %d, f = %d: %d keys of one bucket and fingerprint "
-            "in %llu tries\n",
+            "cuckoo: %llu buckets of %d, f = %d: %d keys of one bucket pair, at most %d of a "
+            "fingerprint, in %llu tries\n",
             (unsigned long long)buckets, CUCKOO_BUCKET_SIZE, CUCKOO_FINGERPRINT_BITS,
-            CUCKOO_CRAFTED, (unsigned long long)tried);
+            CUCKOO_CRAFTED, CUCKOO_BUCKET_SIZE / 2, (unsigned long long)tried);
 
     /* The default seed: 2b slots of the pair, then the stash (b + 1 if the
      * pair is one bucket twice), then nothing - not even an honest key. */

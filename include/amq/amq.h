@@ -386,11 +386,45 @@ AMQ_API int amq_add(amq_filter *f, const void *key, size_t len);
 AMQ_API int amq_add_unique(amq_filter *f, const void *key, size_t len);
 
 /**
- * Remove a key from a filter that supports removal (counting Bloom, cuckoo).
+ * Remove one copy of a key from a filter that supports removal (counting
+ * Bloom, cuckoo).
+ *
+ * A key added k times and removed at most k times still answers "maybe";
+ * the only way to make a key answer "no" is to remove a key that was never
+ * added (or more times than it was added): its traces are other keys'.
  * @return AMQ_OK; AMQ_ENOTFOUND when the key is certainly absent (nothing
- *   changes); AMQ_EUNSUPPORTED for families that cannot remove.
+ *   changes); AMQ_EUNSUPPORTED for families that cannot remove, and for a
+ *   filter marked add-once (amq_mark_add_once).
+ * Thread safety: needs exclusive access to f.
  */
 AMQ_API int amq_remove(amq_filter *f, const void *key, size_t len);
+
+/**
+ * Mark a filter as filled add-once: its keys went in through
+ * amq_add_unique, which stores a key only when the filter does not already
+ * answer "maybe" for it. Such a filter holds one copy of a key however
+ * often it was given, and none of a key that was a false positive when it
+ * was given, so removing any key could take away the only trace of another
+ * key the caller thinks was added. A marked filter refuses amq_remove
+ * (AMQ_EUNSUPPORTED), and the mark is saved with it (the container's
+ * add-once flag, docs/FORMAT.md) and comes back when it is loaded. The
+ * command line's --add-once sets it. There is no call to take it away.
+ * @param f the filter; not NULL.
+ * @param diag on failure, what was wrong; may be NULL.
+ * @return AMQ_OK; AMQ_EINVAL (f NULL); AMQ_EUNSUPPORTED for a family that
+ *   cannot remove keys (it needs no mark).
+ * Allocates: never. Thread safety: needs exclusive access to f.
+ */
+AMQ_API int amq_mark_add_once(amq_filter *f, amq_diag *diag);
+
+/**
+ * Whether a filter is marked add-once (amq_mark_add_once, or loaded from
+ * a file so marked).
+ * @param f the filter; may be NULL.
+ * @return 1 marked, 0 not; AMQ_EINVAL when f is NULL.
+ * Allocates: never. Thread safety: safe with other readers.
+ */
+AMQ_API int amq_add_once_marked(const amq_filter *f);
 
 /**
  * Ask whether a key may be in the filter.
@@ -732,6 +766,8 @@ typedef struct amq_info {
     int keys_estimated;  /**< 1: the family does not count its adds (bloom,
                               blocked-bloom, counting-bloom), and keys is
                               estimated_keys rounded; 0: keys is exact */
+    int add_once;        /**< 1: marked add-once (amq_mark_add_once): remove
+                              refuses it; 0: not marked */
 } amq_info;
 
 /**

@@ -25,11 +25,18 @@
  *           a removal makes room. With growth set, a full filter instead
  *           chains a new, larger table and goes on; queries ask every table.
  *
- * Duplicates: each add stores one more copy of the key's fingerprint. One key
- * fits at most 2b times (its two buckets), so adding the same key over and
- * over fills them and then makes the filter full. amq_cuckoo_add_unique adds
- * only keys that are not maybe-present, which avoids this (and, like any
- * Bloom filter, skips a new key that is a false positive).
+ * No false negatives: a key added k times and removed at most k times
+ * answers "maybe", at every parameter; only removing a key that was never
+ * added (or more times than it was added) can make another key answer "no".
+ *
+ * Duplicates: each add stores one more copy of the key. A key's two buckets
+ * store at most b / 2 copies of its fingerprint; copies past those are counted
+ * exactly beside the table (its overflow: a few bytes per such key,
+ * whatever the number of copies), so one key added any number of times
+ * never fills the filter nor blocks other keys. amq_cuckoo_add_unique adds
+ * only keys that are not maybe-present (and, like any Bloom filter, skips a
+ * new key that is a false positive: such a key was not added, and removing
+ * the key it collides with makes it answer "no").
  *
  * Thread-safety: a filter is not synchronized. Any number of threads may
  * make the calls that take a const filter on one filter at once (contains,
@@ -66,10 +73,6 @@ typedef struct amq_cuckoo amq_cuckoo;
 #define AMQ_CUCKOO_MAX_BUCKETS ((uint64_t)1 << 32)
 /** Most tables a growing filter chains. */
 #define AMQ_CUCKOO_MAX_TABLES 32
-/** A growing filter chains a new table only when its newest one holds at
- *  least 1/AMQ_CUCKOO_MIN_GROWTH_LOAD_INVERSE of its slots: a table full
- *  below that is full of copies of one key, and doubling it would not help. */
-#define AMQ_CUCKOO_MIN_GROWTH_LOAD_INVERSE 8
 /** Relocations an insertion tries before it gives up, unless told. */
 #define AMQ_CUCKOO_DEFAULT_MAX_KICKS 500
 /** The most relocations an insertion may be allowed. */
@@ -171,15 +174,16 @@ AMQ_API void amq_cuckoo_clear(amq_cuckoo *filter);
 
 /**
  * Add a key (one more copy of its fingerprint).
- * @return AMQ_OK: stored (in a bucket, or as the victim of a relocation walk
- *   that ran out of kicks, in the stash); AMQ_EFULL: the filter is full (its
- *   stash is occupied and it may not grow, or has AMQ_CUCKOO_MAX_TABLES
- *   tables, or the next table would exceed AMQ_CUCKOO_MAX_BUCKETS, or its
- *   newest table is less than 1/AMQ_CUCKOO_MIN_GROWTH_LOAD_INVERSE full -
- *   the key's two buckets hold 2b copies of it already), nothing
- *   changed; AMQ_ENOMEM: a new table could not be
- *   allocated, nothing changed.
- * Allocates: only a new chained table, when growing.
+ * @return AMQ_OK: stored (in a bucket, as the victim of a relocation walk
+ *   that ran out of kicks in the stash, or counted when its two buckets
+ *   store b / 2 copies already); AMQ_EFULL: the filter is full, nothing changed:
+ *   its newest table's stash is occupied and it does not grow (growth 0),
+ *   or it has AMQ_CUCKOO_MAX_TABLES tables, or its next table would have
+ *   more than AMQ_CUCKOO_MAX_BUCKETS buckets (amq_cuckoo_tables and
+ *   amq_cuckoo_table_buckets tell which); AMQ_ENOMEM: a new table or the
+ *   overflow's map could not be allocated, nothing changed.
+ * Allocates: a new chained table, when growing; the overflow's map, for a
+ *   key whose buckets store b / 2 copies already.
  * Complexity: O(1) expected; at most max_kicks relocations.
  */
 AMQ_API int amq_cuckoo_add(amq_cuckoo *filter, const void *key, size_t len);
@@ -255,11 +259,13 @@ AMQ_API void amq_cuckoo_contains_many_hash(uint8_t *results, const amq_cuckoo *f
  * Remove one copy of the key's fingerprint from either of its buckets or the
  * stash.
  *
- * Remove only keys that were added. A key that was never added but whose
- * fingerprint matches one stored in its buckets (a false positive) removes
- * that fingerprint - another key's - and that key is then missing: a false
- * negative. This is the caller's risk; amq_cuckoo_contains first does not
- * protect against it.
+ * A key added k times and removed at most k times still answers "maybe";
+ * removing a key that was never added (or more times than it was added)
+ * is the only way to make another key answer "no". Such a key, when its
+ * fingerprint matches one stored in its buckets (a false positive), takes
+ * that copy - another key's - away. This is the caller's risk;
+ * amq_cuckoo_contains first does not protect against it. A counted copy
+ * (see "Duplicates" above) is taken before a stored one.
  *
  * When the stash is occupied, the freed slot lets its fingerprint back into
  * the table, and the filter accepts keys again.
@@ -267,6 +273,7 @@ AMQ_API void amq_cuckoo_contains_many_hash(uint8_t *results, const amq_cuckoo *f
  *   certainly absent, nothing changed).
  * Allocates: never. Complexity: two buckets per table, plus at most
  *   max_kicks relocations to empty the stash.
+ * Thread safety: needs exclusive access to filter.
  */
 AMQ_API int amq_cuckoo_remove(amq_cuckoo *filter, const void *key, size_t len);
 
@@ -274,9 +281,10 @@ AMQ_API int amq_cuckoo_remove(amq_cuckoo *filter, const void *key, size_t len);
 AMQ_API int amq_cuckoo_remove_hash(amq_cuckoo *filter, uint64_t hash);
 
 /**
- * Copies of the key's fingerprint stored where the key could be (its two
- * buckets and the stash, in every table): the number of times the key was
- * added and not removed, plus any other keys' matching fingerprints.
+ * Copies of the key's fingerprint where the key could be (its two buckets,
+ * the stash and the counted copies of that pair, in every table): at least
+ * the number of times the key was added and not removed, plus any other
+ * keys' matching fingerprints.
  */
 AMQ_API uint64_t amq_cuckoo_count(const amq_cuckoo *filter, const void *key, size_t len);
 
@@ -285,16 +293,25 @@ AMQ_API uint64_t amq_cuckoo_count_hash(const amq_cuckoo *filter, uint64_t hash);
 
 /* ---- statistics ---------------------------------------------------------- */
 
-/** Fingerprints stored (keys added and not removed), over all tables. */
+/** Copies held (keys added and not removed, each copy once), over all
+ *  tables: the stored fingerprints and the counted copies. */
 AMQ_API uint64_t amq_cuckoo_keys(const amq_cuckoo *filter);
+/** Copies counted beside the tables rather than stored in a slot: those
+ *  of keys whose two buckets store b / 2 copies already (part of
+ *  amq_cuckoo_keys). */
+AMQ_API uint64_t amq_cuckoo_counted_copies(const amq_cuckoo *filter);
 /** The capacity asked for when the filter was made. */
 AMQ_API uint64_t amq_cuckoo_capacity(const amq_cuckoo *filter);
 /** Slots over all tables (buckets times bucket size). */
 AMQ_API uint64_t amq_cuckoo_slots(const amq_cuckoo *filter);
-/** Fraction of the slots in use: size / slots. */
+/** Fraction of the slots in use: stored fingerprints / slots (counted
+ *  copies take no slot). */
 AMQ_API double amq_cuckoo_load(const amq_cuckoo *filter);
 /** Bytes of the tables' packed fingerprints (buckets of b·f bits, or
- *  4f - 4 when semi-sorted). */
+ *  4f - 4 when semi-sorted), plus the 16-byte entries of their counted
+ *  copies, one per key whose two buckets store b / 2 copies (at most one
+ *  per b / 2 slots; none while no key reaches that). The entries' map
+ *  allocates up to four times their bytes. */
 AMQ_API uint64_t amq_cuckoo_memory_bytes(const amq_cuckoo *filter);
 /** f, the bits of a fingerprint, as made. */
 AMQ_API uint32_t amq_cuckoo_fingerprint_bits(const amq_cuckoo *filter);

@@ -9,10 +9,10 @@
  *   offset   size  field
  *   ------   ----  -----------------------------------------------------
  *        0      8  magic 89 41 4d 51 0d 0a 1a 0a  ("\x89AMQ\r\n\x1a\n")
- *        8      4  format version (1)
+ *        8      4  format version (1; 2 when flags are set)
  *       12      4  family id (1..AMQ__FAMILY_MAX)
  *       16      4  hash kind (1 xxh3, 2 md5, 3 siphash)
- *       20      4  flags (0: version 1 defines none)
+ *       20      4  flags (version 1: 0; version 2: bit 0 add-once, not 0)
  *       24     16  hash seed or key (as amq_hasher.key)
  *       40      4  params length P (<= AMQ__FORMAT_PARAMS_MAX)
  *       44     12  reserved, zero
@@ -278,9 +278,10 @@ static int sink_emit(sink *s, const void *data, uint64_t len)
 
 static void store_header(uint8_t *header, const amq__container *c, uint64_t payload_len)
 {
-    memset(header, 0, AMQ__FORMAT_HEADER_SIZE); /* flags and reserved bytes are zero */
+    memset(header, 0, AMQ__FORMAT_HEADER_SIZE); /* reserved bytes are zero */
     memcpy(header + OFFSET_MAGIC, format_magic, sizeof format_magic);
-    amq__store_u32le(header + OFFSET_VERSION, AMQ__FORMAT_VERSION);
+    amq__store_u32le(header + OFFSET_VERSION, c->flags ? 2 : 1);
+    amq__store_u32le(header + OFFSET_FLAGS, c->flags);
     amq__store_u32le(header + OFFSET_FAMILY, c->family);
     amq__store_u32le(header + OFFSET_HASH_KIND, (uint32_t)c->hasher.kind);
     memcpy(header + OFFSET_HASH_KEY, c->hasher.key, sizeof c->hasher.key);
@@ -1095,11 +1096,16 @@ static int check_header_fields(const uint8_t *buf, amq_diag *diag)
                             OFFSET_HASH_KEY, hash_kind_name(kind));
 
     uint32_t flags = amq__load_u32le(buf + OFFSET_FLAGS);
-    if (flags != 0)
+    if (version == 1 && flags != 0)
         return amq__fail_at(diag, AMQ_ECORRUPT, OFFSET_FLAGS,
                             "flags at offset %d are 0x%08" PRIx32 "; format version 1 defines "
                             "none",
                             OFFSET_FLAGS, flags);
+    if (version == 2 && (flags == 0 || (flags & ~(uint32_t)AMQ__FORMAT_FLAGS_KNOWN)))
+        return amq__fail_at(diag, AMQ_ECORRUPT, OFFSET_FLAGS,
+                            "flags at offset %d are 0x%08" PRIx32 "; format version 2 has "
+                            "flags and defines only 0x%08x (add-once)",
+                            OFFSET_FLAGS, flags, AMQ__FORMAT_FLAGS_KNOWN);
 
     uint32_t params_len = amq__load_u32le(buf + OFFSET_PARAMS_LEN);
     if (params_len > AMQ__FORMAT_PARAMS_MAX)
@@ -1182,6 +1188,7 @@ int amq__format_parse(amq__container *out, const uint8_t *buf, size_t len, amq_d
                             stored, trailer, trailer - 1, computed);
 
     out->family = amq__load_u32le(buf + OFFSET_FAMILY);
+    out->flags = amq__load_u32le(buf + OFFSET_FLAGS);
     out->hasher.kind = (amq_hash_kind)amq__load_u32le(buf + OFFSET_HASH_KIND);
     memcpy(out->hasher.key, buf + OFFSET_HASH_KEY, sizeof out->hasher.key);
     out->params = buf + AMQ__FORMAT_HEADER_SIZE;

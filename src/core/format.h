@@ -42,8 +42,19 @@ enum amq__family_id {
  * other id. */
 const char *amq__format_non_filter(uint32_t family);
 
-/* The format version this build writes and the newest it reads. */
-#define AMQ__FORMAT_VERSION 1
+/* The newest format version this build reads. It writes version 1 for a
+ * container without flags, which every amq reads, and version 2 for one
+ * with flags, which version 2 defines (an earlier amq then answers
+ * AMQ_EVERSION, not a misread filter). */
+#define AMQ__FORMAT_VERSION 2
+
+/* The container flags, version 2. */
+enum {
+    /* The filter was filled add-once (amq_mark_add_once): amq_remove
+     * refuses it. */
+    AMQ__FORMAT_FLAG_ADD_ONCE = 1,
+    AMQ__FORMAT_FLAGS_KNOWN = AMQ__FORMAT_FLAG_ADD_ONCE
+};
 
 /* Fixed sizes (bytes). */
 #define AMQ__FORMAT_HEADER_SIZE  64
@@ -57,6 +68,7 @@ const char *amq__format_non_filter(uint32_t family);
 /* What a file says, apart from the payload bytes. */
 typedef struct amq__container {
     uint32_t family;       /* enum amq__family_id */
+    uint32_t flags;        /* AMQ__FORMAT_FLAG_*: 0 in a version-1 file */
     amq_hasher hasher;     /* key hash kind and seed/key */
     const uint8_t *params; /* the family's parameter block */
     uint32_t params_len;   /* <= AMQ__FORMAT_PARAMS_MAX */

@@ -36,10 +36,11 @@
  *             alternate bucket and try to place it there; repeat, at most
  *             max_kicks times (default 500). If the walk ends with a
  *             fingerprint still homeless, it goes into the stash.
- *   remove    clear one slot holding fp in i1 or i2 (or empty the stash if it
- *             holds fp for those buckets); AMQ_ENOTFOUND if none does.
+ *   remove    take one counted copy of fp for the pair (below), or else
+ *             clear one slot holding fp in i1 or i2 (or empty the stash if
+ *             it holds fp for those buckets); AMQ_ENOTFOUND if none does.
  *   count     the slots holding fp in i1 and i2 (once if i1 = i2), plus the
- *             stash.
+ *             stash, plus the pair's counted copies.
  *
  * The stash. A walk that runs out of kicks has displaced a chain of
  * fingerprints and holds one that fits nowhere; dropping it would lose a key
@@ -85,23 +86,28 @@
  * the cuckoo filter beats a Bloom filter's 1.44 log2(1/p) once p is below
  * about 0.4% (f >= 11 at L = 0.945).
  *
- * Duplicates. add stores another copy of a key's fingerprint each time; a
- * key's two buckets hold at most 2b copies, and adding it again after that
- * fills the stash and then makes the table full. add_unique adds only keys
- * that are not maybe-present.
+ * No false negatives. A key added k times and removed at most k times
+ * answers "maybe": every add leaves one more copy of fp where the key's
+ * queries look (its pair's slots, the stash, or the pair's count), moves
+ * keep a copy inside its pair, and a removal takes one copy of the pair. A
+ * removal of a key never added is the only way to take another key's copy.
  *
- * Growth. With growth g > 0 (a power of two, 2^s), a full filter (its
- * newest table's stash occupied) chains a new table with g times the newest
- * table's buckets and adds there; queries, counts and removals ask every
- * table. The FPRs of the tables add up, so a grown filter's FPR exceeds the
- * first table's. A table fills that early only when one key's two buckets
- * are full of its own copies (add of the same key 2b + 1 times): random keys
- * cannot jam a table below 1/8 load, where 2b + 1 keys sharing one bucket
- * pair is needed, whose chance falls as B^-7 for B buckets. So a newest table
- * less than 1/8 full never chains another: the add answers AMQ_EFULL. Without
- * that rule each copy past 2b would double the filter (growth 2) and a few
- * hundred copies of one key would ask for gigabytes; with it the filter's
- * memory stays within 8 g / (g - 1) slots per stored fingerprint.
+ * Duplicates. add stores another copy of a key's fingerprint each time, up
+ * to b / 2 copies in its pair; beyond that, the copies are counted exactly
+ * in the table's overflow (cuckoo_overflow.c says why and how), so a key
+ * added any number of times takes b / 2 slots and a count, and never fills
+ * or blocks the table. The test costs the insert one look at both buckets, the
+ * query's, which finds no copy for nearly every new key. add_unique adds
+ * only keys that are not maybe-present.
+ *
+ * Growth. With growth g > 0 (a power of two, 2^s; 1 chains tables of one
+ * size), a full filter (its newest table's stash occupied) chains a new
+ * table with g times the newest table's buckets and adds there; queries,
+ * counts and removals ask every table. The FPRs of the tables add up, so a
+ * grown filter's FPR exceeds the first table's. A table fills only when a
+ * walk fails, which copies of one key cannot make happen (they are counted
+ * past b), so a chained table is one the keys needed; the limits are
+ * AMQ_CUCKOO_MAX_TABLES tables and AMQ_CUCKOO_MAX_BUCKETS buckets a table.
  *
  * Removal from a chain needs care. Two keys with the same fingerprint and
  * the same bucket pair in one table are indistinguishable there, and a
@@ -158,7 +164,8 @@
  * takes b = 4 and 5 <= f <= 16.
  *
  * Files: this one sizes the filter, owns its tables, inserts (the walk),
- * removes, counts, and answers the single-key calls; cuckoo_semisort.c
+ * removes, counts, and answers the single-key calls; cuckoo_overflow.c
+ * counts the copies past b; cuckoo_semisort.c
  * codes semi-sorted buckets; cuckoo_batch.c answers many keys at once;
  * cuckoo_family.c is the generic handle's view (specs, save, load, info).
  * What they share, with the membership test of each bucket shape that all
@@ -315,14 +322,11 @@ int amq__cuckoo_table_open(amq_cuckoo *f, unsigned shift)
 }
 
 /* Chain a new table after a full newest one: AMQ_EFULL when the filter may
- * not grow, has AMQ_CUCKOO_MAX_TABLES tables, the next one would exceed
- * AMQ_CUCKOO_MAX_BUCKETS, or the newest table is less than 1/8 full. */
+ * not grow, has AMQ_CUCKOO_MAX_TABLES tables, or the next one would exceed
+ * AMQ_CUCKOO_MAX_BUCKETS. */
 static int grow(amq_cuckoo *f)
 {
     if (f->growth == 0 || f->table_count == AMQ_CUCKOO_MAX_TABLES)
-        return AMQ_EFULL;
-    const amq__cuckoo_table *newest = &f->tables[f->table_count - 1];
-    if (newest->stored * AMQ_CUCKOO_MIN_GROWTH_LOAD_INVERSE < newest->buckets * f->bucket_size)
         return AMQ_EFULL;
     unsigned shift = f->tables[f->table_count - 1].shift + amq__cuckoo_growth_shift(f->growth);
     if (shift >= 32 || (f->base_buckets << shift) > AMQ_CUCKOO_MAX_BUCKETS)
@@ -552,10 +556,15 @@ static void table_unstash(amq_cuckoo *f, amq__cuckoo_table *t)
     amq__cuckoo_note_change(f);
 }
 
+/* Take one copy of fingerprint from the pair of i1 in table t: a counted
+ * one first (the overflow's invariant O), else a stored one. */
 static bool table_remove(amq_cuckoo *f, amq__cuckoo_table *t, uint64_t hash, uint32_t fingerprint)
 {
     uint64_t i1 = amq__cuckoo_index(hash, t->buckets);
     uint64_t i2 = amq__cuckoo_alternate(f, t, i1, fingerprint, false);
+    if (AMQ__UNLIKELY(t->overflow.used) &&
+        amq__cuckoo_overflow_take(&t->overflow, (uint32_t)(i1 < i2 ? i1 : i2), fingerprint))
+        return true;
     uint64_t bucket = i1;
     int slot = bucket_find(f, t, i1, fingerprint);
     if (slot < 0) {
@@ -579,16 +588,23 @@ static bool table_remove(amq_cuckoo *f, amq__cuckoo_table *t, uint64_t hash, uin
     return false;
 }
 
-static uint64_t table_count(const amq_cuckoo *f, const amq__cuckoo_table *t, uint64_t hash,
-                            uint32_t fingerprint)
+uint64_t amq__cuckoo_pair_stored(const amq_cuckoo *f, const amq__cuckoo_table *t,
+                                 uint32_t fingerprint, uint64_t i1, uint64_t i2)
 {
-    uint64_t i1 = amq__cuckoo_index(hash, t->buckets);
-    uint64_t i2 = amq__cuckoo_alternate(f, t, i1, fingerprint, false);
     uint64_t copies = amq__cuckoo_bucket_count(f, t, i1, fingerprint);
     if (i2 != i1)
         copies += amq__cuckoo_bucket_count(f, t, i2, fingerprint);
     return copies + amq__cuckoo_stash_holds(f, t, fingerprint, amq__cuckoo_bucket_at(f, i1),
                                             amq__cuckoo_bucket_at(f, i2));
+}
+
+static uint64_t table_count(const amq_cuckoo *f, const amq__cuckoo_table *t, uint64_t hash,
+                            uint32_t fingerprint)
+{
+    uint64_t i1 = amq__cuckoo_index(hash, t->buckets);
+    uint64_t i2 = amq__cuckoo_alternate(f, t, i1, fingerprint, false);
+    return amq__cuckoo_pair_stored(f, t, fingerprint, i1, i2) +
+           amq__cuckoo_overflow_copies(&t->overflow, (uint32_t)(i1 < i2 ? i1 : i2), fingerprint);
 }
 
 /* ---- the filter ---------------------------------------------------------------- */
@@ -696,13 +712,17 @@ void amq_cuckoo_free(amq_cuckoo *filter)
 {
     if (!filter)
         return;
-    for (size_t i = 0; i < filter->table_count; i++)
+    for (size_t i = 0; i < filter->table_count; i++) {
         free(filter->tables[i].slots);
+        amq__cuckoo_overflow_free(&filter->tables[i].overflow);
+    }
     free(filter);
 }
 
 void amq_cuckoo_clear(amq_cuckoo *filter)
 {
+    for (size_t i = 0; i < filter->table_count; i++)
+        amq__cuckoo_overflow_free(&filter->tables[i].overflow);
     for (size_t i = 1; i < filter->table_count; i++)
         free(filter->tables[i].slots);
     filter->table_count = 1;
@@ -714,6 +734,28 @@ void amq_cuckoo_clear(amq_cuckoo *filter)
     amq__cuckoo_note_change(filter);
 }
 
+/* Whether table t holds a key of hash and fingerprint. */
+static AMQ__ALWAYS_INLINE bool table_contains(const amq_cuckoo *f, const amq__cuckoo_table *t,
+                                              uint64_t hash, uint32_t fingerprint, bool plain)
+{
+    uint64_t i1 = amq__cuckoo_index(hash, t->buckets);
+    uint64_t i2 = amq__cuckoo_alternate(f, t, i1, fingerprint, plain);
+    return amq__cuckoo_table_holds(f, t, amq__cuckoo_bucket_at(f, i1), amq__cuckoo_bucket_at(f, i2),
+                                   fingerprint, plain);
+}
+
+/* A copy of fingerprint for bucket i1 of table t, whose pair holds one
+ * already: counted in the overflow (AMQ_OK, or AMQ_ENOMEM / AMQ_ERANGE with
+ * nothing changed) when the pair stores b / 2 copies, else 1: to be stored. */
+static AMQ__NOINLINE int add_to_held_pair(amq_cuckoo *f, amq__cuckoo_table *t, uint32_t fingerprint,
+                                          uint64_t i1)
+{
+    uint64_t i2 = amq__cuckoo_alternate(f, t, i1, fingerprint, false);
+    if (amq__cuckoo_pair_stored(f, t, fingerprint, i1, i2) < amq__cuckoo_pair_copies_max(f))
+        return 1;
+    return amq__cuckoo_overflow_add(&t->overflow, (uint32_t)(i1 < i2 ? i1 : i2), fingerprint, 1);
+}
+
 int amq_cuckoo_add_hash(amq_cuckoo *filter, uint64_t hash)
 {
     amq__cuckoo_table *t = &filter->tables[filter->table_count - 1];
@@ -723,8 +765,19 @@ int amq_cuckoo_add_hash(amq_cuckoo *filter, uint64_t hash)
             return status;
         t++;
     }
-    table_insert(filter, t, amq__cuckoo_fingerprint(filter, hash),
-                 amq__cuckoo_index(hash, t->buckets));
+    uint32_t fingerprint = amq__cuckoo_fingerprint(filter, hash);
+    uint64_t bucket = amq__cuckoo_index(hash, t->buckets);
+    /* A pair that stores b / 2 copies of the fingerprint counts the next one
+     * (cuckoo_overflow.c): tested with the query's one look at both
+     * buckets, which finds no copy for nearly every new key. */
+    if (AMQ__UNLIKELY(amq__cuckoo_plain_shape(filter, t)
+                          ? table_contains(filter, t, hash, fingerprint, true)
+                          : table_contains(filter, t, hash, fingerprint, false))) {
+        int counted = add_to_held_pair(filter, t, fingerprint, bucket);
+        if (counted <= 0)
+            return counted;
+    }
+    table_insert(filter, t, fingerprint, bucket);
     return AMQ_OK;
 }
 
@@ -744,16 +797,6 @@ int amq_cuckoo_add_unique_hash(amq_cuckoo *filter, uint64_t hash)
 int amq_cuckoo_add_unique(amq_cuckoo *filter, const void *key, size_t len)
 {
     return amq_cuckoo_add_unique_hash(filter, amq__hash64(&filter->hasher, key, len));
-}
-
-/* Whether table t holds a key of hash and fingerprint. */
-static AMQ__ALWAYS_INLINE bool table_contains(const amq_cuckoo *f, const amq__cuckoo_table *t,
-                                              uint64_t hash, uint32_t fingerprint, bool plain)
-{
-    uint64_t i1 = amq__cuckoo_index(hash, t->buckets);
-    uint64_t i2 = amq__cuckoo_alternate(f, t, i1, fingerprint, plain);
-    return amq__cuckoo_table_holds(f, t, amq__cuckoo_bucket_at(f, i1), amq__cuckoo_bucket_at(f, i2),
-                                   fingerprint, plain);
 }
 
 /* Any shape but one plain table: each table in turn. Kept out of line, so
@@ -854,10 +897,10 @@ uint64_t amq_cuckoo_count(const amq_cuckoo *filter, const void *key, size_t len)
 
 uint64_t amq_cuckoo_keys(const amq_cuckoo *filter)
 {
-    uint64_t stored = 0;
+    uint64_t copies = 0;
     for (size_t i = 0; i < filter->table_count; i++)
-        stored += filter->tables[i].stored;
-    return stored;
+        copies += filter->tables[i].stored + filter->tables[i].overflow.copies;
+    return copies;
 }
 
 uint64_t amq_cuckoo_capacity(const amq_cuckoo *filter)
@@ -875,15 +918,27 @@ uint64_t amq_cuckoo_slots(const amq_cuckoo *filter)
 
 double amq_cuckoo_load(const amq_cuckoo *filter)
 {
-    return (double)amq_cuckoo_keys(filter) / (double)amq_cuckoo_slots(filter);
+    uint64_t stored = 0;
+    for (size_t i = 0; i < filter->table_count; i++)
+        stored += filter->tables[i].stored;
+    return (double)stored / (double)amq_cuckoo_slots(filter);
 }
 
 uint64_t amq_cuckoo_memory_bytes(const amq_cuckoo *filter)
 {
     uint64_t bytes = 0;
     for (size_t i = 0; i < filter->table_count; i++)
-        bytes += amq__cuckoo_table_bytes(filter, filter->tables[i].buckets);
+        bytes += amq__cuckoo_table_bytes(filter, filter->tables[i].buckets) +
+                 amq__cuckoo_overflow_memory_bytes(&filter->tables[i].overflow);
     return bytes;
+}
+
+uint64_t amq_cuckoo_counted_copies(const amq_cuckoo *filter)
+{
+    uint64_t copies = 0;
+    for (size_t i = 0; i < filter->table_count; i++)
+        copies += filter->tables[i].overflow.copies;
+    return copies;
 }
 
 uint32_t amq_cuckoo_fingerprint_bits(const amq_cuckoo *filter)

@@ -10,6 +10,14 @@
  * table u64 buckets, u64 stored count, u64 stash bucket and u32 stash
  * fingerprint. The payload is the tables' packed slots, each rounded up to
  * whole bytes, one after the other.
+ *
+ * A filter with counted copies (cuckoo_overflow.c) adds to the block u32
+ * block version 2, then per table u64 its overflow entries; and to the
+ * payload, after the slots, each table's entries in order of bucket, then
+ * fingerprint, each u32 bucket (the pair's lower one), u32 fingerprint,
+ * u64 copies (16 bytes). A filter without any saves the block without
+ * those fields, the bytes of a file an earlier amq wrote and still reads;
+ * an earlier amq refuses the longer block.
  */
 #include "amq/cuckoo.h"
 #include "core/bits.h"
@@ -53,6 +61,11 @@ static const amq__option option_growth = {
     .help = "0: a fixed size, full when full (default); 1, 2, 4, 8 or 16: chain a table that many "
             "times larger",
 };
+/* The block version of a filter with counted copies, and the bytes of one
+ * saved entry. */
+#define BLOCK_VERSION_COUNTED 2
+#define SAVED_ENTRY_BYTES     16
+
 static const amq__option option_semi_sort = {
     .name = "semi-sort",
     .type = AMQ__OPTION_FLAG,
@@ -120,6 +133,50 @@ static int family_contains_many(const void *state, const void *const *keys, cons
     return AMQ_OK;
 }
 
+/* The counted copies after the tables: the block's fields and the
+ * entries, serialized into out->scratch as the last piece. */
+static int save_counted(const amq_cuckoo *f, amq__saved *out)
+{
+    uint64_t entries = 0;
+    for (size_t i = 0; i < f->table_count; i++)
+        entries += f->tables[i].overflow.used;
+    if (entries == 0)
+        return AMQ_OK;
+    amq__params_put_u32(&out->params, BLOCK_VERSION_COUNTED);
+    for (size_t i = 0; i < f->table_count; i++)
+        amq__params_put_u64(&out->params, f->tables[i].overflow.used);
+    uint64_t most = 0;
+    for (size_t i = 0; i < f->table_count; i++)
+        if (f->tables[i].overflow.used > most)
+            most = f->tables[i].overflow.used;
+    if (entries > SIZE_MAX / SAVED_ENTRY_BYTES ||
+        most > SIZE_MAX / sizeof(amq__cuckoo_overflow_entry))
+        return AMQ_ENOMEM;
+    uint8_t *bytes = malloc((size_t)entries * SAVED_ENTRY_BYTES);
+    amq__cuckoo_overflow_entry *sorted = malloc((size_t)most * sizeof *sorted);
+    if (!bytes || !sorted) {
+        free(bytes);
+        free(sorted);
+        return AMQ_ENOMEM;
+    }
+    uint8_t *at = bytes;
+    for (size_t i = 0; i < f->table_count; i++) {
+        const amq__cuckoo_overflow *o = &f->tables[i].overflow;
+        amq__cuckoo_overflow_sorted(sorted, o);
+        for (uint64_t j = 0; j < o->used; j++, at += SAVED_ENTRY_BYTES) {
+            amq__store_u32le(at, sorted[j].bucket);
+            amq__store_u32le(at + 4, sorted[j].fingerprint);
+            amq__store_u64le(at + 8, sorted[j].copies);
+        }
+    }
+    free(sorted);
+    out->scratch = bytes;
+    out->pieces[out->piece_count].data = bytes;
+    out->pieces[out->piece_count].len = entries * SAVED_ENTRY_BYTES;
+    out->piece_count++;
+    return AMQ_OK;
+}
+
 static int family_save(const void *state, amq__saved *out)
 {
     const amq_cuckoo *f = state;
@@ -143,7 +200,7 @@ static int family_save(const void *state, amq__saved *out)
         out->pieces[i].len = amq__cuckoo_table_bytes(f, t->buckets);
     }
     out->piece_count = f->table_count;
-    return AMQ_OK;
+    return save_counted(f, out);
 }
 
 /* Check a loaded table against its saved header fields: the bits past the
@@ -222,6 +279,78 @@ static int load_table(amq_cuckoo *f, amq__params_reader *r, const amq__container
     return check_table(f, t, index, diag);
 }
 
+/* The counted copies of a block of version 2 (the fields after the
+ * tables) and their entries in the payload from *offset, each checked: in
+ * order, in range, for the lower bucket of its pair, and with the pair
+ * storing b / 2 copies of its fingerprint (the overflow's invariant O). */
+static int load_counted(amq_cuckoo *f, amq__params_reader *r, const amq__container *c,
+                        uint64_t *offset, amq_diag *diag)
+{
+    uint32_t version = 0;
+    if (amq__params_get_u32(r, &version) || version != BLOCK_VERSION_COUNTED)
+        return amq__fail(diag, AMQ_ECORRUPT,
+                         "cuckoo parameters have trailing bytes, not block version %d",
+                         BLOCK_VERSION_COUNTED);
+    uint64_t counts[AMQ_CUCKOO_MAX_TABLES], total = 0;
+    for (size_t i = 0; i < f->table_count; i++) {
+        if (amq__params_get_u64(r, &counts[i]))
+            return amq__fail(diag, AMQ_ECORRUPT,
+                             "cuckoo parameters end inside the counted copies' sizes");
+        /* Each entry's pair stores b / 2 of the table's fingerprints (O). */
+        if (counts[i] > f->tables[i].stored / amq__cuckoo_pair_copies_max(f))
+            return amq__fail(diag, AMQ_ECORRUPT,
+                             "cuckoo table %zu has %llu counted entries, more than its %llu "
+                             "fingerprints allow",
+                             i, (unsigned long long)counts[i],
+                             (unsigned long long)f->tables[i].stored);
+        total += counts[i];
+    }
+    if (total == 0)
+        return amq__fail(diag, AMQ_ECORRUPT,
+                         "cuckoo block version %d without counted copies (saved as version 1)",
+                         BLOCK_VERSION_COUNTED);
+    if (c->payload_len - *offset != total * SAVED_ENTRY_BYTES)
+        return amq__fail(diag, AMQ_ECORRUPT,
+                         "cuckoo payload has %llu bytes for %llu counted entries of %d bytes",
+                         (unsigned long long)(c->payload_len - *offset), (unsigned long long)total,
+                         SAVED_ENTRY_BYTES);
+    const uint8_t *at = c->payload + *offset;
+    for (size_t i = 0; i < f->table_count; i++) {
+        amq__cuckoo_table *t = &f->tables[i];
+        uint32_t last_bucket = 0, last_fingerprint = 0;
+        for (uint64_t j = 0; j < counts[i]; j++, at += SAVED_ENTRY_BYTES) {
+            uint32_t bucket = amq__load_u32le(at);
+            uint32_t fingerprint = amq__load_u32le(at + 4);
+            uint64_t copies = amq__load_u64le(at + 8);
+            bool ordered = j == 0 || bucket > last_bucket ||
+                           (bucket == last_bucket && fingerprint > last_fingerprint);
+            if (bucket >= t->buckets || fingerprint < 1 || fingerprint > f->fingerprint_range ||
+                copies < 1 || !ordered)
+                return amq__fail(diag, AMQ_ECORRUPT,
+                                 "cuckoo table %zu counted entry %llu is out of range or order", i,
+                                 (unsigned long long)j);
+            uint64_t other = amq__cuckoo_alternate(f, t, bucket, fingerprint, false);
+            if (other < bucket || amq__cuckoo_pair_stored(f, t, fingerprint, bucket, other) <
+                                      amq__cuckoo_pair_copies_max(f))
+                return amq__fail(diag, AMQ_ECORRUPT,
+                                 "cuckoo table %zu counts copies of fingerprint %u for bucket "
+                                 "%u, whose pair does not store %u of them",
+                                 i, fingerprint, bucket, amq__cuckoo_pair_copies_max(f));
+            int status = amq__cuckoo_overflow_add(&t->overflow, bucket, fingerprint, copies);
+            if (status == AMQ_ERANGE)
+                return amq__fail(diag, AMQ_ECORRUPT,
+                                 "cuckoo table %zu counts more than 2^64 - 1 copies", i);
+            if (status != AMQ_OK)
+                return amq__fail(diag, status, "cannot allocate cuckoo table %zu's counted copies",
+                                 i);
+            last_bucket = bucket;
+            last_fingerprint = fingerprint;
+        }
+    }
+    *offset = c->payload_len;
+    return AMQ_OK;
+}
+
 static int family_load(void **state, const amq__container *c, bool *borrows_image, amq_diag *diag)
 {
     *borrows_image = false;
@@ -275,6 +404,8 @@ static int family_load(void **state, const amq__container *c, bool *borrows_imag
     for (uint32_t i = 0; i < tables && status == AMQ_OK; i++)
         status = load_table(f, &r, c, &offset, diag);
     if (status == AMQ_OK && amq__params_end(&r))
+        status = load_counted(f, &r, c, &offset, diag);
+    if (status == AMQ_OK && amq__params_end(&r))
         status = amq__fail(diag, AMQ_ECORRUPT, "cuckoo parameters have trailing bytes");
     if (status == AMQ_OK && offset != c->payload_len)
         status = amq__fail(diag, AMQ_ECORRUPT, "cuckoo payload has %llu bytes past its tables",
@@ -309,6 +440,7 @@ static void family_info(const void *state, amq_info *out)
     amq__info_number(out, "max_kicks", f->max_kicks);
     amq__info_number(out, "growth", f->growth);
     amq__info_text(out, "stash", amq_cuckoo_full(f) ? "occupied" : "empty");
+    amq__info_number(out, "counted_copies", (double)amq_cuckoo_counted_copies(f));
 }
 
 static void family_destroy(void *state)

@@ -5,14 +5,15 @@
  *
  *   cuckoo.c           sizing, the tables, insert (the kick walk), remove,
  *                      count, and the public single-key calls;
+ *   cuckoo_overflow.c  the exact counts of the copies a pair stores past b;
  *   cuckoo_semisort.c  the semi-sorted bucket coding: the prefix table,
  *                      decoding a bucket into plain lanes and encoding it back;
  *   cuckoo_batch.c     the batch queries, contains_many and contains_many_hash;
  *   cuckoo_family.c    the generic handle's view: spec options, save, load, info.
  *
  * They depend one way: cuckoo_family.c and cuckoo_batch.c on cuckoo.c,
- * cuckoo.c on cuckoo_semisort.c, and all of them on this header, which holds
- * what a query runs - the hashing of a key to its buckets and the one
+ * cuckoo.c on cuckoo_semisort.c and cuckoo_overflow.c, and all of them on
+ * this header, which holds what a query runs - the hashing of a key to its buckets and the one
  * membership test of each bucket shape - inline, so that every caller
  * compiles it into its own loop.
  */
@@ -48,6 +49,23 @@
 #define AMQ__CUCKOO_WIDE_LANE_ONES  0x0001000100010001ULL
 #define AMQ__CUCKOO_WIDE_LANE_HIGHS 0x8000800080008000ULL
 
+/* A table's overflow (cuckoo_overflow.c): exact counts of the copies of a
+ * fingerprint beyond the b / 2 that its pair of buckets stores, by the
+ * pair's lower bucket and the fingerprint. An open-addressing map of a
+ * power-of-two number of entries, at most 3/4 of them used. */
+typedef struct amq__cuckoo_overflow_entry {
+    uint64_t copies;      /* 0: the entry is free */
+    uint32_t bucket;      /* the lower bucket of the pair (buckets are below 2^32) */
+    uint32_t fingerprint; /* 1 .. 2^f - 1 */
+} amq__cuckoo_overflow_entry;
+
+typedef struct amq__cuckoo_overflow {
+    amq__cuckoo_overflow_entry *entries; /* NULL until the first copy */
+    uint64_t capacity;                   /* entries allocated: 0 or a power of two */
+    uint64_t used;                       /* entries with copies */
+    uint64_t copies;                     /* the sum of their copies */
+} amq__cuckoo_overflow;
+
 typedef struct amq__cuckoo_table {
     uint8_t *slots;             /* buckets * b fields of f bits, + padding */
     uint64_t buckets;           /* base_buckets << shift */
@@ -55,6 +73,7 @@ typedef struct amq__cuckoo_table {
     uint64_t stored;            /* fingerprints in the slots and the stash */
     uint64_t stash_bucket;      /* the bucket the stashed fingerprint was evicted towards */
     uint32_t stash_fingerprint; /* 0: the stash is empty */
+    amq__cuckoo_overflow overflow;
 } amq__cuckoo_table;
 
 struct amq_cuckoo {
@@ -136,6 +155,46 @@ static inline void amq__cuckoo_note_change(amq_cuckoo *f)
 /* How many slots of bucket bucket of table t hold value (0: are empty). */
 uint32_t amq__cuckoo_bucket_count(const amq_cuckoo *f, const amq__cuckoo_table *t, uint64_t bucket,
                                   uint32_t value);
+
+/* ---- the overflow (cuckoo_overflow.c) ----------------------------------------- */
+
+/* The most copies of one fingerprint a pair of buckets stores, b / 2; the
+ * overflow counts the rest (cuckoo_overflow.c says why b / 2). */
+static inline uint32_t amq__cuckoo_pair_copies_max(const amq_cuckoo *f)
+{
+    return f->bucket_size / 2;
+}
+
+/* The copies of fingerprint that the pair i1, i2 (i2 the alternate of i1)
+ * of table t stores: in its slots and its stash (cuckoo.c). */
+uint64_t amq__cuckoo_pair_stored(const amq_cuckoo *f, const amq__cuckoo_table *t,
+                                 uint32_t fingerprint, uint64_t i1, uint64_t i2);
+
+/* The copies counted for fingerprint in the pair whose lower bucket is
+ * bucket (0: none). */
+uint64_t amq__cuckoo_overflow_copies(const amq__cuckoo_overflow *o, uint32_t bucket,
+                                     uint32_t fingerprint);
+
+/* Count copies more copies of fingerprint for the pair whose lower bucket
+ * is bucket: AMQ_OK, or AMQ_ENOMEM (nothing changed) when the map cannot
+ * grow, or AMQ_ERANGE (nothing changed) when the count would pass 2^64 - 1. */
+int amq__cuckoo_overflow_add(amq__cuckoo_overflow *o, uint32_t bucket, uint32_t fingerprint,
+                             uint64_t copies);
+
+/* Take one counted copy of fingerprint for the pair; false if none is. */
+bool amq__cuckoo_overflow_take(amq__cuckoo_overflow *o, uint32_t bucket, uint32_t fingerprint);
+
+/* Drop every count and the map's memory. */
+void amq__cuckoo_overflow_free(amq__cuckoo_overflow *o);
+
+/* The bytes of the map's used entries: its data, as a file holds it. The
+ * allocation is up to four times that, and depends on the map's history,
+ * which two filters of the same contents need not share. */
+uint64_t amq__cuckoo_overflow_memory_bytes(const amq__cuckoo_overflow *o);
+
+/* The used entries, sorted by bucket, then fingerprint, into out (room for
+ * o->used entries): the order they are saved in. */
+void amq__cuckoo_overflow_sorted(amq__cuckoo_overflow_entry *out, const amq__cuckoo_overflow *o);
 
 /* ---- the semi-sorted coding (cuckoo_semisort.c) -------------------------------- */
 

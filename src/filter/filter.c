@@ -33,6 +33,7 @@ struct amq_filter {
     amq__file_image image;  /* kept only when the family borrows from it */
     bool image_is_callers;  /* image is a caller's buffer (AMQ_LOAD_BORROW): never freed */
     uint64_t file_checksum; /* the trailer of the file it was loaded from, else 0 */
+    bool add_once;          /* marked add-once (amq_mark_add_once): remove refuses */
 };
 
 /* Every family this build has. Families add themselves here. */
@@ -228,9 +229,28 @@ int amq_remove(amq_filter *f, const void *key, size_t len)
 {
     if (!f || (!key && len > 0))
         return AMQ_EINVAL;
-    if (!f->family->remove)
+    if (!f->family->remove || f->add_once)
         return AMQ_EUNSUPPORTED;
     return f->family->remove(f->state, key, len);
+}
+
+int amq_mark_add_once(amq_filter *f, amq_diag *diag)
+{
+    if (!f)
+        return null_argument(diag, "amq_mark_add_once", "f");
+    if (!f->family->remove)
+        return amq__fail(diag, AMQ_EUNSUPPORTED,
+                         "a %s filter cannot remove keys: it needs no add-once mark",
+                         f->family->name);
+    f->add_once = true;
+    return AMQ_OK;
+}
+
+int amq_add_once_marked(const amq_filter *f)
+{
+    if (!f)
+        return AMQ_EINVAL;
+    return f->add_once;
 }
 
 int amq_contains(const amq_filter *f, const void *key, size_t len)
@@ -366,6 +386,7 @@ int amq_info_get(amq_info *out, const amq_filter *f)
     out->family = f->family->name;
     f->family->info(f->state, out);
     out->file_checksum = f->file_checksum;
+    out->add_once = f->add_once;
     return AMQ_OK;
 }
 
@@ -391,6 +412,7 @@ amq__saved *amq__filter_describe(const amq_filter *f, amq__container *c, amq_dia
     }
     *c = (amq__container){
         .family = f->family->id,
+        .flags = f->add_once ? AMQ__FORMAT_FLAG_ADD_ONCE : 0,
         .hasher = saved->hasher,
         .params = saved->params.bytes,
         .params_len = saved->params.len,
@@ -475,6 +497,13 @@ static int from_container(amq_filter **out, const amq__container *c, amq__file_i
                          "%s holds a filter of family %u, which this build does not have", where,
                          c->family);
     }
+    if ((c->flags & AMQ__FORMAT_FLAG_ADD_ONCE) && !family->remove) {
+        release_image(image, callers);
+        return amq__fail(diag, AMQ_ECORRUPT,
+                         "%s is marked add-once, which a %s filter, that cannot remove keys, "
+                         "never is",
+                         where, family->name);
+    }
     void *state = NULL;
     bool borrows = false;
     int status = family->load(&state, c, &borrows, diag);
@@ -489,6 +518,7 @@ static int from_container(amq_filter **out, const amq__container *c, amq__file_i
         release_image(image, callers);
         return status;
     }
+    (*out)->add_once = (c->flags & AMQ__FORMAT_FLAG_ADD_ONCE) != 0;
     if (borrows) {
         (*out)->image = *image;
         (*out)->image_is_callers = callers;

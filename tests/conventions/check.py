@@ -17,7 +17,7 @@ ELEMENT_OPERATION = re.compile(
 LOOKUPS = {
     "amq_info_get", "amq_family_is_static", "amq_family_capabilities",
     "amq_family_option", "amq_bundle_find", "amq_bundle_member_at",
-    "amq_hfb_bank_get", "amq_frontier_canonical_url",
+    "amq_hfb_bank_get", "amq_frontier_canonical_url", "amq_add_once_marked",
 }
 # Functions named ..._count answer how many copies of one key a filter holds.
 SCALAR = r"(u?int(8|16|32|64)_t|size_t|double|float|bool|char|unsigned|int|long)"
