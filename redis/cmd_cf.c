@@ -16,7 +16,8 @@
  *                               for a key they create; NOCREATE refuses to.
  *   CF.EXISTS key item          1 maybe present, 0 certainly absent
  *   CF.MEXISTS key item ...     one answer per item (one batch query)
- *   CF.DEL key item             1 removed one copy, 0 none was stored
+ *   CF.DEL key item             1 removed one copy, 0 none was stored; an
+ *                               error for a filter marked add-once
  *   CF.COUNT key item           copies stored (an upper bound: other items'
  *                               equal fingerprints count too)
  *   CF.INFO key                 RedisBloom's eight figures, by name
@@ -63,6 +64,9 @@
 #define ERR_INVALID_POSITION  "Invalid position"
 #define ERR_CANNOT_CREATE     "Couldn't create filter!"
 #define ERR_CANNOT_LOAD_CHUNK "Couldn't load chunk!"
+#define ERR_ADD_ONCE                                                                               \
+    "ERR the filter was filled add-once (amq --add-once): it holds one copy of an item however "   \
+    "often it was added, so a deletion could make an added item answer 0"
 
 /* ---- keys ------------------------------------------------------------------------ */
 
@@ -583,6 +587,13 @@ static int cmd_cf_del(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     if (cf_open(ctx, argv[1], REDISMODULE_READ | REDISMODULE_WRITE, &key, &v) != KEY_VALUE) {
         close_key(key);
         return RedisModule_ReplyWithError(ctx, "Not found");
+    }
+    /* A filter restored from an add-once file (AMQ.RESTORE of `amq build
+     * --add-once`) holds one copy of an item however often it was given:
+     * a deletion could take an item that was added. */
+    if (amq_add_once_marked(v->filter) == 1) {
+        close_key(key);
+        return RedisModule_ReplyWithError(ctx, ERR_ADD_ONCE);
     }
     size_t len = 0;
     const char *item = RedisModule_StringPtrLen(argv[2], &len);

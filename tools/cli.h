@@ -312,10 +312,13 @@ typedef struct cli_keys {
 int cli_keys_add(cli_keys *store, const void *key, size_t len);
 /* Key i (valid until the store changes) and its length. */
 const void *cli_keys_at(const cli_keys *store, size_t i, size_t *len);
-/* Count the distinct keys into *distinct and, if drop_copies, keep only
- * the first copy of each key, in input order. Returns 0, or -1 when out of
- * memory (the store unchanged). */
-int cli_keys_distinct(cli_keys *store, bool drop_copies, size_t *distinct);
+/* Count the distinct keys into *distinct and, when held is not NULL, into
+ * *held the sum over the distinct keys of their copies, each at most
+ * copies_held (the slots a cuckoo filter's copies of them take); if
+ * drop_copies, keep only the first copy of each key, in input order.
+ * Returns 0, or -1 when out of memory (the store unchanged). */
+int cli_keys_distinct(cli_keys *store, bool drop_copies, size_t copies_held, size_t *distinct,
+                      size_t *held);
 void cli_keys_free(cli_keys *store);
 
 /* ---- keys in batches (cli_batch.c) ------------------------------------------- */
@@ -352,13 +355,6 @@ void cli_batch_free(cli_batch *batch);
 
 /* ---- capacity ------------------------------------------------------------------ */
 
-/* Whether the tool adds a key to a filter of this type only if the filter
- * does not already hold it (amq_add_unique), unless --count-duplicates:
- * cuckoo, which stores each copy of a key and holds at most 2b of them. A
- * counting-bloom filter counts copies (its counters absorb them); the
- * other types store a key once whatever is done. */
-bool cli_family_adds_once(const char *family);
-
 /* The growth a cuckoo filter is built with when --growth is not given: it
  * chains a table twice as large when full, instead of refusing keys. */
 #define CLI_CUCKOO_GROWTH "2"
@@ -382,8 +378,7 @@ double cli_undelivered_rate(const amq_filter *filter);
  * the filter's type, for AMQ_ERANGE from a growing filter the limit its next
  * stage would pass, and what to do about it. where: "FILE:LINE" of the key
  * that did not fit. */
-void cli_add_error(const char *command, const char *where, const amq_filter *filter, int status,
-                   bool counting_copies);
+void cli_add_error(const char *command, const char *where, const amq_filter *filter, int status);
 
 /* ---- the subcommands -------------------------------------------------------- */
 

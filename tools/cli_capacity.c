@@ -19,11 +19,6 @@
 #include <math.h>
 #include <string.h>
 
-bool cli_family_adds_once(const char *family)
-{
-    return strcmp(family, "cuckoo") == 0;
-}
-
 /* A family detail's number, or fallback when the family has none. */
 static double detail_value(const amq_info *info, const char *name, double fallback)
 {
@@ -87,8 +82,7 @@ double cli_undelivered_rate(const amq_filter *filter)
     return at_capacity > 1.5 * info.target_fpr ? at_capacity : 0;
 }
 
-static void full_error(const char *command, const char *where, const amq_filter *filter,
-                       bool counting_copies)
+static void full_error(const char *command, const char *where, const amq_filter *filter)
 {
     amq_info info;
     amq_info_get(&info, filter);
@@ -100,15 +94,8 @@ static void full_error(const char *command, const char *where, const amq_filter 
         return;
     }
     double fingerprint_bits = detail_value(&info, "fingerprint_bits", 0);
-    double bucket_size = detail_value(&info, "bucket_size", 4);
     double max_kicks = detail_value(&info, "max_kicks", 0);
-    char copies[256] = "";
-    if (counting_copies)
-        snprintf(copies, sizeof copies,
-                 "; with --count-duplicates every copy of a key takes a slot, and one key fits "
-                 "at most %.0f times (its two buckets), whatever the size: leave it out to store "
-                 "each key once",
-                 2 * bucket_size);
+    double tables = detail_value(&info, "tables", 1);
     char short_fingerprint[160] = "";
     if (fingerprint_bits > 0 && fingerprint_bits < 8)
         snprintf(short_fingerprint, sizeof short_fingerprint,
@@ -116,19 +103,22 @@ static void full_error(const char *command, const char *where, const amq_filter 
                  "few choices and tables fill early)",
                  fingerprint_bits);
     if (detail_value(&info, "growth", 0) > 0) {
-        cli_error("%s: %s: the cuckoo filter cannot grow: it holds %llu keys in %.0f tables, "
-                  "and it chains at most %d tables of at most 2^32 buckets each, each new one only "
-                  "when the newest is at least 1/%d full (else that one is full of copies of a "
-                  "single key)%s",
-                  command, where, (unsigned long long)info.keys, detail_value(&info, "tables", 1),
-                  AMQ_CUCKOO_MAX_TABLES, AMQ_CUCKOO_MIN_GROWTH_LOAD_INVERSE, copies);
+        if (tables >= AMQ_CUCKOO_MAX_TABLES)
+            cli_error("%s: %s: the cuckoo filter is full: its %.0f tables, the most a filter "
+                      "chains, hold %llu keys; build it with a larger -n or --growth",
+                      command, where, tables, (unsigned long long)info.keys);
+        else
+            cli_error("%s: %s: the cuckoo filter is full: it holds %llu keys in %.0f tables, "
+                      "and its next table would have more than 2^32 buckets, the most a table "
+                      "has; build it with a smaller --growth",
+                      command, where, (unsigned long long)info.keys, tables);
         return;
     }
     cli_error("%s: %s: the cuckoo filter is full: %llu keys in room for %llu, and a walk of %.0f "
               "relocations found no free slot for this key; build it with --growth 2 (a full "
-              "filter then chains a larger table), a larger -n%s%s",
+              "filter then chains a larger table), a larger -n%s",
               command, where, (unsigned long long)info.keys, (unsigned long long)info.capacity,
-              max_kicks, short_fingerprint, copies);
+              max_kicks, short_fingerprint);
 }
 
 /* A growing filter whose next stage would pass one of its limits. */
@@ -144,11 +134,10 @@ static void growth_error(const char *command, const char *where, const amq_filte
               (unsigned long long)info.keys, detail_value(&info, "stages", 0));
 }
 
-void cli_add_error(const char *command, const char *where, const amq_filter *filter, int status,
-                   bool counting_copies)
+void cli_add_error(const char *command, const char *where, const amq_filter *filter, int status)
 {
     if (status == AMQ_EFULL) {
-        full_error(command, where, filter, counting_copies);
+        full_error(command, where, filter);
         return;
     }
     int capabilities = amq_family_capabilities(amq_filter_family(filter));

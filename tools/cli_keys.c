@@ -3,11 +3,10 @@
  * their reduction to distinct keys.
  *
  * `amq build` without -n reads every key before building, so it can size
- * the filter to the keys it will hold. A file with repeated lines would
- * otherwise size the filter for its lines (too large) and a cuckoo filter
- * would store each copy, and it holds at most 2b copies of one key: ten
- * copies of a line made it full. cli_keys_distinct counts the distinct
- * keys and can keep only the first copy of each: keys are
+ * the filter to the keys it will hold: the distinct keys (a filter that
+ * keeps copies counts them, and a cuckoo filter stores at most b of them
+ * in slots, which cli_keys_distinct also counts). It can keep only the
+ * first copy of each key, for a filter that holds each key once: keys are
  * ordered by a 64-bit hash, and keys with equal hashes are compared byte
  * for byte, so two distinct keys are never merged.
  *
@@ -87,19 +86,27 @@ static bool same_key(const cli_keys *store, size_t a, size_t b)
     return a_len == b_len && (a_len == 0 || memcmp(a_key, b_key, a_len) == 0);
 }
 
-int cli_keys_distinct(cli_keys *store, bool drop_copies, size_t *distinct)
+int cli_keys_distinct(cli_keys *store, bool drop_copies, size_t copies_held, size_t *distinct,
+                      size_t *held)
 {
     size_t count = store->count;
     *distinct = count;
+    if (held)
+        *held = count < 2 || copies_held > 0 ? count : 0;
     if (count < 2)
         return 0;
     keyed_index *order = malloc(count * sizeof *order);
     unsigned char *keep = malloc(count);
-    if (!order || !keep) {
+    /* copies[i]: the copies seen so far of the key whose first copy is i. */
+    size_t *copies = held ? calloc(count, sizeof *copies) : NULL;
+    if (!order || !keep || (held && !copies)) {
         free(order);
         free(keep);
+        free(copies);
         return -1;
     }
+    if (held)
+        *held = 0;
     amq_hasher hasher;
     amq_hasher_xxh3(&hasher, 0);
     for (size_t i = 0; i < count; i++) {
@@ -116,16 +123,21 @@ int cli_keys_distinct(cli_keys *store, bool drop_copies, size_t *distinct)
         while (end < count && order[end].hash == order[run].hash)
             end++;
         for (size_t i = run; i < end; i++) {
-            keep[order[i].index] = 1;
+            size_t first = order[i].index;
+            keep[first] = 1;
             for (size_t j = run; j < i; j++)
                 if (keep[order[j].index] && same_key(store, order[i].index, order[j].index)) {
                     keep[order[i].index] = 0;
+                    first = order[j].index;
                     break;
                 }
+            if (held && copies[first]++ < copies_held)
+                (*held)++;
         }
         run = end;
     }
     free(order);
+    free(copies);
     *distinct = 0;
     for (size_t i = 0; i < count; i++)
         *distinct += keep[i];

@@ -7,12 +7,13 @@
  * and their help come from the library's tables too (cli_options.c). A dynamic family given -n is
  * filled line by line as the input streams past; otherwise (a static family, or no -n) all keys are
  * read first, repeated keys are dropped exactly (cli_keys.c), and the filter is built from the
- * distinct keys, sized to their number; a counting-bloom filter keeps counting copies (each copy is
- * added), still sized for the distinct keys. Streaming into a cuckoo filter, a key is added only if
- * the filter does not already hold it (cli_family_adds_once), since a cuckoo filter holds at most
- * 2b copies of one key; with
- * --count-duplicates every copy is stored. A cuckoo filter is built to grow (--growth 2)
- * unless --growth says otherwise, so `amq add` never finds it full. Past
+ * distinct keys, sized to their number. A filter that removes keys (counting-bloom, cuckoo) gets
+ * every copy, streamed or read first, so that a key given k times stays until it is removed k
+ * times; read first, it is sized for the distinct keys (a cuckoo filter: for the copies its slots
+ * will store, at most b of each key). --add-once gives such a filter each key once (the distinct
+ * keys, or streaming, only keys it does not already answer "maybe" for) and marks the file
+ * add-once, which amq remove refuses (cmd_update.c says why). A cuckoo filter is built to grow
+ * (--growth 2) unless --growth says otherwise, so `amq add` never finds it full. Past
  * -n, a type that does not grow keeps every key but its false-positive rate
  * rises: the build saves it, says so, and exits CLI_EXIT_PAST_CAPACITY.
  * An hfb filter's keys are its 16-byte IDs, 32 hex digits a line,
@@ -41,8 +42,11 @@ static const char build_usage_own[] =
     "      --field N              the key is the Nth field of the line (empty if\n"
     "                             fewer)\n"
     "      --delimiter C          the byte between fields (default: tab; \\t: a tab)\n"
-    "      --count-duplicates     cuckoo: store every copy of a repeated key\n"
-    "                             (default: each key once)\n"
+    "      --add-once             counting-bloom, cuckoo: store each key once (only\n"
+    "                             if it does not already answer maybe) and mark\n"
+    "                             FILE so: amq remove then refuses it (default:\n"
+    "                             every copy, each removed by one remove)\n"
+    "      --count-duplicates     store every copy (the default)\n"
     "\n";
 static const char build_usage_tail[] =
     "\n"
@@ -124,8 +128,7 @@ static int family_option_index(const cli_type_option *options, size_t count, int
 /* Build a filter from the keys held in store: a static type through
  * amq_build (sized to the keys); a dynamic one made for them with amq_new
  * and filled by add_keys. */
-static int build_from_store(amq_filter **out, const char *spec, const cli_keys *store,
-                            bool count_duplicates)
+static int build_from_store(amq_filter **out, const char *spec, const cli_keys *store)
 {
     const void **keys = malloc((store->count ? store->count : 1) * sizeof *keys);
     size_t *lens = malloc((store->count ? store->count : 1) * sizeof *lens);
@@ -136,19 +139,14 @@ static int build_from_store(amq_filter **out, const char *spec, const cli_keys *
             keys[i] = cli_keys_at(store, i, &lens[i]);
         status = amq_build(out, spec, (const void *const *)keys, lens, store->count, &diag);
     }
-    if (status == AMQ_EFULL && count_duplicates)
-        cli_error("build: %s: with --count-duplicates every copy of a key takes a slot, and a "
-                  "key repeated more than twice the bucket size does not fit: leave "
-                  "--count-duplicates out to store each key once",
-                  diag.message[0] ? diag.message : amq_strerror(status));
-    else if (status != AMQ_OK)
+    if (status != AMQ_OK)
         cli_spec_error("build", diag.message[0] ? diag.message : amq_strerror(status));
     free(keys);
     free(lens);
     return status;
 }
 
-/* Add one key: once (amq_add_unique) unless copies are counted. Returns
+/* Add one key: every copy (amq_add), or once (amq_add_unique). Returns
  * AMQ_OK or an error code; *added is set when the filter changed. */
 static int add_key(amq_filter *filter, const void *key, size_t len, bool count_copies, bool *added)
 {
@@ -164,12 +162,12 @@ static int add_key(amq_filter *filter, const void *key, size_t len, bool count_c
 
 int cli_build(int argc, char **argv)
 {
-    enum { OPT_FORCE = 1000, OPT_HELP, OPT_COUNT_DUPLICATES };
+    enum { OPT_FORCE = 1000, OPT_HELP, OPT_COUNT_DUPLICATES, OPT_ADD_ONCE };
     /* The filter types' options first, from the library's tables, then
      * build's own and the input options. */
     cli_type_option family[CLI_MAX_TYPE_OPTIONS];
     size_t family_count = cli_type_options(family, CLI_MAX_TYPE_OPTIONS);
-    struct option options[CLI_MAX_TYPE_OPTIONS + 5 + CLI_INPUT_LONG_OPTIONS];
+    struct option options[CLI_MAX_TYPE_OPTIONS + 6 + CLI_INPUT_LONG_OPTIONS];
     char shorts[2 * CLI_MAX_TYPE_OPTIONS + 8] = ":t:o:h";
     size_t shorts_len = strlen(shorts);
     for (size_t i = 0; i < family_count; i++) {
@@ -189,11 +187,12 @@ int cli_build(int argc, char **argv)
     options[family_count + 3] = (struct option){ "help", no_argument, NULL, 'h' };
     options[family_count + 4] =
         (struct option){ "count-duplicates", no_argument, NULL, OPT_COUNT_DUPLICATES };
-    memcpy(options + family_count + 5, cli_input_long_options, sizeof cli_input_long_options);
+    options[family_count + 5] = (struct option){ "add-once", no_argument, NULL, OPT_ADD_ONCE };
+    memcpy(options + family_count + 6, cli_input_long_options, sizeof cli_input_long_options);
     cli_input_options input = { 0 };
 
     const char *type = NULL, *output = NULL;
-    bool force = false, capacity_given = false, count_duplicates = false;
+    bool force = false, capacity_given = false, count_duplicates = false, add_once = false;
     /* Family options are collected first and appended once the type is known. */
     const char *given[CLI_MAX_TYPE_OPTIONS] = { NULL };
     bool flag_given[CLI_MAX_TYPE_OPTIONS] = { false };
@@ -240,6 +239,9 @@ int cli_build(int argc, char **argv)
         case OPT_COUNT_DUPLICATES:
             count_duplicates = true;
             break;
+        case OPT_ADD_ONCE:
+            add_once = true;
+            break;
         case OPT_FORCE:
             force = true;
             break;
@@ -268,14 +270,21 @@ int cli_build(int argc, char **argv)
                                "-n does not apply to %s: a static filter is sized to the keys "
                                "it is built from",
                                type);
-    if (count_duplicates && !cli_family_adds_once(type)) {
-        char once[256];
-        cli_list_families(once, sizeof once, cli_family_adds_once, " and ");
-        return cli_usage_error("build", "--count-duplicates applies to %s, not %s", once, type);
+    if (count_duplicates && add_once)
+        return cli_usage_error("build", "--count-duplicates and --add-once contradict each other: "
+                                        "give one (every copy is stored by default)");
+    if ((count_duplicates || add_once) && !cli_family_removes(type)) {
+        char removing[256];
+        cli_list_families(removing, sizeof removing, cli_family_removes, " and ");
+        return cli_usage_error("build",
+                               "--%s applies to %s, not %s: it holds a key once however often it "
+                               "is added",
+                               add_once ? "add-once" : "count-duplicates", removing, type);
     }
-    /* Whether each copy of a repeated key goes into the filter. */
-    bool store_copies =
-        count_duplicates || (cli_family_removes(type) && !cli_family_adds_once(type));
+    /* Whether each copy of a repeated key goes into the filter: into one
+     * that removes keys, unless told to add once. */
+    bool store_copies = cli_family_removes(type) && !add_once;
+    bool is_cuckoo = strcmp(type, "cuckoo") == 0;
     cli_spec spec;
     cli_spec_init(&spec, type);
     for (size_t i = 0; i < family_count; i++)
@@ -320,7 +329,7 @@ int cli_build(int argc, char **argv)
                 char where[4200];
                 snprintf(where, sizeof where, "%s:%llu", in.name,
                          (unsigned long long)in.line_number);
-                cli_add_error("build", where, filter, status, count_duplicates);
+                cli_add_error("build", where, filter, status);
                 break;
             }
         }
@@ -334,22 +343,36 @@ int cli_build(int argc, char **argv)
                 break;
             }
         }
-        size_t distinct = 0;
-        if (got == 0 && cli_keys_distinct(&store, !store_copies, &distinct) < 0) {
+        size_t distinct = 0, held = 0;
+        /* A cuckoo filter stores at most b / 2 copies of a key in its
+         * slots, and counts the rest. */
+        const char *bucket_size = given_value(family, family_count, given, "bucket-size");
+        size_t slots_per_key = (bucket_size ? (size_t)strtoul(bucket_size, NULL, 10) : 4) / 2;
+        if (got == 0 && cli_keys_distinct(&store, !store_copies, slots_per_key, &distinct,
+                                          is_cuckoo && store_copies ? &held : NULL) < 0) {
             cli_error("build: out of memory finding the distinct keys of %zu", store.count);
             got = -1;
         }
-        /* A dynamic type keeping copies is still made for the distinct keys. */
+        /* A dynamic type keeping copies is still made for the distinct keys
+         * (a cuckoo filter: for the copies its slots store, and a quarter
+         * more for the second copies: copies that share two buckets fill a
+         * table at about 87% of its slots, not 95%, cuckoo_overflow.c). */
+        size_t sized_for = is_cuckoo && store_copies ? held + (held - distinct) / 4 : distinct;
         char capacity[32];
-        snprintf(capacity, sizeof capacity, "%zu", distinct ? distinct : 1);
+        snprintf(capacity, sizeof capacity, "%zu", sized_for ? sized_for : 1);
         if (got == 0 && !is_static && store_copies &&
             cli_spec_add(&spec, "build", "capacity", capacity) < 0)
             got = -1;
         if (got == 0) {
             cli_progress_phase(&in.progress, "building the filter");
-            status = build_from_store(&filter, spec.text, &store, count_duplicates);
+            status = build_from_store(&filter, spec.text, &store);
         }
         cli_keys_free(&store);
+    }
+    if (got == 0 && status == AMQ_OK && add_once) {
+        status = amq_mark_add_once(filter, &diag);
+        if (status != AMQ_OK)
+            cli_error("build: %s", diag.message);
     }
     int exit_code = CLI_EXIT_ERROR;
     if (got == 0 && status == AMQ_OK) {

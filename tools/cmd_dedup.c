@@ -162,7 +162,7 @@ static int flush_batch(dedup_batch *b, amq_scalable_bloom *filter, amq_filter *s
             char where[4200];
             snprintf(where, sizeof where, "%s:%llu", b->name[i],
                      (unsigned long long)b->line_number[i]);
-            cli_add_error("dedup", where, seen, b->results[i], false);
+            cli_add_error("dedup", where, seen, b->results[i]);
             status = -1;
             break;
         }
@@ -328,7 +328,7 @@ int cli_dedup(int argc, char **argv)
         if (status < 0) {
             char where[4200];
             snprintf(where, sizeof where, "%s:%llu", in.name, (unsigned long long)in.line_number);
-            cli_add_error("dedup", where, seen, status, false);
+            cli_add_error("dedup", where, seen, status);
             failed = true;
             break;
         }

@@ -51,7 +51,8 @@ static const char info_usage[] =
     "Describe the filter saved in FILE: its type, parameters, size, bits per key,\n"
     "the false-positive rate asked for and the one to expect at its fill, the\n"
     "keys added (types that count them) or their estimate from the contents\n"
-    "(bloom, blocked-bloom, counting-bloom), the key hash and the file's\n"
+    "(bloom, blocked-bloom, counting-bloom), how keys were added (counting-bloom,\n"
+    "cuckoo: every copy, or once with --add-once), the key hash and the file's\n"
     "checksum. For a bundle\n"
     "of filters: its members, counted by type, with their data bytes.\n"
     "A seed other than the default 0, and a SipHash key, are secret: info says\n"
@@ -59,7 +60,7 @@ static const char info_usage[] =
     "\n"
     "      --json   one JSON object instead of the table: the same figures under\n"
     "               snake_case names (file, family, capacity, count,\n"
-    "               count_estimated, estimated_count, size_bytes,\n"
+    "               count_estimated, add_once, estimated_count, size_bytes,\n"
     "               bits_per_key, target_fpr,\n"
     "               expected_fpr, the type's own details, hash, hash_kind,\n"
     "               hash_secret, hash_seed or hash_key, checksum); null for a\n"
@@ -168,6 +169,7 @@ static void print_json(const char *path, const amq_info *info, const char *hashe
     json_count("capacity", info->capacity);
     json_count("count", info->keys);
     printf(",\n  \"count_estimated\": %s", info->keys_estimated ? "true" : "false");
+    printf(",\n  \"add_once\": %s", info->add_once ? "true" : "false");
     json_number("estimated_count", info->estimated_keys);
     json_count("size_bytes", info->memory_bytes);
     json_number("bits_per_key", info->bits_per_key);
@@ -316,6 +318,10 @@ int cli_info(int argc, char **argv)
                    info.estimated_keys, info.family);
         else if (llround(info.estimated_keys) != (long long)info.keys)
             printf("estimated keys   %.0f (from the contents)\n", info.estimated_keys);
+        if (cli_family_removes(info.family))
+            printf("adds             %s\n",
+                   info.add_once ? "once (--add-once): amq remove refuses this file"
+                                 : "every copy: a key added k times is removed by k removes");
         printf("size             %llu bytes (%s)\n", (unsigned long long)info.memory_bytes, size);
         printf("bits per key     %.2f\n", info.bits_per_key);
         printf("target FPR       %.6g\n", info.target_fpr);

@@ -8,10 +8,19 @@
  * certainly absent, reporting each and then how many there were, and exits
  * 1 if there were any. A file that no key changed is not rewritten.
  *
+ * Every key read is added, copies included, and remove takes one copy
+ * away: a key added k times answers "maybe" until it has been removed k
+ * times. --add-once adds only keys the filter does not already answer
+ * "maybe" for, and marks the file (amq_mark_add_once): such a file holds a
+ * key once however often it came, and none of a key that was a false
+ * positive when it came, so removing any key could make a key that was
+ * added answer "no". A marked file is added to once from then on, with or
+ * without the option, and remove refuses it.
+ *
  * A filter that cannot take the change is refused before any input is read,
  * with what to do instead: a static filter (gcs, hfb, fuse) is built again
  * with `amq build`; a dynamic one that cannot remove names the types that
- * can.
+ * can; a file marked add-once says how it was made.
  */
 #include "cli.h"
 
@@ -34,14 +43,18 @@
     "zstd input is decompressed.\n"
 
 static const char add_usage[] =
-    "Usage: amq add FILE [--count-duplicates] [--hex] [--field N] [INPUT...]\n"
+    "Usage: amq add FILE [--add-once] [--hex] [--field N] [INPUT...]\n"
     "Add keys, one per line from the INPUT files ('-' or none: standard input), to\n"
     "the filter saved in FILE (bloom, blocked-bloom, counting-bloom, scalable-bloom,\n"
     "cuckoo), and save it again. If a key does not fit, FILE is left unchanged.\n"
-    "A cuckoo filter takes a key only if it does not already hold it.\n"
+    "Every line is added, repeated ones too: in a counting-bloom or cuckoo filter\n"
+    "a key added k times stays until it is removed k times.\n"
     "\n"
-    "      --count-duplicates  cuckoo: add every copy of a key, so that each copy\n"
-    "                     needs its own remove\n" INPUT_OPTIONS_HELP
+    "      --add-once     counting-bloom, cuckoo: add a key only if the filter does\n"
+    "                     not already answer maybe for it, and mark FILE so: it is\n"
+    "                     added to once from then on, and amq remove refuses it\n"
+    "      --count-duplicates  add every copy (the default; refused with "
+    "--add-once)\n" INPUT_OPTIONS_HELP
     "Exit status: 0 done, 2 an error (FILE unchanged), 3 done and saved, but the\n"
     "filter (bloom, blocked-bloom, counting-bloom) now holds more keys than it was\n"
     "made for: its false-positive rate is above its target (said on stderr).\n";
@@ -49,9 +62,11 @@ static const char add_usage[] =
 static const char remove_usage[] =
     "Usage: amq remove FILE [--hex] [--field N] [INPUT...]\n"
     "Remove keys, one per line, from the filter saved in FILE (counting-bloom,\n"
-    "cuckoo), and save it again. A key that is certainly not in the filter is\n"
-    "reported and skipped. Removing a key that was never added can remove\n"
-    "another key's trace and cause false negatives: remove only keys you added.\n"
+    "cuckoo), and save it again: each line takes one copy away. A key that is\n"
+    "certainly not in the filter is reported and skipped. A key added k times\n"
+    "answers maybe until it is removed k times; only removing a key that was never\n"
+    "added (or more often than added) can make another key answer no. A file made\n"
+    "or added to with --add-once is refused.\n"
     "\n" INPUT_OPTIONS_HELP
     "Exit status: 0 all removed, 1 some keys were not in the filter, 2 an error\n"
     "(FILE unchanged).\n";
@@ -98,23 +113,32 @@ static bool refuse_change(const amq_filter *filter, const char *path, bool remov
         cli_error("remove: %s: %s filters cannot remove keys: use %s", path, family, removable);
         return true;
     }
+    if (removing && amq_add_once_marked(filter) == 1) {
+        cli_error("remove: %s was filled with --add-once: it holds a key once however often "
+                  "it was added, and none of a key that looked present when it came, so "
+                  "removing a key could make keys you added answer no; build it again without "
+                  "--add-once to remove keys",
+                  path);
+        return true;
+    }
     return false;
 }
 
 static int update_file(const char *path, int input_count, char **inputs,
-                       const cli_input_options *input, bool count_duplicates, bool removing);
+                       const cli_input_options *input, bool add_once, bool removing);
 
 static int update(int argc, char **argv, bool removing)
 {
     const char *command = removing ? "remove" : "add";
-    struct option options[2 + CLI_INPUT_LONG_OPTIONS] = {
+    struct option options[3 + CLI_INPUT_LONG_OPTIONS] = {
         { "help", no_argument, NULL, 'h' },
         { "count-duplicates", no_argument, NULL, 'd' },
+        { "add-once", no_argument, NULL, 'o' },
     };
-    /* remove takes every option of add but --count-duplicates */
-    size_t own = removing ? 1 : 2;
+    /* remove takes every option of add but --count-duplicates and --add-once */
+    size_t own = removing ? 1 : 3;
     memcpy(options + own, cli_input_long_options, sizeof cli_input_long_options);
-    bool count_duplicates = false;
+    bool count_duplicates = false, add_once = false;
     cli_input_options input = { 0 };
     optind = 1;
     opterr = 0;
@@ -127,6 +151,8 @@ static int update(int argc, char **argv, bool removing)
             continue;
         if (c == 'd') {
             count_duplicates = true;
+        } else if (c == 'o') {
+            add_once = true;
         } else if (c == 'h') {
             fputs(removing ? remove_usage : add_usage, stdout);
             return CLI_EXIT_OK;
@@ -134,6 +160,9 @@ static int update(int argc, char **argv, bool removing)
             return cli_option_error(command, c, argc, argv, options);
         }
     }
+    if (count_duplicates && add_once)
+        return cli_usage_error(command, "--count-duplicates and --add-once contradict each other: "
+                                        "give one (every copy is added by default)");
     if (optind >= argc)
         return cli_usage_error(command, "give the filter FILE");
     const char *path = argv[optind++];
@@ -142,8 +171,7 @@ static int update(int argc, char **argv, bool removing)
     cli_lock lock;
     if (cli_lock_take(&lock, command, path, false) != 0)
         return CLI_EXIT_ERROR;
-    int exit_code =
-        update_file(path, argc - optind, argv + optind, &input, count_duplicates, removing);
+    int exit_code = update_file(path, argc - optind, argv + optind, &input, add_once, removing);
     cli_lock_release(&lock);
     return exit_code;
 }
@@ -207,7 +235,7 @@ static int add_batch(amq_filter *filter, cli_batch *batch, bool add_once, int *s
  * printed); *failed when a key could not be added (said, and the file is
  * to stay unchanged). */
 static int add_in_batches(amq_filter *filter, cli_input *in, const char *path, bool add_once,
-                          bool count_duplicates, uint64_t *changed, bool *failed)
+                          uint64_t *changed, bool *failed)
 {
     cli_batch *batch = malloc(sizeof *batch);
     int *statuses = malloc(CLI_BATCH_KEYS * sizeof *statuses);
@@ -242,7 +270,7 @@ static int add_in_batches(amq_filter *filter, cli_input *in, const char *path, b
             char where[4200];
             snprintf(where, sizeof where, "%s:%llu", batch->names[failed_at],
                      (unsigned long long)batch->line_numbers[failed_at]);
-            cli_add_error("add", where, filter, status, count_duplicates);
+            cli_add_error("add", where, filter, status);
             cli_error("add: %s is unchanged", path);
             *failed = true;
             break;
@@ -260,7 +288,7 @@ static int add_in_batches(amq_filter *filter, cli_input *in, const char *path, b
 /* Load the filter in path, add or remove the keys of the INPUT files and
  * save it again; update's exit code. */
 static int update_file(const char *path, int input_count, char **inputs,
-                       const cli_input_options *input, bool count_duplicates, bool removing)
+                       const cli_input_options *input, bool add_once, bool removing)
 {
     const char *command = removing ? "remove" : "add";
     amq_filter *filter = NULL;
@@ -281,22 +309,29 @@ static int update_file(const char *path, int input_count, char **inputs,
     int got;
     bool failed = false;
     uint64_t absent = 0, changed = 0;
-    /* Without --count-duplicates a key is added once: a cuckoo filter would
-     * otherwise fill with copies of keys added again. */
-    if (count_duplicates && !cli_family_adds_once(amq_filter_family(filter))) {
-        cli_error("add: %s: --count-duplicates applies to cuckoo filters, not %s", path,
-                  amq_filter_family(filter));
-        cli_input_close(&in);
-        amq_free(filter);
-        return CLI_EXIT_ERROR;
+    /* --add-once marks a filter that removes keys (a filter that cannot
+     * remove needs no mark: adding a key twice changes nothing there that
+     * a removal could undo); a marked one is added to once. */
+    bool newly_marked = false;
+    if (add_once && amq_add_once_marked(filter) != 1) {
+        amq_diag diag = { .message = "" };
+        if (amq_mark_add_once(filter, &diag) != AMQ_OK) {
+            char removing_types[256];
+            cli_list_families(removing_types, sizeof removing_types, cli_family_removes, " and ");
+            cli_error("add: %s: --add-once applies to %s filters, not %s", path, removing_types,
+                      amq_filter_family(filter));
+            cli_input_close(&in);
+            amq_free(filter);
+            return CLI_EXIT_ERROR;
+        }
+        newly_marked = true;
     }
-    bool add_once =
-        !removing && !count_duplicates && cli_family_adds_once(amq_filter_family(filter));
+    add_once = !removing && amq_add_once_marked(filter) == 1;
     /* The adds of the families that have a batch add go through it
      * (add_in_batches); the others, and every remove, key by key. */
     bool batched = !removing && batch_adds(filter);
     if (batched)
-        got = add_in_batches(filter, &in, path, add_once, count_duplicates, &changed, &failed);
+        got = add_in_batches(filter, &in, path, add_once, &changed, &failed);
     while (!batched && (got = cli_input_next(&in, &key, &len)) > 0) {
         int status = removing   ? amq_remove(filter, key, len)
                      : add_once ? amq_add_unique(filter, key, len)
@@ -316,14 +351,14 @@ static int update_file(const char *path, int input_count, char **inputs,
         }
         char where[4200];
         snprintf(where, sizeof where, "%s:%llu", in.name, (unsigned long long)in.line_number);
-        cli_add_error(command, where, filter, status, count_duplicates);
+        cli_add_error(command, where, filter, status);
         cli_error("%s: %s is unchanged", command, path);
         failed = true;
         break;
     }
     if (got < 0)
         failed = true;
-    if (!failed && changed > 0) {
+    if (!failed && (changed > 0 || newly_marked)) {
         cli_progress_phase(&in.progress, "saving");
         failed = cli_save(filter, command, path) != AMQ_OK;
     }

@@ -332,6 +332,27 @@ class CfCommands(unittest.TestCase):
             self.assertLess(sum(answers[2000:]), 8000 * 2 * b / 255, b)
             self.assertEqual(info(r, key)[b"Bucket size"], b)
 
+    def test_add_once_file_refuses_del(self):
+        """A filter built with `amq build --add-once` holds an item once
+        however often it was given: restored into Redis, it answers EXISTS
+        and COUNT, and CF.DEL is refused with the reason."""
+        import subprocess
+        import tempfile
+        with tempfile.TemporaryDirectory() as scratch:
+            keys = os.path.join(scratch, "keys.txt")
+            with open(keys, "w") as out:
+                out.write("apple\napple\nbanana\n")
+            path = os.path.join(scratch, "once.amq")
+            subprocess.run([AMQ, "build", "-t", "cuckoo", "--add-once", "-o", path, keys],
+                           check=True)
+            with open(path, "rb") as f:
+                self.assertEqual(self.r.execute_command("AMQ.RESTORE", "once", f.read()), b"OK")
+        self.assertEqual(self.r.execute_command("CF.EXISTS", "once", "apple"), 1)
+        self.assertEqual(self.r.execute_command("CF.COUNT", "once", "apple"), 1)
+        self.assertIn("add-once", error_of(self.r, "CF.DEL", "once", "apple"))
+        self.assertEqual(self.r.execute_command("CF.EXISTS", "once", "apple"), 1)
+        self.assertEqual(self.r.execute_command("CF.ADD", "once", "cherry"), 1)
+
     def test_expansion_0(self):
         r = self.r
         r.execute_command("CF.RESERVE", "c", 4, "EXPANSION", 0)
@@ -348,12 +369,17 @@ class CfCommands(unittest.TestCase):
         # A removal makes room again.
         self.assertEqual(r.execute_command("CF.DEL", "c", KEYS[0]), 1)
         self.assertEqual(r.execute_command("CF.ADD", "c", KEYS[0]), 1)
-        # One item's copies fill its two buckets of 2, then one more fits
-        # (amq's stash): 5 copies, then the filter is full.
+        # One item's copies never fill a filter (docs/REDIS.md, point 7):
+        # RedisBloom answers "Filter is full" at the fifth copy here.
         r.execute_command("CF.RESERVE", "dup", 4, "EXPANSION", 0)
-        added, error = add_until_error(r, "dup", [b"same"] * 10)
-        self.assertEqual((added, error), (5, "Filter is full"))
-        self.assertEqual(r.execute_command("CF.COUNT", "dup", "same"), 5)
+        added, error = add_until_error(r, "dup", [b"same"] * 1000)
+        self.assertEqual((added, error), (1000, None))
+        self.assertEqual(r.execute_command("CF.COUNT", "dup", "same"), 1000)
+        self.assertEqual(add_until_error(r, "dup", KEYS[:3]), (3, None))
+        for left in range(999, -1, -1):
+            self.assertEqual(r.execute_command("CF.DEL", "dup", "same"), 1)
+            self.assertEqual(r.execute_command("CF.COUNT", "dup", "same"), left)
+        self.assertEqual(r.execute_command("CF.EXISTS", "dup", "same"), 0)
 
     def test_capacity_exhaustion_reaches_max_expansions(self):
         r = self.r

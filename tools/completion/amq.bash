@@ -34,12 +34,12 @@ _amq_options()
     case $1 in
     build)
         local name letter kind words
-        echo "-t --type -o --output --force $_amq_input_options --count-duplicates --help"
+        echo "-t --type -o --output --force $_amq_input_options --add-once --count-duplicates --help"
         while read -r name letter kind words; do
             printf '%s\n' "--$name"
             [ "$letter" != - ] && printf '%s\n' "-$letter"
         done < <(_amq_type_options "$2") ;;
-    add) echo "--count-duplicates $_amq_input_options --help" ;;
+    add) echo "--add-once --count-duplicates $_amq_input_options --help" ;;
     remove) echo "$_amq_input_options --help" ;;
     query) echo "-v --invert -c --count --mmap $_amq_input_options --help" ;;
     info) echo "--json --show-seed --help" ;;
