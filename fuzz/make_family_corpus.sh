@@ -119,6 +119,13 @@ while keys $((count + 1)) | "$amq" build --force -o "$work/filter.amq" $full 2>/
 done
 seed cuckoo-full-stash "$count" $full
 
+# Counted copies (a cuckoo block of version 2, entries after the slots):
+# each of 40 keys five times, in chained tables.
+keys 40 | awk '{ for (i = 0; i < 5; i++) print }' |
+    "$amq" build --force -o "$work/filter.amq" -t cuckoo -n 20 --fingerprint-bits 8 \
+        --bucket-size 4 --growth 2
+strip cuckoo-counted-copies
+
 seed gcs-rice 300 -t gcs
 seed gcs-golomb-index 300 -t gcs --range 100 --index 7
 seed gcs-md5-article 26 -t gcs --hash md5 --range 64

@@ -509,35 +509,51 @@ static AMQ__NOINLINE void any_shape_walk(amq_cuckoo *f, amq__cuckoo_table *t, ui
 
 /* Store fingerprint, which belongs in bucket or its alternate, in a table
  * whose stash is empty: in a free slot, by the random walk, or finally in
- * the stash. */
-static AMQ__ALWAYS_INLINE void insert(amq_cuckoo *f, amq__cuckoo_table *t, uint32_t fingerprint,
-                                      uint64_t bucket, bool plain)
+ * the stash; true. With unless_held, first the query's look at both
+ * buckets and the stash: if they hold the fingerprint already, nothing is
+ * stored and the answer is false (the caller decides whether this copy is
+ * stored or counted, cuckoo_overflow.c). Done here, where the buckets are
+ * read anyway, the look costs a new key a few instructions. */
+static AMQ__ALWAYS_INLINE bool insert(amq_cuckoo *f, amq__cuckoo_table *t, uint32_t fingerprint,
+                                      uint64_t bucket, bool plain, bool unless_held)
 {
     uint64_t other = amq__cuckoo_alternate(f, t, bucket, fingerprint, plain);
     __builtin_prefetch(amq__cuckoo_bucket_start(f, t, amq__cuckoo_bucket_at(f, other)), 1);
+    /* The buckets alone: a copy in the stash is left out, as it may be
+     * (add_to_held_pair counts it when a bucket holds one too). */
+    if (unless_held &&
+        AMQ__UNLIKELY(!plain && f->semi_sorted
+                          ? amq__cuckoo_semisort_holds(f, t, amq__cuckoo_bucket_at(f, bucket),
+                                                       amq__cuckoo_bucket_at(f, other), fingerprint)
+                          : ((int)amq__cuckoo_plain_holds(f, t, amq__cuckoo_bucket_at(f, bucket),
+                                                          fingerprint, plain) |
+                             (int)amq__cuckoo_plain_holds(f, t, amq__cuckoo_bucket_at(f, other),
+                                                          fingerprint, plain)) != 0))
+        return false;
     t->stored++;
     if (bucket_put(f, t, bucket, fingerprint, plain) || bucket_put(f, t, other, fingerprint, plain))
-        return;
+        return true;
     if (plain)
         plain_walk(f, t, fingerprint, bucket, other);
     else
         any_shape_walk(f, t, fingerprint, bucket, other);
+    return true;
 }
 
-static AMQ__NOINLINE void any_shape_insert(amq_cuckoo *f, amq__cuckoo_table *t,
-                                           uint32_t fingerprint, uint64_t bucket)
+static AMQ__NOINLINE bool any_shape_insert(amq_cuckoo *f, amq__cuckoo_table *t,
+                                           uint32_t fingerprint, uint64_t bucket, bool unless_held)
 {
-    insert(f, t, fingerprint, bucket, false);
+    return insert(f, t, fingerprint, bucket, false, unless_held);
 }
 
 /* The insert compiled for the plain shape, and for any. */
-static inline void table_insert(amq_cuckoo *f, amq__cuckoo_table *t, uint32_t fingerprint,
-                                uint64_t bucket)
+static AMQ__ALWAYS_INLINE bool table_insert(amq_cuckoo *f, amq__cuckoo_table *t,
+                                            uint32_t fingerprint, uint64_t bucket, bool unless_held)
 {
     if (AMQ__LIKELY(amq__cuckoo_plain_shape(f, t)))
-        insert(f, t, fingerprint, bucket, true);
-    else
-        any_shape_insert(f, t, fingerprint, bucket);
+        return unless_held ? insert(f, t, fingerprint, bucket, true, true)
+                           : insert(f, t, fingerprint, bucket, true, false);
+    return any_shape_insert(f, t, fingerprint, bucket, unless_held);
 }
 
 /* ---- remove, count ------------------------------------------------------------- */
@@ -550,7 +566,7 @@ static void table_unstash(amq_cuckoo *f, amq__cuckoo_table *t)
         return;
     t->stash_fingerprint = 0;
     t->stored--;
-    table_insert(f, t, fingerprint, t->stash_bucket);
+    table_insert(f, t, fingerprint, t->stash_bucket, false);
     if (!t->stash_fingerprint)
         t->stash_bucket = 0;
     amq__cuckoo_note_change(f);
@@ -767,17 +783,14 @@ int amq_cuckoo_add_hash(amq_cuckoo *filter, uint64_t hash)
     }
     uint32_t fingerprint = amq__cuckoo_fingerprint(filter, hash);
     uint64_t bucket = amq__cuckoo_index(hash, t->buckets);
-    /* A pair that stores b / 2 copies of the fingerprint counts the next one
-     * (cuckoo_overflow.c): tested with the query's one look at both
-     * buckets, which finds no copy for nearly every new key. */
-    if (AMQ__UNLIKELY(amq__cuckoo_plain_shape(filter, t)
-                          ? table_contains(filter, t, hash, fingerprint, true)
-                          : table_contains(filter, t, hash, fingerprint, false))) {
-        int counted = add_to_held_pair(filter, t, fingerprint, bucket);
-        if (counted <= 0)
-            return counted;
-    }
-    table_insert(filter, t, fingerprint, bucket);
+    if (AMQ__LIKELY(table_insert(filter, t, fingerprint, bucket, true)))
+        return AMQ_OK;
+    /* The pair holds a copy already: one that stores b / 2 counts the next
+     * one (cuckoo_overflow.c). */
+    int counted = add_to_held_pair(filter, t, fingerprint, bucket);
+    if (counted <= 0)
+        return counted;
+    table_insert(filter, t, fingerprint, bucket, false);
     return AMQ_OK;
 }
 
