@@ -632,6 +632,10 @@ AMQ_API void amq_counting_bloom_add_hash(amq_counting_bloom *filter, amq_u128 ha
 /**
  * Remove a key: decrement its k counters (saturated ones stay).
  *
+ * A key added k times and removed at most k times still answers "maybe";
+ * the only way to make a key answer "no" is to remove a key that was never
+ * added (or more times than it was added).
+ *
  * Remove only keys that were added. If some counter of the key is 0 (or is
  * lower than the number of the key's k positions that fall on it, which
  * adding the key would have put there) the key is certainly absent: nothing
