@@ -16,14 +16,15 @@
 # what bench/codesearch.sh sets amq-codesearch beside; gcc-multilib (on amd64, where Debian has it)
 # lets tests/headers/check.sh compile the public headers for a 32-bit target;
 # redis-server, redis-tools and python3-redis (Debian's python3 imports it)
-# run the Redis module's tests (tests/redis/); binutils-s390x-linux-gnu,
+# run the Redis module's tests (tests/redis/), python3-hypothesis its
+# property-based test (test_cf_properties.py); binutils-s390x-linux-gnu,
 # libc6-dev-s390x-cross, libgcc-12-dev-s390x-cross and qemu-user let clang
 # build and qemu run the big-endian check (scripts/big-endian-test.sh, which
 # fetches its s390x libraries itself; gcc-s390x-linux-gnu would remove
 # gcc-multilib).
 set -eu
 
-packages="gcc clang make cmake pkg-config libxxhash-dev libssl-dev libcmocka-dev libclang-rt-14-dev clang-format groff-base zlib1g-dev libzstd-dev gzip zstd python3 redis-server redis-tools python3-redis binutils-s390x-linux-gnu libc6-dev-s390x-cross libgcc-12-dev-s390x-cross qemu-user"
+packages="gcc clang make cmake pkg-config libxxhash-dev libssl-dev libcmocka-dev libclang-rt-14-dev clang-format groff-base zlib1g-dev libzstd-dev gzip zstd python3 redis-server redis-tools python3-redis python3-hypothesis binutils-s390x-linux-gnu libc6-dev-s390x-cross libgcc-12-dev-s390x-cross qemu-user"
 if [ "$(dpkg --print-architecture 2>/dev/null || true)" = amd64 ]; then
     packages="$packages gcc-multilib"
 fi
