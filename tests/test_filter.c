@@ -437,6 +437,18 @@ static void test_add_once_mark(void **state)
         free(unmarked);
         amq_free(f);
     }
+    /* A union with a marked filter is marked, whichever comes first. */
+    for (int marked_first = 0; marked_first < 2; marked_first++) {
+        amq_filter *a = NULL, *b = NULL;
+        assert_int_equal(amq_new(&a, "counting-bloom n=1000", NULL), AMQ_OK);
+        assert_int_equal(amq_new(&b, "counting-bloom n=1000", NULL), AMQ_OK);
+        assert_int_equal(amq_mark_add_once(marked_first ? a : b, NULL), AMQ_OK);
+        assert_int_equal(amq_merge(a, b, NULL), AMQ_OK);
+        assert_int_equal(amq_add_once_marked(a), 1);
+        assert_int_equal(amq_remove(a, "x", 1), AMQ_EUNSUPPORTED);
+        amq_free(a);
+        amq_free(b);
+    }
     amq_filter *bloom = NULL;
     amq_diag diag = { .message = "" };
     assert_int_equal(amq_new(&bloom, "bloom n=1000", NULL), AMQ_OK);

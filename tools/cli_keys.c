@@ -4,8 +4,8 @@
  *
  * `amq build` without -n reads every key before building, so it can size
  * the filter to the keys it will hold: the distinct keys (a filter that
- * keeps copies counts them, and a cuckoo filter stores at most b of them
- * in slots, which cli_keys_distinct also counts). It can keep only the
+ * keeps copies counts them, and a cuckoo filter stores at most b / 2 of
+ * them in slots, which cli_keys_distinct also counts). It can keep only the
  * first copy of each key, for a filter that holds each key once: keys are
  * ordered by a 64-bit hash, and keys with equal hashes are compared byte
  * for byte, so two distinct keys are never merged.

@@ -10,9 +10,10 @@
  * distinct keys, sized to their number. A filter that removes keys (counting-bloom, cuckoo) gets
  * every copy, streamed or read first, so that a key given k times stays until it is removed k
  * times; read first, it is sized for the distinct keys (a cuckoo filter: for the copies its slots
- * will store, at most b of each key). --add-once gives such a filter each key once (the distinct
- * keys, or streaming, only keys it does not already answer "maybe" for) and marks the file
- * add-once, which amq remove refuses (cmd_update.c says why). A cuckoo filter is built to grow
+ * will store, at most b / 2 of each key, and a quarter more for second copies). --add-once gives
+ * such a filter each key once (the distinct keys, or streaming, only keys it does not already
+ * answer "maybe" for) and marks the file add-once, which amq remove refuses (cmd_update.c says
+ * why). A cuckoo filter is built to grow
  * (--growth 2) unless --growth says otherwise, so `amq add` never finds it full. Past
  * -n, a type that does not grow keeps every key but its false-positive rate
  * rises: the build saves it, says so, and exits CLI_EXIT_PAST_CAPACITY.

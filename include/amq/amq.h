@@ -407,7 +407,8 @@ AMQ_API int amq_remove(amq_filter *f, const void *key, size_t len);
  * was given, so removing any key could take away the only trace of another
  * key the caller thinks was added. A marked filter refuses amq_remove
  * (AMQ_EUNSUPPORTED), and the mark is saved with it (the container's
- * add-once flag, docs/FORMAT.md) and comes back when it is loaded. The
+ * add-once flag, docs/FORMAT.md) and comes back when it is loaded; a
+ * filter another marked one is merged into (amq_merge) is marked too. The
  * command line's --add-once sets it. There is no call to take it away.
  * @param f the filter; not NULL.
  * @param diag on failure, what was wrong; may be NULL.

@@ -287,7 +287,11 @@ static int merge_filters(amq_filter *into, const amq_filter *other, amq_diag *di
                          into->family->name, other->family->name);
     if (!into->family->merge)
         return amq__fail(diag, AMQ_EUNSUPPORTED, "%s filters cannot be merged", into->family->name);
-    return into->family->merge(into->state, other->state, diag);
+    int status = into->family->merge(into->state, other->state, diag);
+    /* The union of an add-once filter holds its keys once, as it does. */
+    if (status == AMQ_OK && other->add_once)
+        into->add_once = true;
+    return status;
 }
 
 int amq_merge(amq_filter *into, const amq_filter *other, amq_diag *diag)

@@ -58,8 +58,8 @@ expect err "hex.txt:2500: not a hex key"
 cmp -s "$dir/out" "$dir/hex-in.txt" || fail "query --hex: not the 2499 lines before the bad one"
 
 # add: a cuckoo filter of fixed size fills; the key named is the first that
-# did not fit, after all the keys before it (--count-duplicates: every key
-# takes a slot, none is skipped as maybe held already).
+# did not fit, after all the keys before it (every key takes a slot, none
+# is skipped as maybe held already: --count-duplicates, the default).
 run 0 build -t cuckoo -n 1000 --growth 0 -o "$dir/full.amq" /dev/null
 cp "$dir/full.amq" "$dir/full-before.amq"
 run 2 add --count-duplicates "$dir/full.amq" "$dir/keys.txt"

@@ -2,7 +2,8 @@
 # The amq tool end to end with the counting Bloom filter: build, query, add,
 # remove (removed keys gone but for false positives, absent keys reported
 # and the file left byte for byte as it was), info, merge and remove from
-# the union, 8-bit counters, and the options a counting filter refuses.
+# the union, 8-bit counters, repeated keys (every copy counted, one removed
+# a remove) and --add-once, and the options a counting filter refuses.
 #   counting_bloom.sh PATH_TO_AMQ SCRATCH_DIR
 . "$(dirname "$0")/lib/common.sh"
 
@@ -74,6 +75,58 @@ run 0 remove "$dir/wide.amq" "$dir/first.txt"
 run 0 query -c "$dir/wide.amq" "$dir/second.txt" && expect out 10000
 run 2 merge -o "$dir/bad.amq" "$dir/a.amq" "$dir/wide.amq" && expect err "4-bit and 8-bit counters"
 [ -e "$dir/bad.amq" ] && fail "a failed merge wrote a file"
+
+# Repeated keys: every copy counts, streamed (-n) or read first, and a
+# remove takes one away: a key given three times answers maybe until its
+# third remove.
+cat "$dir/first.txt" "$dir/first.txt" "$dir/first.txt" >"$dir/thrice.txt"
+run 0 info "$dir/a.amq" && expect out "adds             every copy: a key added k times is removed by k removes"
+for how in "-n 20000" ""; do
+    # shellcheck disable=SC2086 # $how is words or nothing
+    run 0 build -t counting-bloom $how -o "$dir/copies.amq" --force "$dir/thrice.txt" && empty err
+    run 0 remove "$dir/copies.amq" "$dir/first.txt" "$dir/first.txt" && empty err
+    run 0 query -c "$dir/copies.amq" "$dir/first.txt" && expect out 10000
+    run 0 remove "$dir/copies.amq" "$dir/first.txt" && empty err
+    "$amq" query -c "$dir/copies.amq" "$dir/first.txt" >"$dir/out"
+    [ "$(cat "$dir/out")" -eq 0 ] || fail "build $how: $(cat "$dir/out") of 10000 keys removed three times answer maybe"
+done
+# --add-once: each key once (streamed: unless it already answers maybe),
+# the file marked (container version 2, flag 1), and remove refused with
+# the file left as it was; add adds once from then on.
+for how in "-n 20000" ""; do
+    # shellcheck disable=SC2086 # $how is words or nothing
+    run 0 build -t counting-bloom $how --add-once -o "$dir/once.amq" --force "$dir/thrice.txt" &&
+        empty err
+    run 0 query -c "$dir/once.amq" "$dir/first.txt" && expect out 10000
+    run 0 info --json "$dir/once.amq"
+    /usr/bin/python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["add_once"] is True and abs(d["estimated_count"]-10000)<200, d' "$dir/out" ||
+        fail "build $how --add-once: not marked, or not the distinct keys"
+    [ "$(od -An -tu4 -j8 -N4 "$dir/once.amq" | tr -d ' ') $(od -An -tu4 -j20 -N4 "$dir/once.amq" | tr -d ' ')" = "2 1" ] ||
+        fail "build $how --add-once: not container version 2 with flag 1"
+done
+# add --add-once of keys it holds changes nothing but the mark.
+run 0 build -t counting-bloom -n 20000 -o "$dir/plain.amq" "$dir/first.txt"
+cp "$dir/plain.amq" "$dir/plain-unmarked.amq"
+run 0 add --add-once "$dir/plain.amq" "$dir/first.txt" && empty err
+# (the header's version and flags differ, and the checksum trailer; from
+# the hash key on to the trailer the bytes are the same)
+tail -c +25 "$dir/plain.amq" | head -c -8 >"$dir/plain.body"
+tail -c +25 "$dir/plain-unmarked.amq" | head -c -8 >"$dir/plain-unmarked.body"
+cmp -s "$dir/plain.body" "$dir/plain-unmarked.body" ||
+    fail "add --add-once of keys the filter holds changed more than the mark"
+[ "$(od -An -tu4 -j8 -N4 "$dir/plain.amq" | tr -d ' ') $(od -An -tu4 -j20 -N4 "$dir/plain.amq" | tr -d ' ')" = "2 1" ] ||
+    fail "add --add-once: not container version 2 with flag 1"
+run 0 info "$dir/plain.amq" && expect out "adds             once (--add-once): amq remove refuses this file"
+cp "$dir/plain.amq" "$dir/plain-before.amq"
+run 2 remove "$dir/plain.amq" "$dir/first.txt" && expect err "--add-once"
+cmp -s "$dir/plain.amq" "$dir/plain-before.amq" || fail "a refused remove changed the file"
+run 0 add "$dir/plain.amq" "$dir/first.txt" && empty err
+cmp -s "$dir/plain.amq" "$dir/plain-before.amq" || fail "an add-once file took copies"
+run 2 build -t counting-bloom --add-once --count-duplicates -o "$dir/x.amq" "$dir/keys.txt" &&
+    expect err "contradict"
+run 0 build -t counting-bloom --count-duplicates -n 20000 -o "$dir/dup.amq" "$dir/thrice.txt"
+run 0 build -t counting-bloom -n 20000 -o "$dir/nodup.amq" "$dir/thrice.txt"
+cmp -s "$dir/dup.amq" "$dir/nodup.amq" || fail "--count-duplicates is not the default"
 
 # m and k directly; the options a counting filter refuses.
 run 0 build -t counting-bloom -m 100000 -k 5 -o "$dir/mk.amq" "$dir/keys.txt"

@@ -63,6 +63,7 @@ for name in ("estimated_count", "bits_per_key", "target_fpr", "expected_fpr"):
 assert 0 < d["target_fpr"] < 1, d
 assert d["hash"].startswith(d["hash_kind"]) and d["hash_kind"] == "xxh3", d
 assert d["hash_seed"] == 0, d
+assert d["add_once"] is False and isinstance(d["count_estimated"], bool), d
 assert len(d["checksum"]) == 16 and int(d["checksum"], 16) >= 0, d
 for name, value in d.items():
     assert value is None or isinstance(value, (int, float, str)), (name, d)
@@ -105,6 +106,20 @@ while read -r type add remove merge export grow; do
     # shellcheck disable=SC2086
     line="supports         $(echo $words | sed 's/ /, /g')"
     grep -qxF "$line" "$dir/out" || fail "info $type: no line '$line'"
+    # How keys are added: said by the types that remove keys (every copy,
+    # or once with --add-once, which only they take).
+    if [ "$remove" = yes ]; then
+        grep -qxF "adds             every copy: a key added k times is removed by k removes" "$dir/out" ||
+            fail "info $type: no line saying every copy is added"
+        run 0 build -t "$type" --add-once -o "$dir/$type-once.amq" "$keys" && empty err
+        run 0 info "$dir/$type-once.amq" &&
+            expect out "adds             once (--add-once): amq remove refuses this file"
+    else
+        grep -q "^adds " "$dir/out" && fail "info $type: says how it adds keys"
+        run 2 build -t "$type" --add-once -o "$dir/$type-once.amq" "$keys" &&
+            expect err "--add-once applies to $(echo "$removers" | sed 's/ or / and /'), not $type"
+        [ -e "$dir/$type-once.amq" ] && fail "$type: a refused build wrote a file"
+    fi
     run 0 info --json "$f" && check_json "$f" "$type" "$supports"
     cp "$f" "$dir/before.amq"
 
