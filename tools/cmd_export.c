@@ -92,7 +92,7 @@ int cli_export(int argc, char **argv)
         return CLI_EXIT_ERROR;
     }
     bool written = write_all(data, len, hex) && fflush(stdout) == 0;
-    free(data);
+    amq_buffer_free(data);
     if (!written) {
         cli_error("export: writing standard output: %s", strerror(errno));
         return CLI_EXIT_ERROR;

@@ -11,6 +11,8 @@
  *   - version macros and amq_version();
  *   - the status codes every call returns, and amq_strerror();
  *   - diagnostics (amq_diag) for calls that can say more than a code;
+ *   - the allocator every allocation goes through (amq_set_allocator), and
+ *     amq_buffer_free for the buffers the library hands out;
  *   - the one key-hashing entry point (amq_hash64, amq_hash128);
  *   - the generic handle amq_filter, which reaches any family through a spec
  *     string such as "bloom n=1000000 p=0.01": what the command-line tool
@@ -28,7 +30,8 @@
  *     no I/O, no argument to refuse), so true and false are all they say.
  *   - Out-parameters come first. Whoever calls a _new, _build or _load
  *     function frees the object with the matching _free, which accepts NULL.
- *   - No global mutable state: distinct objects may be used from distinct
+ *   - No global mutable state but the allocator (amq_set_allocator), set
+ *     once at start-up: distinct objects may be used from distinct
  *     threads freely. One object may be queried from many threads at once
  *     when no thread modifies it (no query changes anything); modifying
  *     calls need exclusive access. Each family header says which calls
@@ -140,6 +143,75 @@ typedef struct amq_diag {
                                              (0, 1)" */
     uint64_t offset;                    /**< byte offset in the input where known, else 0 */
 } amq_diag;
+
+/* ------------------------------------------------------------------------ */
+/* Memory                                                                    */
+/* ------------------------------------------------------------------------ */
+
+/**
+ * The functions every allocation of the library goes through, for a host
+ * that must account for its memory: a database module whose server limits
+ * and reports what each value holds (the Redis module hands amq the
+ * server's allocator, so that maxmemory sees every byte of a filter).
+ *
+ * Each function receives opaque first. The blocks alloc, calloc and
+ * realloc return must be aligned for any object type, as malloc's are; the
+ * library asks none of them for 0 bytes.
+ */
+typedef struct amq_allocator {
+    /** bytes uninitialized bytes; NULL when out of memory. */
+    void *(*alloc)(void *opaque, size_t bytes);
+    /** count * bytes zeroed bytes; NULL when out of memory or when
+     *  count * bytes overflows. */
+    void *(*calloc)(void *opaque, size_t count, size_t bytes);
+    /** As C's realloc: ptr (NULL, or a block of this allocator) moved or
+     *  resized to bytes, its contents kept; NULL when out of memory, ptr
+     *  then left as it was. */
+    void *(*realloc)(void *opaque, void *ptr, size_t bytes);
+    /** Give back a block of this allocator; ptr may be NULL. */
+    void (*free)(void *opaque, void *ptr);
+    /** Passed to every function as it is; may be NULL. */
+    void *opaque;
+} amq_allocator;
+
+/**
+ * Route every later allocation of the library through allocator, or, given
+ * NULL, through the C library's malloc, calloc, realloc, aligned_alloc and
+ * free again (the default).
+ *
+ * Set it before any other call of the library, while no object of the
+ * library exists, and change it only when none does: every object
+ * (filter, bundle, bundle writer, frontier) and every buffer the library
+ * hands out must be freed under the allocator that made it. Blocks the
+ * library needs more strictly aligned than alloc promises (its tables on
+ * 64-byte cache lines, file images) are carved out of larger blocks of
+ * alloc, so the allocator sees every byte, the padding too; the tables
+ * then get no huge-page alignment or hint (the host's pages are its own
+ * business). The C library and OpenSSL still allocate for themselves
+ * inside some calls (a directory stream while a save removes stale
+ * temporary files), none of it held past the call.
+ * @param allocator the four functions and their opaque pointer, copied
+ *   (the struct need not outlive the call); NULL restores the default.
+ * @return AMQ_OK; AMQ_EINVAL when one of the four functions is NULL (the
+ *   allocator in use stays). It takes no amq_diag: an incomplete
+ *   allocator is its only failure.
+ * Allocates: never. Thread safety: not safe against any concurrent call of
+ * the library, which every allocation reads: call it at start-up, before
+ * other threads use the library. The one global setting of the library.
+ */
+AMQ_API int amq_set_allocator(const amq_allocator *allocator);
+
+/**
+ * Free a buffer the library allocated for the caller: the images of
+ * amq_save_to_memory, the data of amq_export and amq_gcs_bip158_serialize.
+ * It goes back to the allocator in use (amq_set_allocator), which must be
+ * the one that made it. With the default that is free(); under a host's
+ * allocator the buffer is one of its alloc's own blocks, never carved
+ * out of a larger one, so the host's free takes it too.
+ * @param buffer the buffer; may be NULL (nothing happens).
+ * Thread safety: safe.
+ */
+AMQ_API void amq_buffer_free(void *buffer);
 
 /* ------------------------------------------------------------------------ */
 /* Hashing                                                                   */
@@ -532,8 +604,9 @@ AMQ_API int amq_load(amq_filter **out, const char *path, unsigned flags, amq_dia
 /**
  * Save a filter into a new buffer: byte for byte what amq_save writes to a
  * file.
- * @param out receives the buffer, allocated with malloc: the caller frees
- *   it with free(). NULL on failure. Not NULL.
+ * @param out receives the buffer, from the library's allocator
+ *   (amq_set_allocator): the caller frees it with amq_buffer_free. NULL on
+ *   failure. Not NULL.
  * @param out_len receives the buffer's length (0 on failure); not NULL.
  * @param f the filter; not NULL.
  * @param diag on failure, what was wrong; may be NULL.
@@ -619,8 +692,8 @@ AMQ_API int amq_merge(amq_filter *into, const amq_filter *other, amq_diag *diag)
  * Export a filter's bare data in a named format, for other programs: gcs
  * has "raw" (its Golomb-coded stream, padded to a byte) and "bip158"
  * (Bitcoin's serialization: N as a CompactSize, then the stream).
- * @param out receives a malloc'd buffer the caller frees; NULL on failure;
- *   not NULL.
+ * @param out receives a buffer the caller frees with amq_buffer_free; NULL
+ *   on failure; not NULL.
  * @param len receives the buffer's length (0 on failure); not NULL.
  * @param f the filter; not NULL.
  * @param format the format's name; not NULL.

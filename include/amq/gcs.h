@@ -303,8 +303,8 @@ AMQ_API int amq_gcs_merge(amq_gcs *into, const amq_gcs *other, amq_diag *diag);
 /**
  * Serialize as BIP158 does: N as a Bitcoin CompactSize, then the stream
  * padded to a byte. Only a filter of one segment (not a union) has this form.
- * @param out receives a malloc'd buffer the caller frees (NULL for len 0,
- *   which never happens: N = 0 is the byte 00); not NULL.
+ * @param out receives a buffer the caller frees with amq_buffer_free (NULL
+ *   for len 0, which never happens: N = 0 is the byte 00); not NULL.
  * @param len receives the length; not NULL.
  * @param diag on failure, what was wrong; may be NULL.
  * @return AMQ_OK; AMQ_EUNSUPPORTED (a union of several segments);

@@ -78,6 +78,7 @@
  *     params:  u32 layout | u32 k | u64 blocks | u64 capacity | f64 target p
  */
 #include "bloom/bloom_internal.h"
+#include "core/alloc.h"
 #include "core/bits.h"
 #include "core/family.h"
 #include "core/hash.h"
@@ -318,7 +319,7 @@ static bool cpu_has_avx2(void)
 static int allocate(amq_blocked_bloom **out, amq_blocked_layout layout, uint64_t blocks,
                     amq_diag *diag)
 {
-    amq_blocked_bloom *f = calloc(1, sizeof *f);
+    amq_blocked_bloom *f = amq__calloc(1, sizeof *f);
     if (!f)
         return AMQ_ENOMEM;
     f->layout = layout;
@@ -327,7 +328,7 @@ static int allocate(amq_blocked_bloom **out, amq_blocked_layout layout, uint64_t
     uint64_t bytes = blocks * f->words_per_block * 4; /* a multiple of 32; at most 2^38 */
     f->words = amq__alloc_table(bytes, true);
     if (!f->words) {
-        free(f);
+        amq__free(f);
         return amq__fail(diag, AMQ_ENOMEM, "cannot allocate %llu bytes of blocks",
                          (unsigned long long)bytes);
     }
@@ -383,8 +384,8 @@ void amq_blocked_bloom_free(amq_blocked_bloom *filter)
 {
     if (!filter)
         return;
-    free(filter->words);
-    free(filter);
+    amq__aligned_free(filter->words);
+    amq__free(filter);
 }
 
 void amq_blocked_bloom_clear(amq_blocked_bloom *f)
@@ -1013,7 +1014,7 @@ static int family_save(const void *state, amq__saved *out)
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
     out->pieces[0].data = f->words;
 #else
-    uint8_t *copy = malloc((size_t)(words * 4));
+    uint8_t *copy = amq__malloc((size_t)(words * 4));
     if (!copy)
         return AMQ_ENOMEM;
     for (uint64_t i = 0; i < words; i++)

@@ -121,6 +121,7 @@
  * return bool.
  */
 #include "bloom/bloom_internal.h"
+#include "core/alloc.h"
 
 #include "amq/calc.h"
 #include "core/bits.h"
@@ -224,12 +225,12 @@ int amq__bloom_new(amq_bloom **out, const amq_bloom_params *params, unsigned ver
     status = amq__bloom_size(&m, &k, &n, params, diag);
     if (status != AMQ_OK)
         return status;
-    amq_bloom *f = calloc(1, sizeof *f);
+    amq_bloom *f = amq__calloc(1, sizeof *f);
     if (!f)
         return AMQ_ENOMEM;
     status = amq__bitvec_init(&f->bits, m);
     if (status != AMQ_OK) {
-        free(f);
+        amq__free(f);
         return amq__fail(diag, status, "cannot allocate %llu bits", (unsigned long long)m);
     }
     f->hashes = k;
@@ -259,7 +260,7 @@ void amq_bloom_free(amq_bloom *filter)
     if (!filter)
         return;
     amq__bitvec_free(&filter->bits);
-    free(filter);
+    amq__free(filter);
 }
 
 void amq_bloom_clear(amq_bloom *f)
@@ -687,12 +688,12 @@ int amq__bloom_from_words(amq_bloom **out, const amq_bloom_params *params, unsig
         return amq__fail(diag, AMQ_ECORRUPT, "bloom target fpr is not in (0, 1)");
     if (version != AMQ__BLOOM_PROBE_DOUBLE && version != AMQ__BLOOM_PROBE_REHASH)
         return amq__fail(diag, AMQ_ECORRUPT, "bloom probe version %u is unknown", version);
-    amq_bloom *f = calloc(1, sizeof *f);
+    amq_bloom *f = amq__calloc(1, sizeof *f);
     if (!f)
         return AMQ_ENOMEM;
     int status = amq__bitvec_load_words(&f->bits, m, words, len, diag);
     if (status != AMQ_OK) {
-        free(f);
+        amq__free(f);
         return status;
     }
     f->hashes = params->hashes;

@@ -98,6 +98,7 @@
  * fails only with AMQ_ENOTFOUND.
  */
 #include "bloom/bloom_internal.h"
+#include "core/alloc.h"
 
 #include "core/bits.h"
 #include "core/family.h"
@@ -169,12 +170,12 @@ static int allocate(amq_counting_bloom **out, uint64_t m, unsigned width_log2, a
     if (allocated > SIZE_MAX)
         return amq__fail(diag, AMQ_ERANGE, "%llu counters do not fit this machine's memory",
                          (unsigned long long)m);
-    amq_counting_bloom *f = calloc(1, sizeof *f);
+    amq_counting_bloom *f = amq__calloc(1, sizeof *f);
     if (!f)
         return AMQ_ENOMEM;
     f->counters = amq__alloc_table(allocated, true);
     if (!f->counters) {
-        free(f);
+        amq__free(f);
         return amq__fail(diag, AMQ_ENOMEM, "cannot allocate %llu counters (%llu bytes)",
                          (unsigned long long)m, (unsigned long long)allocated);
     }
@@ -238,8 +239,8 @@ void amq_counting_bloom_free(amq_counting_bloom *filter)
 {
     if (!filter)
         return;
-    free(filter->counters);
-    free(filter);
+    amq__aligned_free(filter->counters);
+    amq__free(filter);
 }
 
 void amq_counting_bloom_clear(amq_counting_bloom *f)

@@ -165,6 +165,7 @@
  * AMQ_ECORRUPT (load).
  */
 #include "bloom/bloom_internal.h"
+#include "core/alloc.h"
 
 #include "amq/calc.h"
 #include "core/bits.h"
@@ -489,7 +490,7 @@ static int new_filter(amq_scalable_bloom **out, const amq_scalable_bloom_params 
     int status = amq__hasher_resolve(&hasher, &params->hasher, diag);
     if (status != AMQ_OK)
         return status;
-    amq_scalable_bloom *f = calloc(1, sizeof *f);
+    amq_scalable_bloom *f = amq__calloc(1, sizeof *f);
     if (!f)
         return AMQ_ENOMEM;
     f->initial_capacity = params->capacity == 0 ? DEFAULT_CAPACITY : params->capacity;
@@ -500,7 +501,7 @@ static int new_filter(amq_scalable_bloom **out, const amq_scalable_bloom_params 
     f->layout = params->stage_layout;
     status = open_stage(f, diag);
     if (status != AMQ_OK) {
-        free(f);
+        amq__free(f);
         return status;
     }
     *out = f;
@@ -524,7 +525,7 @@ int amq_scalable_bloom_new(amq_scalable_bloom **out, const amq_scalable_bloom_pa
 static void free_stage(stage *st)
 {
     amq_bloom_free(st->bloom);
-    free(st->words);
+    amq__aligned_free(st->words);
 }
 
 void amq_scalable_bloom_free(amq_scalable_bloom *f)
@@ -533,7 +534,7 @@ void amq_scalable_bloom_free(amq_scalable_bloom *f)
         return;
     for (size_t i = 0; i < f->stage_count; i++)
         free_stage(&f->stages[i]);
-    free(f);
+    amq__free(f);
 }
 
 void amq_scalable_bloom_clear(amq_scalable_bloom *f)
@@ -1238,7 +1239,7 @@ static const void *blocked_le_words(const amq_scalable_bloom *f, const stage *st
     (void)offset;
     return st->words;
 #else
-    if (!*scratch && !(*scratch = malloc((size_t)total)))
+    if (!*scratch && !(*scratch = amq__malloc((size_t)total)))
         return NULL;
     uint8_t *copy = (uint8_t *)*scratch + offset;
     uint64_t words = st->blocks * words_per_block(f->layout);
@@ -1290,12 +1291,12 @@ static int family_save(const void *state, amq__saved *out)
         if (copy) {
             /* A big-endian host converted the words: keep every stage's
              * copy in the one scratch block the caller frees. */
-            if (!out->scratch && !(out->scratch = malloc((size_t)total))) {
-                free(copy);
+            if (!out->scratch && !(out->scratch = amq__malloc((size_t)total))) {
+                amq__free(copy);
                 return AMQ_ENOMEM;
             }
             words = memcpy((uint8_t *)out->scratch + offset, copy, (size_t)len);
-            free(copy);
+            amq__free(copy);
         }
         out->pieces[i] = (amq__piece){ .data = words, .len = len };
         offset += len;
@@ -1421,7 +1422,7 @@ static int load_blocked_stage(amq_scalable_bloom *f, uint32_t i, const stage_rec
         set += (uint64_t)__builtin_popcount(table[w]);
     }
     if (set != rec->bits_set) {
-        free(table);
+        amq__aligned_free(table);
         return amq__fail(diag, AMQ_ECORRUPT,
                          "scalable-bloom stage %u has %llu bits set, its record says %llu", i,
                          (unsigned long long)set, (unsigned long long)rec->bits_set);
@@ -1441,7 +1442,7 @@ static int family_load(void **state, const amq__container *c, bool *borrows_imag
     *borrows_image = false;
     amq__params_reader r;
     amq__params_reader_init(&r, c->params, c->params_len);
-    amq_scalable_bloom *f = calloc(1, sizeof *f);
+    amq_scalable_bloom *f = amq__calloc(1, sizeof *f);
     if (!f)
         return AMQ_ENOMEM;
     f->hasher = c->hasher;

@@ -68,6 +68,7 @@
  * file), so it owns it and outlives the bundle.
  */
 #include "bundle/bundle_internal.h"
+#include "core/alloc.h"
 #include "core/family.h"
 #include "core/format.h"
 #include "core/util.h"
@@ -174,7 +175,7 @@ static bool buffer_reserve(byte_buffer *b, uint64_t more)
     uint64_t cap = b->cap ? b->cap : 4096;
     while (cap < need)
         cap *= 2;
-    uint8_t *grown = realloc(b->bytes, (size_t)cap);
+    uint8_t *grown = amq__realloc(b->bytes, (size_t)cap);
     if (!grown)
         return false;
     b->bytes = grown;
@@ -215,7 +216,7 @@ struct amq_bundle_writer {
 int amq_bundle_writer_new(amq_bundle_writer **out, amq_diag *diag)
 {
     assert(out);
-    *out = calloc(1, sizeof **out);
+    *out = amq__calloc(1, sizeof **out);
     if (!*out)
         return amq__fail(diag, AMQ_ENOMEM, "no memory for a bundle writer");
     return AMQ_OK;
@@ -225,9 +226,9 @@ void amq_bundle_writer_free(amq_bundle_writer *writer)
 {
     if (!writer)
         return;
-    free(writer->arena.bytes);
-    free(writer->members);
-    free(writer);
+    amq__free(writer->arena.bytes);
+    amq__free(writer->members);
+    amq__free(writer);
 }
 
 uint64_t amq_bundle_writer_members(const amq_bundle_writer *writer)
@@ -247,7 +248,7 @@ static int start_member(amq_bundle_writer *w, const void *name, size_t name_len,
         if (cap > SIZE_MAX / sizeof *w->members)
             return amq__fail(diag, AMQ_ENOMEM, "a bundle writer cannot hold %llu members",
                              (unsigned long long)cap);
-        pending *grown = realloc(w->members, (size_t)cap * sizeof *grown);
+        pending *grown = amq__realloc(w->members, (size_t)cap * sizeof *grown);
         if (!grown)
             return amq__fail(diag, AMQ_ENOMEM, "out of memory for a list of %llu bundle members",
                              (unsigned long long)cap);
@@ -338,7 +339,7 @@ typedef struct template_block {
 static int make_templates(const amq_bundle_writer *w, template_block templates[FAMILY_IDS],
                           uint8_t *storage)
 {
-    uint32_t *votes = malloc((size_t)AMQ__FORMAT_PARAMS_MAX * 256 * sizeof *votes);
+    uint32_t *votes = amq__malloc((size_t)AMQ__FORMAT_PARAMS_MAX * 256 * sizeof *votes);
     if (!votes)
         return AMQ_ENOMEM;
     uint32_t longest[FAMILY_IDS] = { 0 };
@@ -374,7 +375,7 @@ static int make_templates(const amq_bundle_writer *w, template_block templates[F
         t->params = params;
         t->params_len = len;
     }
-    free(votes);
+    amq__free(votes);
     return AMQ_OK;
 }
 
@@ -457,10 +458,10 @@ int amq_bundle_save(const amq_bundle_writer *writer, const char *path, amq_diag 
     assert(writer && path);
     uint64_t count = writer->count;
     uint64_t index_entries = (count + AMQ_BUNDLE_BLOCK - 1) / AMQ_BUNDLE_BLOCK;
-    sorted_member *sorted = calloc(count ? (size_t)count : 1, sizeof *sorted);
-    uint8_t *index = calloc(index_entries ? (size_t)index_entries : 1, 8);
-    template_block *templates = calloc(FAMILY_IDS, sizeof *templates);
-    uint8_t *template_storage = malloc((size_t)FAMILY_IDS * AMQ__FORMAT_PARAMS_MAX);
+    sorted_member *sorted = amq__calloc(count ? (size_t)count : 1, sizeof *sorted);
+    uint8_t *index = amq__calloc(index_entries ? (size_t)index_entries : 1, 8);
+    template_block *templates = amq__calloc(FAMILY_IDS, sizeof *templates);
+    uint8_t *template_storage = amq__malloc((size_t)FAMILY_IDS * AMQ__FORMAT_PARAMS_MAX);
     byte_buffer head = { 0 }, records = { 0 };
     int status = AMQ_OK;
     /* A record is at most its arena bytes plus four varints, a kind byte
@@ -511,12 +512,12 @@ int amq_bundle_save(const amq_bundle_writer *writer, const char *path, amq_diag 
                              { index, index_entries * 8 } };
     status = amq__format_save(NULL, path, &c, pieces, 3, diag);
 done:
-    free(head.bytes);
-    free(records.bytes);
-    free(template_storage);
-    free(templates);
-    free(index);
-    free(sorted);
+    amq__free(head.bytes);
+    amq__free(records.bytes);
+    amq__free(template_storage);
+    amq__free(templates);
+    amq__free(index);
+    amq__free(sorted);
     return status;
 }
 
@@ -686,7 +687,7 @@ static int read_templates(amq_bundle *b, const uint8_t *p, const uint8_t *end, c
 /* Check every record once (see the opening comment). */
 static int check_records(const amq_bundle *b, const char *where, amq_diag *diag)
 {
-    record *r = malloc(sizeof *r);
+    record *r = amq__malloc(sizeof *r);
     if (!r)
         return amq__fail(diag, AMQ_ENOMEM, "out of memory checking %s", where);
     const uint8_t *p = b->records, *end = b->records + b->records_len;
@@ -725,7 +726,7 @@ static int check_records(const amq_bundle *b, const char *where, amq_diag *diag)
         status = amq__fail(diag, AMQ_ECORRUPT,
                            "%s: %llu bytes of member records are left after the last member", where,
                            (unsigned long long)(end - p));
-    free(r);
+    amq__free(r);
     return status;
 }
 
@@ -734,7 +735,7 @@ int amq__bundle_from_container(amq_bundle **out, const amq__container *c, amq__f
 {
     assert(out && c && image && where);
     *out = NULL;
-    amq_bundle *b = calloc(1, sizeof *b);
+    amq_bundle *b = amq__calloc(1, sizeof *b);
     if (!b) {
         amq__file_image_close(image);
         return amq__fail(diag, AMQ_ENOMEM, "out of memory opening %s", where);
@@ -810,7 +811,7 @@ void amq_bundle_close(amq_bundle *bundle)
     if (!bundle)
         return;
     amq__file_image_close(&bundle->image);
-    free(bundle);
+    amq__free(bundle);
 }
 
 uint64_t amq_bundle_members(const amq_bundle *bundle)
@@ -921,8 +922,8 @@ int amq_bundle_open_filter(amq_filter **out, const amq_bundle *bundle, const voi
     uint64_t rounded = (r.data_len + AMQ__FORMAT_ALIGN) & ~(uint64_t)(AMQ__FORMAT_ALIGN - 1);
     if (rounded > SIZE_MAX)
         return amq__fail(diag, AMQ_ENOMEM, "bundle member %s is too large", shown);
-    amq__file_image image = { aligned_alloc(AMQ__FORMAT_ALIGN, (size_t)rounded), (size_t)r.data_len,
-                              false };
+    amq__file_image image = { amq__aligned_alloc(AMQ__FORMAT_ALIGN, (size_t)rounded),
+                              (size_t)r.data_len, false };
     if (!image.data)
         return amq__fail(diag, AMQ_ENOMEM, "out of memory for bundle member %s", shown);
     memcpy(image.data, r.data, (size_t)r.data_stored);

@@ -8,7 +8,7 @@
  * A vector of n bits is ceil(n / 64) uint64_t words; bit i is bit i % 64
  * (least significant first) of word i / 64. Indexes are 64-bit, so a vector
  * of 2^32 bits or more works. The get/set calls are inline in bits.h; this
- * file allocates (calloc, so the bits past n stay 0 as the header promises),
+ * file allocates (zeroed, so the bits past n stay 0 as the header promises),
  * counts bits, and saves and loads the words: as little-endian uint64s, so a
  * little-endian host saves its words without a copy, and a load checks the
  * length and that the bits past n are 0 before trusting them. A vector is
@@ -90,6 +90,7 @@
  */
 #define _DEFAULT_SOURCE /* MADV_HUGEPAGE, which the POSIX level alone hides */
 #include "core/bits.h"
+#include "core/alloc.h"
 #include "core/util.h"
 
 #include <assert.h>
@@ -101,15 +102,17 @@
 
 void *amq__alloc_table(uint64_t bytes, bool zeroed)
 {
-    uint64_t alignment = bytes >= AMQ__HUGE_PAGE ? AMQ__HUGE_PAGE : 64;
+    /* Under a host's allocator, cache lines only (alloc.h says why). */
+    bool huge = bytes >= AMQ__HUGE_PAGE && !amq__allocator_is_custom();
+    uint64_t alignment = huge ? AMQ__HUGE_PAGE : 64;
     uint64_t rounded = (bytes + alignment - 1) / alignment * alignment;
     if (bytes == 0 || rounded > SIZE_MAX)
         return NULL;
-    void *table = aligned_alloc((size_t)alignment, (size_t)rounded);
+    void *table = amq__aligned_alloc((size_t)alignment, (size_t)rounded);
     if (!table)
         return NULL;
 #ifdef MADV_HUGEPAGE
-    if (alignment == AMQ__HUGE_PAGE)
+    if (huge)
         madvise(table, (size_t)rounded, MADV_HUGEPAGE); /* a hint: failure is harmless */
 #endif
     if (zeroed)
@@ -118,7 +121,8 @@ void *amq__alloc_table(uint64_t bytes, bool zeroed)
 }
 
 /* A vector of bit_count zero bits: a table (amq__alloc_table), or, sparse,
- * calloc'd pages the system maps when first touched. */
+ * zeroed pages the system maps when first touched (amq__aligned_calloc:
+ * calloc's, with the C library's allocator). Either is an aligned block. */
 static int bitvec_alloc(amq__bitvec *v, uint64_t bit_count, bool sparse)
 {
     v->words = NULL;
@@ -129,7 +133,7 @@ static int bitvec_alloc(amq__bitvec *v, uint64_t bit_count, bool sparse)
     if (word_count > SIZE_MAX / sizeof(uint64_t))
         return AMQ_ERANGE;
     if (word_count > 0) {
-        v->words = sparse ? calloc((size_t)word_count, sizeof(uint64_t))
+        v->words = sparse ? amq__aligned_calloc(sizeof(uint64_t), (size_t)word_count * 8)
                           : amq__alloc_table(word_count * sizeof(uint64_t), true);
         if (!v->words)
             return AMQ_ENOMEM;
@@ -150,7 +154,7 @@ int amq__bitvec_init_sparse(amq__bitvec *v, uint64_t bit_count)
 
 void amq__bitvec_free(amq__bitvec *v)
 {
-    free(v->words);
+    amq__aligned_free(v->words);
     v->words = NULL;
     v->bit_count = 0;
 }
@@ -175,7 +179,7 @@ const void *amq__bitvec_le_words(const amq__bitvec *v, void **scratch)
     return v->words;
 #else
     uint64_t word_count = amq__bitvec_words_for(v->bit_count);
-    uint8_t *copy = malloc((size_t)word_count * sizeof(uint64_t));
+    uint8_t *copy = amq__malloc((size_t)word_count * sizeof(uint64_t));
     if (!copy)
         return NULL;
     for (uint64_t i = 0; i < word_count; i++)
@@ -266,7 +270,7 @@ static bool writer_make_room(amq__bitwriter *w, uint64_t bit_count)
     size_t capacity = w->capacity < WRITER_MIN_CAPACITY ? WRITER_MIN_CAPACITY : w->capacity;
     while (capacity < needed)
         capacity = capacity > SIZE_MAX / 2 ? (size_t)needed : capacity * 2;
-    uint8_t *bytes = realloc(w->bytes, capacity);
+    uint8_t *bytes = amq__realloc(w->bytes, capacity);
     if (!bytes) {
         writer_fail(w, AMQ_ENOMEM);
         return false;
@@ -357,13 +361,13 @@ int amq__bitwriter_finish(amq__bitwriter *w, uint8_t **bytes, size_t *byte_count
     if (status == AMQ_OK && w->bit_count > 0) {
         /* The padding bits are already zero: the buffer is zero-filled. */
         size_t used = (size_t)(w->bit_count / 8 + (w->bit_count % 8 != 0));
-        uint8_t *shrunk = realloc(w->bytes, used);
+        uint8_t *shrunk = amq__realloc(w->bytes, used);
         *bytes = shrunk ? shrunk : w->bytes;
         *byte_count = used;
         if (bit_count)
             *bit_count = w->bit_count;
     } else {
-        free(w->bytes);
+        amq__free(w->bytes);
     }
     amq__bitwriter_init(w);
     return status;
@@ -371,7 +375,7 @@ int amq__bitwriter_finish(amq__bitwriter *w, uint8_t **bytes, size_t *byte_count
 
 void amq__bitwriter_free(amq__bitwriter *w)
 {
-    free(w->bytes);
+    amq__free(w->bytes);
     amq__bitwriter_init(w);
 }
 

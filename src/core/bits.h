@@ -55,8 +55,9 @@ static inline uint64_t amq__bitvec_words_for(uint64_t bit_count)
  * true (a caller that writes every byte before reading it passes false and
  * saves a pass over the table), 64-byte aligned so that no cache line
  * straddles two; from 2 MiB up aligned to, and asking the kernel for,
- * 2 MiB pages (MADV_HUGEPAGE), which spares a random access its TLB miss.
- * Free with free(). NULL when it cannot be had. */
+ * 2 MiB pages (MADV_HUGEPAGE), which spares a random access its TLB miss
+ * (not under a host's allocator: core/alloc.h). Free with
+ * amq__aligned_free. NULL when it cannot be had. */
 #define AMQ__HUGE_PAGE ((uint64_t)2 << 20)
 void *amq__alloc_table(uint64_t bytes, bool zeroed);
 
@@ -71,7 +72,8 @@ int amq__bitvec_init(amq__bitvec *v, uint64_t bit_count);
  * decoding a coded bank - never writes the whole vector. */
 int amq__bitvec_init_sparse(amq__bitvec *v, uint64_t bit_count);
 
-/* Free the words; v becomes an empty vector. Accepts an empty vector. */
+/* Free the words (an aligned block, core/alloc.h); v becomes an empty
+ * vector. Accepts an empty vector. */
 void amq__bitvec_free(amq__bitvec *v);
 
 static inline bool amq__bitvec_get(const amq__bitvec *v, uint64_t i)
@@ -224,7 +226,7 @@ void amq__bitwriter_put_rice(amq__bitwriter *w, uint64_t value, unsigned rice_bi
 void amq__bitwriter_put_golomb(amq__bitwriter *w, uint64_t value, uint64_t divisor);
 
 /* Pad with 0-bits to a byte boundary and hand over the buffer: *bytes
- * (caller frees with free(); NULL when empty), *byte_count, and *bit_count
+ * (caller frees with amq__free; NULL when empty), *byte_count, and *bit_count
  * the number of bits written before padding (may be NULL). Returns the
  * sticky status; on error nothing is handed over and the writer is freed.
  * The writer is left empty either way. */

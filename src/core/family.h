@@ -64,9 +64,9 @@ typedef struct amq__family {
      * filter. A dynamic family builds its own arrays and never borrows. */
     int (*load)(void **state, const amq__container *c, bool *borrows_image, amq_diag *diag);
     void (*info)(const void *state, amq_info *out);
-    /* The filter's bare data in a named format, in a malloc'd buffer (for
-     * amq_export; NULL: the family exports nothing). AMQ_EUNSUPPORTED with
-     * a message for a format it does not have. */
+    /* The filter's bare data in a named format, in a plain block
+     * (core/alloc.h), for amq_export; NULL: the family exports nothing.
+     * AMQ_EUNSUPPORTED with a message for a format it does not have. */
     int (*export_as)(const void *state, const char *format, uint8_t **out, size_t *len,
                      amq_diag *diag);
     void (*destroy)(void *state);

@@ -103,6 +103,7 @@
  * while mapped (the kernel would raise SIGBUS).
  */
 #include "core/format.h"
+#include "core/alloc.h"
 #include "core/bits.h"
 #include "core/hash.h"
 #include "core/util.h"
@@ -356,7 +357,7 @@ int amq__format_encode(uint8_t **out, size_t *out_len, const amq__container *c,
         return amq__fail(diag, AMQ_ERANGE, "a %" PRIu64 "-byte container does not fit in memory",
                          size);
 #endif
-    uint8_t *buffer = malloc((size_t)size);
+    uint8_t *buffer = amq__malloc((size_t)size);
     if (!buffer)
         return amq__fail(diag, AMQ_ENOMEM, "cannot allocate %" PRIu64 " bytes for a container",
                          size);
@@ -536,7 +537,7 @@ static char *directory_of(const char *path)
     const char *slash = strrchr(path, '/');
     const char *directory = slash ? path : ".";
     size_t len = !slash ? 1 : slash == path ? 1 : (size_t)(slash - path);
-    char *copy = malloc(len + 1);
+    char *copy = amq__malloc(len + 1);
     if (copy) {
         memcpy(copy, directory, len);
         copy[len] = '\0';
@@ -554,10 +555,10 @@ static int save_paths_init(save_paths *p, const char *path, amq_diag *diag)
     size_t head = (size_t)(name - path); /* path up to and including the slash */
     size_t name_len = strlen(name);
     p->directory = directory_of(path);
-    p->temporary = malloc(head + 1 + name_len + strlen(TEMP_INFIX) + TEMP_SUFFIX_LEN + 1);
+    p->temporary = amq__malloc(head + 1 + name_len + strlen(TEMP_INFIX) + TEMP_SUFFIX_LEN + 1);
     if (!p->directory || !p->temporary) {
-        free(p->directory);
-        free(p->temporary);
+        amq__free(p->directory);
+        amq__free(p->temporary);
         return amq__fail(diag, AMQ_ENOMEM, "out of memory saving '%s'", path);
     }
     memcpy(p->temporary, path, head);
@@ -572,8 +573,8 @@ static int save_paths_init(save_paths *p, const char *path, amq_diag *diag)
 
 static void save_paths_free(save_paths *p)
 {
-    free(p->directory);
-    free(p->temporary);
+    amq__free(p->directory);
+    amq__free(p->temporary);
 }
 
 /* Remove the temporary files of this file's earlier saves whose process is
@@ -704,7 +705,7 @@ static bool link_in_procfs(const char *name)
     char *directory = directory_of(name);
     struct statfs fs;
     bool procfs = directory && statfs(directory, &fs) == 0 && fs.f_type == PROC_SUPER_MAGIC;
-    free(directory);
+    amq__free(directory);
     return procfs;
 #else
     (void)name;
@@ -719,13 +720,13 @@ static char *follow_link(const char *name, off_t size)
 {
     size_t capacity = size > 0 ? (size_t)size + 1 : 256;
     for (;;) {
-        char *text = malloc(capacity);
+        char *text = amq__malloc(capacity);
         if (!text)
             return NULL;
         ssize_t len = readlink(name, text, capacity);
         if (len < 0) {
             int saved_errno = errno;
-            free(text);
+            amq__free(text);
             errno = saved_errno;
             return NULL;
         }
@@ -735,17 +736,17 @@ static char *follow_link(const char *name, off_t size)
             if (text[0] == '/' || !slash)
                 return text;
             size_t head = (size_t)(slash - name) + 1;
-            char *joined = malloc(head + (size_t)len + 1);
+            char *joined = amq__malloc(head + (size_t)len + 1);
             if (joined) {
                 memcpy(joined, name, head);
                 memcpy(joined + head, text, (size_t)len + 1);
             }
-            free(text);
+            amq__free(text);
             if (!joined)
                 errno = ENOMEM;
             return joined;
         }
-        free(text);
+        amq__free(text);
         if (capacity > SIZE_MAX / 2) {
             errno = ENAMETOOLONG;
             return NULL;
@@ -766,7 +767,7 @@ static const char *file_kind(mode_t mode)
  * save does there. On success the caller frees t->name. */
 static int resolve_target(save_target *t, const char *path, amq_diag *diag)
 {
-    char *name = malloc(strlen(path) + 1);
+    char *name = amq__malloc(strlen(path) + 1);
     if (!name)
         return amq__fail(diag, AMQ_ENOMEM, "out of memory saving '%s'", path);
     strcpy(name, path);
@@ -779,7 +780,7 @@ static int resolve_target(save_target *t, const char *path, amq_diag *diag)
                 return AMQ_OK;
             }
             int status = amq__io_fail(diag, errno, "saving '%s': cannot look at '%s'", path, name);
-            free(name);
+            amq__free(name);
             return status;
         }
         if (!S_ISLNK(t->st.st_mode))
@@ -788,7 +789,7 @@ static int resolve_target(save_target *t, const char *path, amq_diag *diag)
             if (stat(name, &t->st) != 0) {
                 int status =
                     amq__io_fail(diag, errno, "saving '%s': cannot follow '%s'", path, name);
-                free(name);
+                amq__free(name);
                 return status;
             }
             open_file = true;
@@ -800,15 +801,15 @@ static int resolve_target(save_target *t, const char *path, amq_diag *diag)
         if (!next) {
             int status = amq__io_fail(
                 diag, errno, "saving '%s': cannot follow the symbolic link '%s'", path, name);
-            free(name);
+            amq__free(name);
             return status;
         }
-        free(name);
+        amq__free(name);
         name = next;
     }
     mode_t mode = t->st.st_mode;
     if (!S_ISREG(mode) && !S_ISCHR(mode) && !S_ISFIFO(mode)) {
-        free(name);
+        amq__free(name);
         return amq__fail(diag, AMQ_EINVAL,
                          "'%s' is %s: a filter is saved to a regular file, a character device "
                          "or a FIFO",
@@ -987,7 +988,7 @@ int amq__format_save(uint64_t *checksum, const char *path, const amq__container 
         return status;
     if (target.kind == SAVE_INTO) {
         status = save_into(checksum, &target, path, c, pieces, piece_count, payload_len, diag);
-        free(target.name);
+        amq__free(target.name);
         return status;
     }
     save_paths paths = { NULL, NULL, 0, 0 };
@@ -997,7 +998,7 @@ int amq__format_save(uint64_t *checksum, const char *path, const amq__container 
         status = save_paths_init(&paths, target.name, diag);
     if (status != AMQ_OK) {
         int saved_errno = errno;
-        free(target.name);
+        amq__free(target.name);
         errno = saved_errno;
         return status;
     }
@@ -1022,7 +1023,7 @@ int amq__format_save(uint64_t *checksum, const char *path, const amq__container 
                               path, paths.directory);
     }
     save_paths_free(&paths);
-    free(target.name);
+    amq__free(target.name);
     if (status == AMQ_OK)
         *checksum = sum;
     else
@@ -1236,11 +1237,11 @@ static int read_regular(amq__file_image *img, int fd, size_t size, const char *p
     int64_t beyond = got == (int64_t)size ? amq__read_full(fd, &extra, 1, -1) : 0;
     if (got < 0 || beyond < 0) {
         int saved_errno = errno;
-        free(data);
+        amq__aligned_free(data);
         return amq__io_fail(diag, saved_errno, "reading '%s'", path);
     }
     if (got != (int64_t)size || beyond != 0) {
-        free(data);
+        amq__aligned_free(data);
         return amq__fail(diag, AMQ_ECORRUPT,
                          "'%s' changed size from %zu bytes while being read: it is being "
                          "rewritten in place",
@@ -1253,7 +1254,10 @@ static int read_regular(amq__file_image *img, int fd, size_t size, const char *p
 
 /*
  * A pipe or device: read until end of file, growing the buffer, but judge
- * it by its first bytes. The header comes first: without the amq magic,
+ * it by its first bytes. The buffer is an aligned block, 64-byte aligned
+ * like a regular file's table, so that every image is one kind of block
+ * (amq__file_image_close frees them all alike); it grows by copying, as
+ * realloc would. The header comes first: without the amq magic,
  * or with lengths no file can have, reading stops there (the parser then
  * says what it is not); with them, at most the size the header describes
  * and one byte more (so that extra bytes are still noticed). /dev/zero or
@@ -1269,11 +1273,14 @@ static int read_stream(amq__file_image *img, int fd, const char *path, amq_diag 
         if (used == capacity || !data) {
             if (data)
                 capacity = capacity > SIZE_MAX / 2 ? 0 : capacity * 2;
-            uint8_t *bigger = capacity ? realloc(data, capacity) : NULL;
+            uint8_t *bigger = capacity ? amq__aligned_alloc(AMQ__FORMAT_ALIGN, capacity) : NULL;
             if (!bigger) {
-                free(data);
+                amq__aligned_free(data);
                 return amq__fail(diag, AMQ_ENOMEM, "out of memory reading '%s'", path);
             }
+            if (used)
+                memcpy(bigger, data, used);
+            amq__aligned_free(data);
             data = bigger;
         }
         size_t room = capacity - used;
@@ -1282,7 +1289,7 @@ static int read_stream(amq__file_image *img, int fd, const char *path, amq_diag 
         int64_t got = amq__read_full(fd, data + used, room, -1);
         if (got < 0) {
             int saved_errno = errno;
-            free(data);
+            amq__aligned_free(data);
             return amq__io_fail(diag, saved_errno, "reading '%s'", path);
         }
         used += (size_t)got;
@@ -1303,7 +1310,7 @@ static int read_stream(amq__file_image *img, int fd, const char *path, amq_diag 
         wanted = described + 1;
     }
     if (used == 0) {
-        free(data);
+        amq__aligned_free(data);
         data = NULL;
     }
     img->data = data;
@@ -1354,7 +1361,7 @@ void amq__file_image_close(amq__file_image *img)
     if (img->mapped)
         munmap(img->data, img->len);
     else
-        free(img->data);
+        amq__aligned_free(img->data);
     img->data = NULL;
     img->len = 0;
     img->mapped = false;

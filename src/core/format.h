@@ -89,8 +89,9 @@ uint64_t amq__format_encoded_size(uint32_t params_len, uint64_t payload_len);
 
 /* Encode a container into a new buffer (for in-memory dumps). The payload is
  * the concatenation of the pieces; c->payload/payload_len are ignored.
- * *out is malloc'd; caller frees. Returns AMQ_OK, AMQ_EINVAL (params too
- * long, unknown family or hasher), AMQ_ERANGE, AMQ_ENOMEM. */
+ * *out is a plain block (core/alloc.h): the caller frees it with
+ * amq__free. Returns AMQ_OK, AMQ_EINVAL (params too long, unknown family or
+ * hasher), AMQ_ERANGE, AMQ_ENOMEM. */
 int amq__format_encode(uint8_t **out, size_t *out_len, const amq__container *c,
                        const amq__piece *pieces, size_t piece_count, amq_diag *diag);
 
@@ -158,9 +159,9 @@ int amq__format_parse(amq__container *out, const uint8_t *buf, size_t len, amq_d
 
 /* A file's bytes, read into memory or mapped. */
 typedef struct amq__file_image {
-    uint8_t *data; /* NULL for an empty file */
+    uint8_t *data; /* NULL for an empty file; read: an aligned block (core/alloc.h) */
     size_t len;
-    bool mapped; /* munmap rather than free */
+    bool mapped; /* munmap rather than amq__aligned_free */
 } amq__file_image;
 
 /* Read (use_mmap false) or map read-only (true) a whole file. An empty file
@@ -170,7 +171,7 @@ typedef struct amq__file_image {
  * (the file changed size while being read), AMQ_ENOMEM. */
 int amq__file_image_open(amq__file_image *img, const char *path, bool use_mmap, amq_diag *diag);
 
-/* Release an image (free or munmap). Accepts an empty image. */
+/* Release an image (amq__aligned_free or munmap). Accepts an empty image. */
 void amq__file_image_close(amq__file_image *img);
 
 /* Open a container file: check flags (0 or AMQ_LOAD_MMAP; else AMQ_EINVAL),

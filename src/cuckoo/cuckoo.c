@@ -172,6 +172,7 @@
  * queries use, is in cuckoo_internal.h.
  */
 #include "amq/cuckoo.h"
+#include "core/alloc.h"
 #include "core/bits.h"
 #include "core/hash.h"
 #include "core/util.h"
@@ -698,12 +699,12 @@ int amq_cuckoo_new(amq_cuckoo **out, const amq_cuckoo_params *params, amq_diag *
                          (double)AMQ_CUCKOO_MAX_BUCKETS * bucket_size *
                              design_load(bucket_size, max_kicks));
     }
-    amq_cuckoo *f = calloc(1, sizeof *f);
+    amq_cuckoo *f = amq__calloc(1, sizeof *f);
     if (!f)
         return amq__fail(diag, AMQ_ENOMEM, "out of memory");
     int status = amq__hasher_resolve(&f->hasher, &params->hasher, diag);
     if (status != AMQ_OK) {
-        free(f);
+        amq__free(f);
         return status;
     }
     amq__cuckoo_set_shape(f, fingerprint_bits, bucket_size, params->semi_sort);
@@ -716,7 +717,7 @@ int amq_cuckoo_new(amq_cuckoo **out, const amq_cuckoo_params *params, amq_diag *
     f->base_buckets = buckets;
     status = amq__cuckoo_table_open(f, 0);
     if (status != AMQ_OK) {
-        free(f);
+        amq__free(f);
         return amq__fail(diag, status, "cannot allocate %llu bytes for the cuckoo table",
                          (unsigned long long)bytes);
     }
@@ -729,10 +730,10 @@ void amq_cuckoo_free(amq_cuckoo *filter)
     if (!filter)
         return;
     for (size_t i = 0; i < filter->table_count; i++) {
-        free(filter->tables[i].slots);
+        amq__aligned_free(filter->tables[i].slots);
         amq__cuckoo_overflow_free(&filter->tables[i].overflow);
     }
-    free(filter);
+    amq__free(filter);
 }
 
 void amq_cuckoo_clear(amq_cuckoo *filter)
@@ -740,7 +741,7 @@ void amq_cuckoo_clear(amq_cuckoo *filter)
     for (size_t i = 0; i < filter->table_count; i++)
         amq__cuckoo_overflow_free(&filter->tables[i].overflow);
     for (size_t i = 1; i < filter->table_count; i++)
-        free(filter->tables[i].slots);
+        amq__aligned_free(filter->tables[i].slots);
     filter->table_count = 1;
     amq__cuckoo_table *t = &filter->tables[0];
     memset(t->slots, 0, (size_t)amq__cuckoo_table_bytes(filter, t->buckets));

@@ -20,6 +20,7 @@
  * an earlier amq refuses the longer block.
  */
 #include "amq/cuckoo.h"
+#include "core/alloc.h"
 #include "core/bits.h"
 #include "core/family.h"
 #include "core/util.h"
@@ -152,11 +153,11 @@ static int save_counted(const amq_cuckoo *f, amq__saved *out)
     if (entries > SIZE_MAX / SAVED_ENTRY_BYTES ||
         most > SIZE_MAX / sizeof(amq__cuckoo_overflow_entry))
         return AMQ_ENOMEM;
-    uint8_t *bytes = malloc((size_t)entries * SAVED_ENTRY_BYTES);
-    amq__cuckoo_overflow_entry *sorted = malloc((size_t)most * sizeof *sorted);
+    uint8_t *bytes = amq__malloc((size_t)entries * SAVED_ENTRY_BYTES);
+    amq__cuckoo_overflow_entry *sorted = amq__malloc((size_t)most * sizeof *sorted);
     if (!bytes || !sorted) {
-        free(bytes);
-        free(sorted);
+        amq__free(bytes);
+        amq__free(sorted);
         return AMQ_ENOMEM;
     }
     uint8_t *at = bytes;
@@ -169,7 +170,7 @@ static int save_counted(const amq_cuckoo *f, amq__saved *out)
             amq__store_u64le(at + 8, sorted[j].copies);
         }
     }
-    free(sorted);
+    amq__free(sorted);
     out->scratch = bytes;
     out->pieces[out->piece_count].data = bytes;
     out->pieces[out->piece_count].len = entries * SAVED_ENTRY_BYTES;
@@ -389,7 +390,7 @@ static int family_load(void **state, const amq__container *c, bool *borrows_imag
                          "cuckoo max kicks, growth, capacity or target fpr is out of range");
     if (tables < 1 || tables > AMQ_CUCKOO_MAX_TABLES || (tables > 1 && growth == 0))
         return amq__fail(diag, AMQ_ECORRUPT, "cuckoo table count %u is invalid", tables);
-    amq_cuckoo *f = calloc(1, sizeof *f);
+    amq_cuckoo *f = amq__calloc(1, sizeof *f);
     if (!f)
         return amq__fail(diag, AMQ_ENOMEM, "out of memory");
     amq__cuckoo_set_shape(f, fingerprint_bits, bucket_size, layout == 1);

@@ -47,6 +47,7 @@
  * lookup stops at the first free entry. Most tables never have an entry,
  * and then the map is a NULL pointer.
  */
+#include "core/alloc.h"
 #include "core/util.h"
 #include "cuckoo/cuckoo_internal.h"
 
@@ -84,7 +85,7 @@ static int resize(amq__cuckoo_overflow *o, uint64_t capacity)
 {
     if (capacity > SIZE_MAX / sizeof *o->entries)
         return AMQ_ENOMEM;
-    amq__cuckoo_overflow_entry *entries = calloc((size_t)capacity, sizeof *entries);
+    amq__cuckoo_overflow_entry *entries = amq__calloc((size_t)capacity, sizeof *entries);
     if (!entries)
         return AMQ_ENOMEM;
     amq__cuckoo_overflow old = *o;
@@ -93,7 +94,7 @@ static int resize(amq__cuckoo_overflow *o, uint64_t capacity)
     for (uint64_t i = 0; i < old.capacity; i++)
         if (old.entries[i].copies)
             *find(o, old.entries[i].bucket, old.entries[i].fingerprint) = old.entries[i];
-    free(old.entries);
+    amq__free(old.entries);
     return AMQ_OK;
 }
 
@@ -146,7 +147,7 @@ bool amq__cuckoo_overflow_take(amq__cuckoo_overflow *o, uint32_t bucket, uint32_
 
 void amq__cuckoo_overflow_free(amq__cuckoo_overflow *o)
 {
-    free(o->entries);
+    amq__free(o->entries);
     memset(o, 0, sizeof *o);
 }
 

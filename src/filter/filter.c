@@ -13,6 +13,7 @@
  * sees it.
  */
 #include "filter/filter.h"
+#include "core/alloc.h"
 #include "core/bits.h"
 #include "core/family.h"
 #include "core/format.h"
@@ -82,7 +83,7 @@ static int wrap(amq_filter **out, const amq__family *family, void *state)
 
 int amq__filter_wrap(amq_filter **out, const amq__family *family, void *state)
 {
-    amq_filter *f = calloc(1, sizeof *f);
+    amq_filter *f = amq__calloc(1, sizeof *f);
     if (!f)
         return AMQ_ENOMEM;
     f->family = family;
@@ -398,7 +399,7 @@ amq__saved *amq__filter_describe(const amq_filter *f, amq__container *c, amq_dia
                                  int *status)
 {
     assert(f && c && status);
-    amq__saved *saved = calloc(1, sizeof *saved);
+    amq__saved *saved = amq__calloc(1, sizeof *saved);
     if (!saved) {
         *status = amq__fail(diag, AMQ_ENOMEM, "out of memory saving a %s filter", f->family->name);
         return NULL;
@@ -428,8 +429,8 @@ void amq__saved_free(amq__saved *saved)
 {
     if (!saved)
         return;
-    free(saved->scratch);
-    free(saved);
+    amq__free(saved->scratch);
+    amq__free(saved);
 }
 
 uint64_t amq__saved_payload_len(const amq__saved *saved)
@@ -685,7 +686,7 @@ void amq_free(amq_filter *f)
         return;
     f->family->destroy(f->state);
     release_image(&f->image, f->image_is_callers);
-    free(f);
+    amq__free(f);
 }
 
 void *amq__filter_state(amq_filter *f, const amq__family *family)

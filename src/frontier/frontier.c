@@ -141,6 +141,8 @@
 
 #include "amq/frontier.h"
 #include "amq/bloom.h"
+#include "core/alloc.h"
+#include "core/bits.h"
 #include "core/family.h"
 #include "core/format.h"
 #include "core/hash.h"
@@ -410,9 +412,16 @@ static int open_directory(amq_frontier *f, const char *dir, amq_diag *diag)
                                 dir);
         return amq__io_fail(diag, errno, "cannot lock frontier directory '%s'", dir);
     }
-    f->dir = realpath(dir, NULL);
-    if (!f->dir)
+    /* Into a buffer of our own, not realpath's malloc'd one: every byte
+     * the frontier keeps comes from the library's allocator. */
+    char resolved[PATH_MAX];
+    if (!realpath(dir, resolved))
         return amq__io_fail(diag, errno, "cannot resolve the path '%s'", dir);
+    size_t len = strlen(resolved);
+    f->dir = amq__malloc(len + 1);
+    if (!f->dir)
+        return amq__fail(diag, AMQ_ENOMEM, "out of memory opening '%s'", dir);
+    memcpy(f->dir, resolved, len + 1);
     return AMQ_OK;
 }
 
@@ -502,7 +511,7 @@ static int read_file(amq__file_image *image, const amq_frontier *f, const char *
     else if (!S_ISREG(st.st_mode))
         status = amq__fail(diag, AMQ_ECORRUPT, "'%s/%s' is not a regular file", f->dir, name);
     else if ((uint64_t)st.st_size > SIZE_MAX ||
-             (st.st_size > 0 && !(data = malloc((size_t)st.st_size))))
+             (st.st_size > 0 && !(data = amq__alloc_table((uint64_t)st.st_size, false))))
         status = amq__fail(diag, AMQ_ENOMEM, "out of memory reading '%s/%s'", f->dir, name);
     if (status == AMQ_OK) {
         int64_t got = amq__read_full(fd, data, (size_t)st.st_size, 0);
@@ -514,7 +523,7 @@ static int read_file(amq__file_image *image, const amq_frontier *f, const char *
     }
     close(fd);
     if (status != AMQ_OK) {
-        free(data);
+        amq__aligned_free(data);
         return status;
     }
     image->data = data;
@@ -618,10 +627,10 @@ typedef struct manifest {
 
 static int write_manifest(amq_frontier *f, const manifest *m, amq_diag *diag)
 {
-    amq__params_writer *w = malloc(sizeof *w);
+    amq__params_writer *w = amq__malloc(sizeof *w);
     size_t table_len = f->spill.count * AMQ__SPILL_ENTRY_SIZE;
     size_t retired_len = m->retired * 8;
-    uint8_t *table = table_len + retired_len ? malloc(table_len + retired_len) : NULL;
+    uint8_t *table = table_len + retired_len ? amq__malloc(table_len + retired_len) : NULL;
     int status = AMQ_OK;
     if (!w || (table_len + retired_len && !table)) {
         status = amq__fail(diag, AMQ_ENOMEM, "out of memory writing the manifest");
@@ -656,8 +665,8 @@ static int write_manifest(amq_frontier *f, const manifest *m, amq_diag *diag)
         amq__piece piece = { table, table_len + retired_len };
         status = write_file(NULL, f, MANIFEST_NAME, 0644, &c, &piece, 1, diag);
     }
-    free(w);
-    free(table);
+    amq__free(w);
+    amq__free(table);
     return status;
 }
 
@@ -773,7 +782,7 @@ static int reopen(amq_frontier *f, amq_diag *diag)
                                            m.read_offset, m.read_records, &inner);
         }
         if (status == AMQ_OK && m.retired > 0) {
-            retired = malloc((size_t)m.retired * sizeof *retired);
+            retired = amq__malloc((size_t)m.retired * sizeof *retired);
             if (!retired)
                 status = amq__fail(&inner, AMQ_ENOMEM, "out of memory for the retired segments");
             for (uint64_t i = 0; retired && i < m.retired; i++)
@@ -782,7 +791,7 @@ static int reopen(amq_frontier *f, amq_diag *diag)
         amq__file_image_close(&image);
     }
     if (status != AMQ_OK) {
-        free(retired);
+        amq__free(retired);
         return amq__fail(diag, status, "manifest '%s/%s': %s", f->dir, MANIFEST_NAME,
                          inner.message);
     }
@@ -806,7 +815,7 @@ static int reopen(amq_frontier *f, amq_diag *diag)
                            f->dir, amq_scalable_bloom_keys(f->filter), f->enqueued);
     if (status == AMQ_OK)
         status = sweep_directory(f, false, retired, (size_t)m.retired, diag);
-    free(retired);
+    amq__free(retired);
     return status;
 }
 
@@ -873,12 +882,12 @@ static void destroy(amq_frontier *f)
 {
     amq__spill_free(&f->spill);
     amq_free(f->handle); /* and the filter */
-    free(f->head.bytes);
-    free(f->tail.bytes);
+    amq__free(f->head.bytes);
+    amq__free(f->tail.bytes);
     if (f->dir_fd >= 0)
         close(f->dir_fd); /* releases the lock */
-    free(f->dir);
-    free(f);
+    amq__free(f->dir);
+    amq__free(f);
 }
 
 int amq_frontier_open(amq_frontier **out, const char *dir, const amq_frontier_options *opt,
@@ -894,7 +903,7 @@ int amq_frontier_open(amq_frontier **out, const char *dir, const amq_frontier_op
     int status = check_options(opt, diag);
     if (status != AMQ_OK)
         return status;
-    amq_frontier *f = calloc(1, sizeof *f);
+    amq_frontier *f = amq__calloc(1, sizeof *f);
     if (!f)
         return amq__fail(diag, AMQ_ENOMEM, "out of memory for a frontier");
     f->dir_fd = -1;
@@ -973,7 +982,7 @@ static int make_room(amq_frontier *f, size_t need, amq_diag *diag)
         capacity *= 2;
     if (capacity > f->tail_bytes_max)
         capacity = f->tail_bytes_max;
-    uint8_t *bytes = realloc(t->bytes, capacity);
+    uint8_t *bytes = amq__realloc(t->bytes, capacity);
     if (!bytes)
         return amq__fail(diag, AMQ_ENOMEM, "out of memory growing the queue to %zu bytes",
                          capacity);
@@ -1029,7 +1038,7 @@ static int refill_head(amq_frontier *f, amq_diag *diag)
 {
     record_buffer *h = &f->head;
     if (!h->bytes) {
-        h->bytes = malloc(f->head_bytes_max);
+        h->bytes = amq__malloc(f->head_bytes_max);
         if (!h->bytes)
             return amq__fail(diag, AMQ_ENOMEM, "out of memory for a %zu-byte read-ahead",
                              f->head_bytes_max);

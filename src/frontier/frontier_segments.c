@@ -65,6 +65,7 @@
  * others are opened when a sync needs them.
  */
 #include "amq/frontier.h"
+#include "core/alloc.h"
 #include "core/format.h"
 #include "core/hash.h"
 #include "core/util.h"
@@ -189,8 +190,8 @@ void amq__spill_free(amq__spill *s)
 {
     for (size_t i = 0; i < s->count; i++)
         segment_close(&s->segments[i]);
-    free(s->segments);
-    free(s->retired);
+    amq__free(s->segments);
+    amq__free(s->retired);
     s->segments = NULL;
     s->retired = NULL;
     s->count = s->capacity = s->retired_count = s->retired_capacity = 0;
@@ -230,7 +231,7 @@ static bool reserve(void **items, size_t *capacity, size_t count, size_t item_si
     if (count < *capacity)
         return true;
     size_t bigger = *capacity ? *capacity * 2 : 8;
-    void *grown = realloc(*items, bigger * item_size);
+    void *grown = amq__realloc(*items, bigger * item_size);
     if (!grown)
         return false;
     *items = grown;
@@ -656,7 +657,7 @@ int amq__spill_table_load(amq__spill *s, const uint8_t *table, uint64_t count, u
     if (count > SIZE_MAX / sizeof *s->segments)
         return amq__fail(diag, AMQ_ENOMEM, "%" PRIu64 " segments do not fit in memory", count);
     if (count > 0) {
-        s->segments = malloc((size_t)count * sizeof *s->segments);
+        s->segments = amq__malloc((size_t)count * sizeof *s->segments);
         if (!s->segments)
             return amq__fail(diag, AMQ_ENOMEM, "out of memory for %" PRIu64 " segments", count);
         s->capacity = (size_t)count;

@@ -104,6 +104,7 @@
  * AMQ_EFULL, AMQ_ENOMEM); loading answers AMQ_ECORRUPT naming the field.
  */
 #include "amq/fuse.h"
+#include "core/alloc.h"
 #include "core/family.h"
 #include "core/hash.h"
 #include "core/util.h"
@@ -127,8 +128,8 @@ void amq_fuse_free(amq_fuse *filter)
 {
     if (!filter)
         return;
-    free(filter->owned);
-    free(filter);
+    amq__aligned_free(filter->owned);
+    amq__free(filter);
 }
 
 /* ---- queries --------------------------------------------------------------- */
@@ -523,7 +524,7 @@ static int family_load(void **state, const amq__container *c, bool *borrows_imag
                          "%s payload is %llu bytes; %llu slots of %u bits take %llu", name,
                          (unsigned long long)c->payload_len, (unsigned long long)array_length,
                          fingerprint_bits, (unsigned long long)amq_fuse_memory_bytes(&f));
-    amq_fuse *loaded = malloc(sizeof *loaded);
+    amq_fuse *loaded = amq__malloc(sizeof *loaded);
     if (!loaded)
         return amq__fail(diag, AMQ_ENOMEM, "out of memory");
     *loaded = f;

@@ -98,6 +98,7 @@
  * and a query's, then seldom miss the TLB.
  */
 #include "amq/fuse.h"
+#include "core/alloc.h"
 #include "core/bits.h"
 #include "core/hash.h"
 #include "core/reduce.h"
@@ -173,9 +174,9 @@ typedef struct workspace {
 
 static void workspace_free_shaped(workspace *w)
 {
-    free(w->starts);
-    free(w->keys);
-    free(w->counts);
+    amq__free(w->starts);
+    amq__aligned_free(w->keys);
+    amq__aligned_free(w->counts);
     w->starts = w->keys = NULL;
     w->counts = NULL;
 }
@@ -189,7 +190,7 @@ static int workspace_shape(workspace *w, const amq__fuse_shape *shape)
     if (shape->segment_count >= SIZE_MAX / sizeof *w->starts ||
         shape->array_length > SIZE_MAX / sizeof *w->keys)
         return AMQ_ERANGE;
-    w->starts = malloc(((size_t)shape->segment_count + 1) * sizeof *w->starts);
+    w->starts = amq__malloc(((size_t)shape->segment_count + 1) * sizeof *w->starts);
     w->keys = amq__alloc_table(shape->array_length * sizeof *w->keys, false);
     w->counts = amq__alloc_table(shape->array_length, false);
     return w->starts && w->keys && w->counts ? AMQ_OK : AMQ_ENOMEM;
@@ -198,9 +199,9 @@ static int workspace_shape(workspace *w, const amq__fuse_shape *shape)
 static void workspace_free(workspace *w)
 {
     workspace_free_shaped(w);
-    free(w->order);
-    free(w->own);
-    free(w->queue);
+    amq__aligned_free(w->order);
+    amq__free(w->own);
+    amq__free(w->queue);
 }
 
 /* Step 1: the mixed hashes into w->order, by the segment of their first
@@ -265,7 +266,7 @@ static int reserve(workspace *w, size_t needed)
     if (needed <= w->queue_capacity)
         return AMQ_OK;
     size_t capacity = w->queue_capacity * 2 > needed ? w->queue_capacity * 2 : needed;
-    uint64_t *queue = realloc(w->queue, capacity * sizeof *queue);
+    uint64_t *queue = amq__realloc(w->queue, capacity * sizeof *queue);
     if (!queue)
         return AMQ_ENOMEM;
     w->queue = queue;
@@ -446,8 +447,8 @@ static int build(amq_fuse **out, const amq_fuse_params *params, const uint64_t *
     w.order = n <= SIZE_MAX / sizeof *w.order - AMQ__SORT_COUNTS
                   ? amq__alloc_table((n + AMQ__SORT_COUNTS) * sizeof *w.order, false)
                   : NULL;
-    w.own = malloc(n ? n : 1);
-    w.queue = malloc(w.queue_capacity * sizeof *w.queue);
+    w.own = amq__malloc(n ? n : 1);
+    w.queue = amq__malloc(w.queue_capacity * sizeof *w.queue);
     if (status == AMQ_OK && (!w.order || !w.own || !w.queue))
         status = AMQ_ENOMEM;
 
@@ -468,7 +469,7 @@ static int build(amq_fuse **out, const amq_fuse_params *params, const uint64_t *
             continue;
         deduplicated = true;
         if (!owned) {
-            copy = malloc(n * sizeof *copy);
+            copy = amq__malloc(n * sizeof *copy);
             if (!copy) {
                 status = AMQ_ENOMEM;
                 break;
@@ -489,13 +490,13 @@ static int build(amq_fuse **out, const amq_fuse_params *params, const uint64_t *
 
     amq_fuse *f = NULL;
     if (status == AMQ_OK && peeled_all) {
-        f = calloc(1, sizeof *f);
+        f = amq__calloc(1, sizeof *f);
         /* Zeroed, and in 2 MiB pages when that large: queries then miss the
          * TLB far less often. */
         uint8_t *fingerprints =
             f ? amq__alloc_table(shape.array_length * (p.fingerprint_bits / 8), true) : NULL;
         if (!fingerprints) {
-            free(f);
+            amq__free(f);
             f = NULL;
             status = AMQ_ENOMEM;
         } else {
@@ -512,7 +513,7 @@ static int build(amq_fuse **out, const amq_fuse_params *params, const uint64_t *
         }
     }
     workspace_free(&w);
-    free(copy);
+    amq__free(copy);
     if (status == AMQ_ENOMEM)
         return amq__fail(diag, status, "out of memory building a binary fuse filter of %zu keys",
                          n);
@@ -560,12 +561,12 @@ int amq_fuse_build(amq_fuse **out, const amq_fuse_params *params, const void *co
         return status;
     if (count > SIZE_MAX / sizeof(uint64_t))
         return amq__fail(diag, AMQ_ERANGE, "%zu keys are too many for a binary fuse filter", count);
-    uint64_t *hashes = malloc((count ? count : 1) * sizeof *hashes);
+    uint64_t *hashes = amq__malloc((count ? count : 1) * sizeof *hashes);
     if (!hashes)
         return amq__fail(diag, AMQ_ENOMEM, "out of memory hashing %zu keys", count);
     for (size_t i = 0; i < count; i++)
         hashes[i] = amq__hash64(&p.hasher, keys[i], lens[i]);
     status = build(out, &p, hashes, hashes, count, NULL, diag);
-    free(hashes);
+    amq__free(hashes);
     return status;
 }

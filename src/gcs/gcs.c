@@ -190,6 +190,7 @@
  * a union does not fit, AMQ_EINCOMPATIBLE for unions of different
  * parameters, AMQ_ECORRUPT for a damaged stream or file, AMQ_ENOMEM.
  */
+#include "core/alloc.h"
 #include "core/bits.h"
 #include "core/hash.h"
 #include "core/sort.h"
@@ -396,7 +397,7 @@ static uint64_t index_entries_for(uint64_t asked, uint64_t count)
 
 amq_gcs *amq__gcs_new(const amq_hasher *hasher, uint64_t range, uint64_t divisor)
 {
-    amq_gcs *f = calloc(1, sizeof *f);
+    amq_gcs *f = amq__calloc(1, sizeof *f);
     if (!f)
         return NULL;
     f->hasher = *hasher;
@@ -433,12 +434,22 @@ int amq__gcs_add_segment(amq_gcs *f, uint64_t count, amq_diag *diag)
     return AMQ_OK;
 }
 
+void amq__gcs_free_owned(amq_gcs *f)
+{
+    if (f->owned_table)
+        amq__aligned_free(f->owned);
+    else
+        amq__free(f->owned);
+    f->owned = NULL;
+    f->owned_table = false;
+}
+
 void amq_gcs_free(amq_gcs *filter)
 {
     if (!filter)
         return;
-    free(filter->owned);
-    free(filter);
+    amq__gcs_free_owned(filter);
+    amq__free(filter);
 }
 
 uint64_t amq__gcs_payload_bytes(const amq_gcs *f)
@@ -488,7 +499,7 @@ static int build_from_hashes(amq_gcs **out, const gcs_shape *shape, uint64_t *wo
     if (status == AMQ_OK && n > 0)
         status = amq__gcs_add_segment(f, n, diag);
     if (status != AMQ_OK) {
-        free(work);
+        amq__free(work);
         amq_gcs_free(f);
         return status;
     }
@@ -498,7 +509,7 @@ static int build_from_hashes(amq_gcs **out, const gcs_shape *shape, uint64_t *wo
         amq__sort_u64(values, NULL, n, work + count);
     if (shape->bucketed) {
         status = amq__gcs_encode_buckets(f, values, shape->width, shape->block_shift, diag);
-        free(work);
+        amq__free(work);
         if (status != AMQ_OK) {
             amq_gcs_free(f);
             return status;
@@ -515,7 +526,7 @@ static int build_from_hashes(amq_gcs **out, const gcs_shape *shape, uint64_t *wo
         amq__bitwriter_put_golomb(&w, values[i] - previous, f->divisor);
         previous = values[i];
     }
-    free(work);
+    amq__free(work);
     return finish_stream(out, f, &w, index_entries_for(shape->index_asked, n), diag);
 }
 
@@ -526,7 +537,7 @@ static uint64_t *alloc_work(size_t count, amq_diag *diag)
         amq__fail(diag, AMQ_ENOMEM, "%zu keys do not fit memory", count);
         return NULL;
     }
-    uint64_t *work = malloc((2 * count + AMQ__SORT_COUNTS) * sizeof *work);
+    uint64_t *work = amq__malloc((2 * count + AMQ__SORT_COUNTS) * sizeof *work);
     if (!work)
         amq__fail(diag, AMQ_ENOMEM, "out of memory for %zu gcs keys", count);
     return work;
@@ -587,10 +598,10 @@ int amq_gcs_from_stream(amq_gcs **out, const amq_gcs_params *params, uint64_t co
     if (len > SIZE_MAX - AMQ__GCS_STREAM_SLACK)
         return amq__fail(diag, AMQ_ENOMEM, "a gcs stream of %zu bytes does not fit memory", len);
     amq_gcs *f = amq__gcs_new(&shape.hasher, shape.range, shape.divisor);
-    uint8_t *copy = calloc(len + AMQ__GCS_STREAM_SLACK, 1);
+    uint8_t *copy = amq__calloc(len + AMQ__GCS_STREAM_SLACK, 1);
     if (!f || !copy) {
         amq_gcs_free(f);
-        free(copy);
+        amq__free(copy);
         return amq__fail(diag, AMQ_ENOMEM, "out of memory");
     }
     if (len)
@@ -610,7 +621,7 @@ int amq_gcs_from_stream(amq_gcs **out, const amq_gcs_params *params, uint64_t co
         status =
             amq__gcs_adopt_stream(f, copy, end, index_entries_for(shape.index_asked, count), diag);
     else
-        free(copy);
+        amq__free(copy);
     if (status != AMQ_OK) {
         amq_gcs_free(f);
         return status;
@@ -650,7 +661,7 @@ static int gcs_union(amq_gcs **out, const amq_gcs *a, const amq_gcs *b, amq_diag
      * a's layout. */
     uint64_t *values = NULL;
     if (f->count <= SIZE_MAX / sizeof *values)
-        values = malloc(f->count ? (size_t)f->count * sizeof *values : 1);
+        values = amq__malloc(f->count ? (size_t)f->count * sizeof *values : 1);
     if (!values) {
         amq_gcs_free(f);
         return amq__fail(diag, AMQ_ENOMEM, "out of memory for a gcs union");
@@ -661,7 +672,7 @@ static int gcs_union(amq_gcs **out, const amq_gcs *a, const amq_gcs *b, amq_diag
         values[i] += a->universe;
     if (a->bucketed) {
         status = amq__gcs_encode_buckets(f, values, a->buckets.width, a->buckets.block_shift, diag);
-        free(values);
+        amq__free(values);
         if (status != AMQ_OK) {
             amq_gcs_free(f);
             return status;
@@ -677,7 +688,7 @@ static int gcs_union(amq_gcs **out, const amq_gcs *a, const amq_gcs *b, amq_diag
         amq__bitwriter_put_golomb(&w, values[i] - previous, f->divisor);
         previous = values[i];
     }
-    free(values);
+    amq__free(values);
     uint64_t entries = a->index.entries + b->index.entries;
     return finish_stream(out, f, &w, entries < f->count ? entries : f->count, diag);
 }
@@ -781,8 +792,8 @@ int amq_gcs_merge(amq_gcs *into, const amq_gcs *other, amq_diag *diag)
         return status;
     /* into's old stream, when it was borrowed from a file image, stays
      * valid while the handle that owns the image lives. */
-    free(into->owned);
+    amq__gcs_free_owned(into);
     *into = *merged;
-    free(merged);
+    amq__free(merged);
     return AMQ_OK;
 }

@@ -13,6 +13,7 @@
  * no count: while the unary position is below the lowest remainder read,
  * another code remains.
  */
+#include "core/alloc.h"
 #include "core/bits.h"
 #include "core/util.h"
 #include "gcs/gcs_internal.h"
@@ -152,7 +153,7 @@ int amq__gcs_encode_buckets(amq_gcs *f, const uint64_t *values, uint64_t width,
     if (x->count > SIZE_MAX / sizeof(uint64_t) - 1)
         return amq__fail(diag, AMQ_ENOMEM, "%llu gcs buckets do not fit memory",
                          (unsigned long long)x->count);
-    uint64_t *start = malloc((size_t)(x->count + 1) * sizeof *start);
+    uint64_t *start = amq__malloc((size_t)(x->count + 1) * sizeof *start);
     if (!start)
         return amq__fail(diag, AMQ_ENOMEM, "out of memory for %llu gcs buckets",
                          (unsigned long long)x->count);
@@ -166,7 +167,7 @@ int amq__gcs_encode_buckets(amq_gcs *f, const uint64_t *values, uint64_t width,
         start[b] = bits;
         uint64_t size = bucket_bits(values + first, i - first, b * width, p);
         if (!amq__add_u64(bits, size, &bits) || bits > (UINT64_MAX >> 4)) {
-            free(start);
+            amq__free(start);
             return amq__fail(diag, AMQ_ERANGE, "the gcs stream passes 2^60 bits");
         }
     }
@@ -178,7 +179,7 @@ int amq__gcs_encode_buckets(amq_gcs *f, const uint64_t *values, uint64_t width,
         index_shape(x, start);
     if (!amq__gcs_bucket_frame(x, f->universe) ||
         stream_bytes > SIZE_MAX / 2 - amq__gcs_bucket_index_bytes(x) - AMQ__GCS_STREAM_SLACK) {
-        free(start);
+        amq__free(start);
         return amq__fail(diag, AMQ_ENOMEM, "a gcs stream of %llu bits does not fit memory",
                          (unsigned long long)bits);
     }
@@ -188,7 +189,7 @@ int amq__gcs_encode_buckets(amq_gcs *f, const uint64_t *values, uint64_t width,
      * a query's two random reads (index, bucket) their TLB misses */
     uint8_t *block = amq__alloc_table(total, true);
     if (!block) {
-        free(start);
+        amq__free(start);
         return amq__fail(diag, AMQ_ENOMEM, "out of memory for a gcs stream of %llu bits",
                          (unsigned long long)bits);
     }
@@ -200,6 +201,7 @@ int amq__gcs_encode_buckets(amq_gcs *f, const uint64_t *values, uint64_t width,
         bucket_write(block, start[b], start[b + 1], values + first, i - first, b * width, p);
     }
     f->owned = block;
+    f->owned_table = true;
     f->stream = block;
     f->stream_bits = bits;
     f->stream_bytes = stream_bytes;
@@ -210,7 +212,7 @@ int amq__gcs_encode_buckets(amq_gcs *f, const uint64_t *values, uint64_t width,
         x->headers = headers;
         x->deltas = deltas;
     }
-    free(start);
+    amq__free(start);
     uint64_t distinct[AMQ_GCS_MAX_SEGMENTS];
     int status = amq__gcs_verify_buckets(f, distinct, diag);
     if (status != AMQ_OK)
@@ -423,7 +425,7 @@ int amq__gcs_continuous_stream(const amq_gcs *f, uint8_t **bytes, uint64_t *bits
     *bits = 0;
     if (f->count > SIZE_MAX / sizeof(uint64_t))
         return AMQ_ENOMEM;
-    uint64_t *values = malloc(f->count ? (size_t)f->count * sizeof *values : 1);
+    uint64_t *values = amq__malloc(f->count ? (size_t)f->count * sizeof *values : 1);
     if (!values)
         return AMQ_ENOMEM;
     amq__gcs_values(f, values);
@@ -435,7 +437,7 @@ int amq__gcs_continuous_stream(const amq_gcs *f, uint8_t **bytes, uint64_t *bits
         amq__bitwriter_put_golomb(&w, values[i] - previous, f->divisor);
         previous = values[i];
     }
-    free(values);
+    amq__free(values);
     size_t len;
     return amq__bitwriter_finish(&w, bytes, &len, bits);
 }

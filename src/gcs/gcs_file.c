@@ -24,6 +24,7 @@
  * 0xfd; else 0xfd, 0xfe or 0xff followed by N in 2, 4 or 8 little-endian
  * bytes, always the shortest form) and then the stream.
  */
+#include "core/alloc.h"
 #include "core/family.h"
 #include "core/util.h"
 #include "gcs/gcs_internal.h"
@@ -102,19 +103,19 @@ int amq_gcs_bip158_serialize(uint8_t **out, size_t *len, const amq_gcs *filter, 
         stream_bytes = bits / 8 + (bits % 8 != 0);
     }
     if (stream_bytes > SIZE_MAX - prefix_len) {
-        free(converted);
+        amq__free(converted);
         return amq__fail(diag, AMQ_ENOMEM, "the stream does not fit this address space");
     }
     size_t total = prefix_len + (size_t)stream_bytes;
-    uint8_t *bytes = malloc(total);
+    uint8_t *bytes = amq__malloc(total);
     if (!bytes) {
-        free(converted);
+        amq__free(converted);
         return amq__fail(diag, AMQ_ENOMEM, "no memory for %zu bytes", total);
     }
     memcpy(bytes, prefix, prefix_len);
     if (stream_bytes)
         memcpy(bytes + prefix_len, stream, (size_t)stream_bytes);
-    free(converted);
+    amq__free(converted);
     *out = bytes;
     *len = total;
     return AMQ_OK;
@@ -625,7 +626,7 @@ static int family_export(const void *state, const char *format, uint8_t **out, s
             if (amq__gcs_continuous_stream(f, &bytes, &bits) != AMQ_OK)
                 return amq__fail(diag, AMQ_ENOMEM, "out of memory");
         } else {
-            bytes = malloc(f->stream_bytes ? (size_t)f->stream_bytes : 1);
+            bytes = amq__malloc(f->stream_bytes ? (size_t)f->stream_bytes : 1);
             if (!bytes)
                 return amq__fail(diag, AMQ_ENOMEM, "out of memory");
             memcpy(bytes, f->stream, (size_t)f->stream_bytes);

@@ -93,8 +93,13 @@ struct amq_gcs {
     bool use_bmi2;        /* the CPU has BMI1 and BMI2: the bucketed query's
                              compiled variant for them */
     amq__gcs_buckets buckets;
-    uint8_t *owned; /* the stream and index when not borrowed from a file image */
+    uint8_t *owned;   /* the stream and index when not borrowed from a file image */
+    bool owned_table; /* owned is an aligned block (the bucketed layout's table,
+                         core/alloc.h), else a plain one */
 };
+
+/* Free f's owned stream and index, by the kind of block they are. */
+void amq__gcs_free_owned(amq_gcs *f);
 
 /* A new empty filter (no segments, no stream) hashing with hasher, with
  * range M and divisor D; NULL when out of memory. */
@@ -105,9 +110,9 @@ amq_gcs *amq__gcs_new(const amq_hasher *hasher, uint64_t range, uint64_t divisor
  * there already. */
 int amq__gcs_add_segment(amq_gcs *f, uint64_t count, amq_diag *diag);
 
-/* Give f (segments set, no stream yet) its stream: bytes is a malloc'd
- * buffer of the stream's stream_bits bits, which f takes over (and frees on
- * failure). Checks every code (AMQ_ECORRUPT), counts the distinct values and
+/* Give f (segments set, no stream yet) its stream: bytes is a plain block
+ * (core/alloc.h) of the stream's stream_bits bits, which f takes over (and
+ * frees on failure). Checks every code (AMQ_ECORRUPT), counts the distinct values and
  * builds a seek index of index_entries entries (at most N). Also
  * AMQ_ENOMEM. */
 int amq__gcs_adopt_stream(amq_gcs *f, uint8_t *bytes, uint64_t stream_bits, uint64_t index_entries,
@@ -195,7 +200,7 @@ int amq__gcs_verify_buckets(const amq_gcs *f, uint64_t distinct[AMQ_GCS_MAX_SEGM
 void amq__gcs_values(const amq_gcs *f, uint64_t *out);
 
 /* The continuous stream of f's values (for exports of a bucketed filter):
- * a malloc'd buffer of ceil(*bits / 8) bytes. AMQ_ENOMEM. */
+ * a plain block (core/alloc.h) of ceil(*bits / 8) bytes. AMQ_ENOMEM. */
 int amq__gcs_continuous_stream(const amq_gcs *f, uint8_t **bytes, uint64_t *bits);
 
 /* A packed field of 0..64 bits at bit offset bit (bits.h's packed fields

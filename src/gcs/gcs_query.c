@@ -17,6 +17,7 @@
  * query near them are skipped. Each code is decoded at most once: O(N + Q)
  * decoding after an O(Q) radix sort.
  */
+#include "core/alloc.h"
 #include "core/bits.h"
 #include "core/hash.h"
 #include "core/sort.h"
@@ -283,7 +284,7 @@ static int match(const amq_gcs *f, const uint64_t *hashes, size_t count, uint8_t
     if (count > (SIZE_MAX / sizeof(uint64_t) - AMQ__SORT_COUNTS) / 4 / segments)
         return AMQ_ENOMEM;
     size_t targets = count * segments;
-    uint64_t *work = malloc((4 * targets + AMQ__SORT_COUNTS) * sizeof *work);
+    uint64_t *work = amq__malloc((4 * targets + AMQ__SORT_COUNTS) * sizeof *work);
     if (!work)
         return AMQ_ENOMEM;
     unsigned number_bits = amq__bit_width(count - 1);
@@ -321,7 +322,7 @@ static int match(const amq_gcs *f, const uint64_t *hashes, size_t count, uint8_t
             results[query] = 1;
         }
     }
-    free(work);
+    amq__free(work);
     return any;
 }
 
@@ -345,7 +346,7 @@ static uint64_t *hash_keys(const amq_gcs *f, const void *const *keys, const size
 {
     if (count > SIZE_MAX / sizeof(uint64_t))
         return NULL;
-    uint64_t *hashes = malloc(count ? count * sizeof *hashes : 1);
+    uint64_t *hashes = amq__malloc(count ? count * sizeof *hashes : 1);
     if (hashes)
         for (size_t i = 0; i < count; i++)
             hashes[i] = amq__hash64(&f->hasher, keys[i], lens[i]);
@@ -360,7 +361,7 @@ int amq_gcs_contains_many(uint8_t *results, const amq_gcs *filter, const void *c
     if (!hashes)
         return AMQ_ENOMEM;
     int status = amq_gcs_contains_many_hash(results, filter, hashes, count);
-    free(hashes);
+    amq__free(hashes);
     return status;
 }
 
@@ -372,6 +373,6 @@ int amq_gcs_contains_any(const amq_gcs *filter, const void *const *keys, const s
     if (!hashes)
         return AMQ_ENOMEM;
     int status = amq_gcs_contains_any_hash(filter, hashes, count);
-    free(hashes);
+    amq__free(hashes);
     return status;
 }

@@ -14,6 +14,7 @@
  * entry and checks that the stored packing is that fewest-bits one, so a
  * damaged index is refused instead of sending a query to the wrong place.
  */
+#include "core/alloc.h"
 #include "core/bits.h"
 #include "core/util.h"
 #include "gcs/gcs_internal.h"
@@ -149,11 +150,12 @@ int amq__gcs_adopt_stream(amq_gcs *f, uint8_t *bytes, uint64_t stream_bits, uint
     assert(!f->owned && index_entries <= f->count);
     uint64_t stream_bytes = stream_bits / 8 + (stream_bits % 8 != 0);
     size_t stream_part = (size_t)stream_bytes + AMQ__GCS_STREAM_SLACK;
-    uint8_t *owned = realloc(bytes, stream_part);
-    amq__gcs_entry *entries = calloc(index_entries ? (size_t)index_entries : 1, sizeof *entries);
+    uint8_t *owned = amq__realloc(bytes, stream_part);
+    amq__gcs_entry *entries =
+        amq__calloc(index_entries ? (size_t)index_entries : 1, sizeof *entries);
     if (!owned || !entries) {
-        free(owned ? owned : bytes);
-        free(entries);
+        amq__free(owned ? owned : bytes);
+        amq__free(entries);
         return amq__fail(diag, AMQ_ENOMEM, "out of memory for a gcs stream of %llu bits",
                          (unsigned long long)stream_bits);
     }
@@ -173,7 +175,7 @@ int amq__gcs_adopt_stream(amq_gcs *f, uint8_t *bytes, uint64_t stream_bits, uint
         status = amq__fail(diag, AMQ_ECORRUPT, "gcs stream has %llu bits past its %llu codes",
                            (unsigned long long)(stream_bits - end), (unsigned long long)f->count);
     if (status != AMQ_OK) {
-        free(entries);
+        amq__free(entries);
         return status;
     }
     f->distinct = 0;
@@ -185,9 +187,9 @@ int amq__gcs_adopt_stream(amq_gcs *f, uint8_t *bytes, uint64_t stream_bits, uint
     if (index_entries) {
         index_shape(&f->index, entries);
         size_t index_part = (size_t)f->index.bytes + AMQ__GCS_INDEX_SLACK;
-        uint8_t *grown = realloc(owned, stream_part + index_part);
+        uint8_t *grown = amq__realloc(owned, stream_part + index_part);
         if (!grown) {
-            free(entries);
+            amq__free(entries);
             return amq__fail(diag, AMQ_ENOMEM, "out of memory for a gcs index of %llu entries",
                              (unsigned long long)index_entries);
         }
@@ -197,7 +199,7 @@ int amq__gcs_adopt_stream(amq_gcs *f, uint8_t *bytes, uint64_t stream_bits, uint
         f->stream = grown;
         f->index.fields = grown + stream_part;
     }
-    free(entries);
+    amq__free(entries);
     return AMQ_OK;
 }
 

@@ -132,6 +132,7 @@
  * not 16 bytes), AMQ_ERANGE (p not reachable), AMQ_ENOMEM; a damaged file
  * AMQ_ECORRUPT.
  */
+#include "core/alloc.h"
 #include "core/reduce.h"
 #include "core/util.h"
 #include "hfb/hfb_internal.h"
@@ -312,7 +313,7 @@ static size_t sort_unique(hfb_id *ids, size_t count, int *status)
     *status = AMQ_OK;
     if (count < 2)
         return count;
-    hfb_id *other = malloc(count * sizeof *other);
+    hfb_id *other = amq__malloc(count * sizeof *other);
     if (!other) {
         *status = AMQ_ENOMEM;
         return 0;
@@ -334,7 +335,7 @@ static size_t sort_unique(hfb_id *ids, size_t count, int *status)
         to = from;
         from = sorted;
     }
-    free(other); /* two passes: the sorted IDs are back in ids */
+    amq__free(other); /* two passes: the sorted IDs are back in ids */
     for (size_t begin = 0, end; begin < count; begin = end) {
         for (end = begin + 1; end < count && (ids[end].high >> 48) == (ids[begin].high >> 48);)
             end++;
@@ -513,7 +514,7 @@ void amq_hfb_free(amq_hfb *filter)
     if (!filter)
         return;
     banks_free(filter);
-    free(filter);
+    amq__free(filter);
 }
 
 /* The message of a build that cannot reach p with banks of len bits. */
@@ -611,7 +612,7 @@ static int build_from_ids(amq_hfb **out, const amq_hfb_params *params, hfb_id *i
     amq_hfb *f = NULL;
     size_t n = 0;
     if (status == AMQ_OK) {
-        f = calloc(1, sizeof *f);
+        f = amq__calloc(1, sizeof *f);
         if (f)
             n = sort_unique(ids, count, &status);
         else
@@ -639,7 +640,7 @@ static int build_from_ids(amq_hfb **out, const amq_hfb_params *params, hfb_id *i
                 *diag = attempt;
         }
     }
-    free(ids);
+    amq__free(ids);
     if (status != AMQ_OK) {
         amq_hfb_free(f);
         return status;
@@ -654,7 +655,7 @@ static hfb_id *ids_alloc(size_t count)
 {
     if (count > SIZE_MAX / 2 / sizeof(hfb_id))
         return NULL;
-    return malloc((count ? count : 1) * sizeof(hfb_id));
+    return amq__malloc((count ? count : 1) * sizeof(hfb_id));
 }
 
 void amq_hfb_params_init(amq_hfb_params *params)
@@ -692,7 +693,7 @@ int amq_hfb_build(amq_hfb **out, const amq_hfb_params *params, const void *const
         } else if (lens[i] == AMQ_HFB_ID_BYTES) {
             ids[i] = id_read(keys[i]);
         } else {
-            free(ids);
+            amq__free(ids);
             return amq__fail(diag, AMQ_EINVAL,
                              "key %zu of %zu is %zu bytes: an hfb ID is 16 bytes (or build "
                              "with hash=md5 to hash keys into IDs)",

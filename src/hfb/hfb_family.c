@@ -31,6 +31,7 @@
  * must hold exactly weight positions below 2^len, end exactly at its stored
  * bits, and have zero padding. Anything else is AMQ_ECORRUPT.
  */
+#include "core/alloc.h"
 #include "core/family.h"
 #include "core/util.h"
 #include "hfb/hfb_internal.h"
@@ -133,7 +134,7 @@ static int family_save(const void *state, amq__saved *out)
         return AMQ_OK;
     if (total > SIZE_MAX)
         return AMQ_ERANGE;
-    uint8_t *payload = malloc((size_t)total);
+    uint8_t *payload = amq__malloc((size_t)total);
     if (!payload)
         return AMQ_ENOMEM;
     uint8_t *at = payload;
@@ -145,11 +146,11 @@ static int family_save(const void *state, amq__saved *out)
         } else if (bank->weight) {
             uint8_t *code = NULL;
             if (amq__hfb_bank_encode(bank, &code) != AMQ_OK) {
-                free(payload);
+                amq__free(payload);
                 return AMQ_ENOMEM;
             }
             memcpy(at, code, (size_t)amq__hfb_bank_stored_bytes(bank));
-            free(code);
+            amq__free(code);
         }
         at += amq__hfb_bank_stored_bytes(bank);
     }
@@ -261,7 +262,7 @@ static int family_load(void **state, const amq__container *c, bool *borrows_imag
     if (bank_count < 1 || bank_count > AMQ_HFB_MAX_BANKS)
         return amq__fail(diag, AMQ_ECORRUPT, "hfb bank count %u is not in 1..%d", bank_count,
                          AMQ_HFB_MAX_BANKS);
-    amq_hfb *f = calloc(1, sizeof *f);
+    amq_hfb *f = amq__calloc(1, sizeof *f);
     if (!f)
         return amq__fail(diag, AMQ_ENOMEM, "out of memory");
     f->ids = (amq_hfb_ids)ids;

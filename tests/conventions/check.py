@@ -12,12 +12,14 @@ import sys
 # to say, so they take no amq_diag (CONVENTIONS.md, "Errors").
 ELEMENT_OPERATION = re.compile(
     r"_(add|add_unique|remove|contains|contains_many|contains_any)(_hash)?$")
-# Lookups whose only failures are a NULL argument or "no such entry", and
-# the canonicaliser, which has the shape of the frontier's callback.
+# Lookups whose only failures are a NULL argument or "no such entry", the
+# canonicaliser, which has the shape of the frontier's callback, and the
+# allocator's setter, whose only failure is an incomplete allocator.
 LOOKUPS = {
     "amq_info_get", "amq_family_is_static", "amq_family_capabilities",
     "amq_family_option", "amq_bundle_find", "amq_bundle_member_at",
     "amq_hfb_bank_get", "amq_frontier_canonical_url", "amq_add_once_marked",
+    "amq_set_allocator",
 }
 # Functions named ..._count answer how many copies of one key a filter holds.
 SCALAR = r"(u?int(8|16|32|64)_t|size_t|double|float|bool|char|unsigned|int|long)"
