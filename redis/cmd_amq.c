@@ -12,15 +12,19 @@
  *   AMQ.DUMP key                    the filter in amq's file format
  *   AMQ.RESTORE key bytes [REPLACE] a filter from amq's file format (what
  *                                   `amq build` writes and AMQ.DUMP returns)
+ *   AMQ.LOADCHUNK key iterator bytes
+ *       The same, or a value image, in pieces of at most 16 MiB: iterator
+ *       1 + the piece's offset (chunks.h). What the AOF rewrite emits.
  *
  * A missing key answers 0 to the queries and "ERR not found" to INFO and
  * DUMP; a key of another type answers WRONGTYPE.
  */
+#include "chunks.h"
 #include "command.h"
 #include "commands.h"
+#include "memory.h"
 
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 /* An error reply carrying a library diagnostic: "ERR <what>: <message>". */
@@ -69,24 +73,24 @@ static int cmd_amq_mexists(RedisModuleCtx *ctx, RedisModuleString **argv, int ar
     } else {
         const void **keys = NULL;
         size_t *lens = NULL;
-        uint8_t *results = calloc(count, 1);
+        uint8_t *results = memory_calloc(count, 1);
         int status = AMQ_OK;
         if (!results || !args_as_keys(argv, 2, argc, &keys, &lens))
             status = AMQ_ENOMEM;
         else if (state == KEY_VALUE)
             status = amq_contains_many(results, v->filter, keys, lens, count);
-        if (status != AMQ_OK) {
-            reply = RedisModule_ReplyWithError(ctx, status == AMQ_ENOMEM
-                                                        ? "ERR Insufficient memory"
-                                                        : "ERR the filter refused an item");
+        if (status == AMQ_ENOMEM) {
+            reply = memory_reply_refused(ctx, "ERR Insufficient memory");
+        } else if (status != AMQ_OK) {
+            reply = RedisModule_ReplyWithError(ctx, "ERR the filter refused an item");
         } else {
             reply = RedisModule_ReplyWithArray(ctx, (long)count);
             for (size_t i = 0; i < count; i++)
                 reply_bool(ctx, results[i]);
         }
-        free(keys);
-        free(lens);
-        free(results);
+        memory_free(keys);
+        memory_free(lens);
+        memory_free(results);
     }
     if (key)
         RedisModule_CloseKey(key);
@@ -152,11 +156,14 @@ static int cmd_amq_dump(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
         uint8_t *bytes = NULL;
         size_t len = 0;
         amq_diag diag = { .message = "" };
-        if (amq_save_to_memory(&bytes, &len, v->filter, &diag) != AMQ_OK)
+        int status = amq_save_to_memory(&bytes, &len, v->filter, &diag);
+        if (status == AMQ_ENOMEM)
+            reply = memory_reply_refused(ctx, "ERR Insufficient memory");
+        else if (status != AMQ_OK)
             reply = reply_diag(ctx, "could not save the filter", &diag);
         else
             reply = RedisModule_ReplyWithStringBuffer(ctx, (const char *)bytes, len);
-        free(bytes);
+        amq_buffer_free(bytes);
     }
     if (key)
         RedisModule_CloseKey(key);
@@ -181,8 +188,12 @@ static int cmd_amq_restore(RedisModuleCtx *ctx, RedisModuleString **argv, int ar
         size_t len = 0;
         const char *bytes = RedisModule_StringPtrLen(argv[2], &len);
         amq_diag diag = { .message = "" };
-        value *v = value_from_bytes(bytes, len, &diag);
-        if (!v) {
+        value *v = NULL;
+        int status = value_from_bytes(&v, bytes, len, &diag);
+        if (status == AMQ_ENOMEM) {
+            reply = memory_reply_refused(ctx, "ERR Insufficient memory");
+        } else if (status != AMQ_OK) {
+            RedisModule_Log(ctx, "verbose", "amq: AMQ.RESTORE refused the image: %s", diag.message);
             reply = reply_diag(ctx, "bad data", &diag);
         } else {
             if (state != KEY_EMPTY)
@@ -196,12 +207,14 @@ static int cmd_amq_restore(RedisModuleCtx *ctx, RedisModuleString **argv, int ar
     return reply;
 }
 
-/* The members of the set at name as keys for amq_build; NULL with *status
- * set when name is not a set or memory runs out. The reply owns the
- * bytes: free it after the build. */
+/* The members of the set at name as keys for amq_build; NULL with
+ * *no_memory saying whether memory ran out (else name is not a set). The
+ * reply owns the bytes: free it after the build. */
 static RedisModuleCallReply *set_members(RedisModuleCtx *ctx, RedisModuleString *name,
-                                         const void ***keys, size_t **lens, size_t *count)
+                                         const void ***keys, size_t **lens, size_t *count,
+                                         bool *no_memory)
 {
+    *no_memory = false;
     RedisModuleCallReply *members = RedisModule_Call(ctx, "SMEMBERS", "s", name);
     if (!members)
         return NULL;
@@ -210,10 +223,11 @@ static RedisModuleCallReply *set_members(RedisModuleCtx *ctx, RedisModuleString 
         return NULL;
     }
     *count = RedisModule_CallReplyLength(members);
-    *keys = malloc((*count ? *count : 1) * sizeof **keys);
-    *lens = malloc((*count ? *count : 1) * sizeof **lens);
+    *keys = memory_alloc((*count ? *count : 1) * sizeof **keys);
+    *lens = memory_alloc((*count ? *count : 1) * sizeof **lens);
     if (!*keys || !*lens) {
         RedisModule_FreeCallReply(members);
+        *no_memory = true;
         return NULL;
     }
     for (size_t i = 0; i < *count; i++) {
@@ -268,27 +282,32 @@ static int cmd_amq_build(RedisModuleCtx *ctx, RedisModuleString **argv, int argc
     RedisModuleCallReply *members = NULL;
     int reply;
     if (from_set) {
-        members = set_members(ctx, argv[i + 1], &keys, &lens, &count);
+        bool no_memory = false;
+        members = set_members(ctx, argv[i + 1], &keys, &lens, &count, &no_memory);
         if (!members) {
-            free(keys);
-            free(lens);
+            memory_free(keys);
+            memory_free(lens);
             RedisModule_CloseKey(key);
-            return RedisModule_ReplyWithError(ctx, REDISMODULE_ERRORMSG_WRONGTYPE);
+            return no_memory ? memory_reply_refused(ctx, "ERR Insufficient memory")
+                             : RedisModule_ReplyWithError(ctx, REDISMODULE_ERRORMSG_WRONGTYPE);
         }
     } else if (!args_as_keys(argv, i + 1, argc, &keys, &lens)) {
         RedisModule_CloseKey(key);
-        return RedisModule_ReplyWithError(ctx, "ERR Insufficient memory");
+        return memory_reply_refused(ctx, "ERR Insufficient memory");
     } else {
         count = (size_t)(argc - i - 1);
     }
     amq_filter *filter = NULL;
     amq_diag diag = { .message = "" };
-    if (amq_build(&filter, spec, keys, lens, count, &diag) != AMQ_OK) {
+    int status = amq_build(&filter, spec, keys, lens, count, &diag);
+    if (status == AMQ_ENOMEM) {
+        reply = memory_reply_refused(ctx, "ERR Insufficient memory");
+    } else if (status != AMQ_OK) {
         reply = reply_diag(ctx, "could not build the filter", &diag);
     } else {
         value *v = value_new(filter);
         if (!v) {
-            reply = RedisModule_ReplyWithError(ctx, "ERR Insufficient memory");
+            reply = memory_reply_refused(ctx, "ERR Insufficient memory");
         } else {
             if (state != KEY_EMPTY)
                 RedisModule_DeleteKey(key);
@@ -299,10 +318,33 @@ static int cmd_amq_build(RedisModuleCtx *ctx, RedisModuleString **argv, int argc
     }
     if (members)
         RedisModule_FreeCallReply(members);
-    free(keys);
-    free(lens);
+    memory_free(keys);
+    memory_free(lens);
     RedisModule_CloseKey(key);
     return reply;
+}
+
+/* Any image or bare filter file, in pieces of any length up to
+ * CHUNK_BYTES; the first replaces whatever filter the key held. */
+static const chunk_loadchunk_spec amq_loadchunk = {
+    .kind = (value_kind)0,
+    .exact_cuts = false,
+    .command = "AMQ.LOADCHUNK",
+    .not_numeric = "ERR the iterator is not an integer",
+    .below_one = "ERR the iterator must be at least 1",
+    .exists = NULL,
+    .not_image = "ERR the first chunk does not begin a filter's image",
+    .no_load = "ERR the key has no load that continues at this iterator",
+    .too_long = "ERR the chunk is longer than 16 MiB or than what the image has left",
+    .too_short = "ERR the chunk is empty",
+    .bad_image = "ERR the complete image is not a sound filter",
+    .no_memory = "ERR Insufficient memory",
+    .first_length = NULL,
+};
+
+static int cmd_amq_loadchunk(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    return chunk_loadchunk(ctx, argv, argc, &amq_loadchunk);
 }
 
 const command_entry amq_commands[] = {
@@ -312,5 +354,6 @@ const command_entry amq_commands[] = {
     { "amq.info", cmd_amq_info, "readonly fast" },
     { "amq.dump", cmd_amq_dump, "readonly" },
     { "amq.restore", cmd_amq_restore, "write deny-oom" },
+    { "amq.loadchunk", cmd_amq_loadchunk, "write deny-oom" },
     { NULL, NULL, NULL },
 };

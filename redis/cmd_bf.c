@@ -54,6 +54,7 @@
 #include "chunks.h"
 #include "command.h"
 #include "commands.h"
+#include "memory.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -61,7 +62,7 @@
 
 /* RedisBloom's ranges for the parameters. */
 #define MAX_CAPACITY   ((uint64_t)1 << 30)
-#define MAX_EXPANSION  32768
+#define MAX_EXPANSION  VALUE_MAX_EXPANSION
 #define MAX_ERROR_RATE 0.25 /* larger rates are capped to it */
 
 /* RedisBloom's error strings (many have no ERR prefix). */
@@ -129,7 +130,8 @@ static value *bf_create(RedisModuleCtx *ctx, bf_params params, const char **erro
     int status = new_filter(&filter, &params, &diag);
     value *v = status == AMQ_OK ? value_new(filter) : NULL;
     if (!v) {
-        *error = status == AMQ_OK || status == AMQ_ENOMEM ? ERR_NO_MEMORY : ERR_CREATE;
+        *error =
+            status == AMQ_OK || status == AMQ_ENOMEM ? memory_refusal(ERR_NO_MEMORY) : ERR_CREATE;
         if (status != AMQ_OK && status != AMQ_ENOMEM)
             RedisModule_Log(ctx, "verbose", "amq: BF filter refused: %s", diag.message);
         return NULL;
@@ -205,8 +207,8 @@ static size_t bf_add_many(value *v, const void *const *keys, const size_t *lens,
         size_t handled = amq_scalable_bloom_add_many(answers, scalable, keys, lens, count);
         for (size_t i = 0; i < handled; i++) {
             if (answers[i] < 0) {
+                *error = answers[i] == AMQ_ENOMEM ? memory_refusal(ERR_INSERT) : ERR_INSERT;
                 answers[i] = -1;
-                *error = ERR_INSERT;
             } else {
                 v->items += (uint64_t)answers[i];
             }
@@ -260,10 +262,10 @@ static long reply_adds(RedisModuleCtx *ctx, value *v, RedisModuleString **argv, 
 {
     const void **keys = NULL;
     size_t *lens = NULL, count = argc > first ? (size_t)(argc - first) : 0;
-    int *answers = malloc((count ? count : 1) * sizeof *answers);
+    int *answers = memory_alloc((count ? count : 1) * sizeof *answers);
     if (!answers || !args_as_keys(argv, first, argc, &keys, &lens)) {
-        free(answers);
-        RedisModule_ReplyWithError(ctx, ERR_NO_MEMORY);
+        memory_free(answers);
+        memory_reply_refused(ctx, ERR_NO_MEMORY);
         return 0;
     }
     const char *error = NULL;
@@ -278,9 +280,9 @@ static long reply_adds(RedisModuleCtx *ctx, value *v, RedisModuleString **argv, 
             reply_bool(ctx, answers[i]);
         }
     }
-    free(keys);
-    free(lens);
-    free(answers);
+    memory_free(keys);
+    memory_free(lens);
+    memory_free(answers);
     return added;
 }
 
@@ -510,32 +512,32 @@ static int cmd_bf_mexists(RedisModuleCtx *ctx, RedisModuleString **argv, int arg
     if (argc < 3)
         return RedisModule_WrongArity(ctx);
     size_t count = (size_t)(argc - 2);
-    uint8_t *results = calloc(count, 1);
+    uint8_t *results = memory_calloc(count, 1);
     if (!results)
-        return RedisModule_ReplyWithError(ctx, "ERR Insufficient memory");
+        return memory_reply_refused(ctx, "ERR Insufficient memory");
     RedisModuleKey *key;
     value *v;
     if (bf_open(ctx, argv[1], REDISMODULE_READ, &key, &v) == KEY_VALUE) {
         const void **keys = NULL;
         size_t *lens = NULL;
         if (!args_as_keys(argv, 2, argc, &keys, &lens)) {
-            free(results);
+            memory_free(results);
             close_key(key);
-            return RedisModule_ReplyWithError(ctx, "ERR Insufficient memory");
+            return memory_reply_refused(ctx, "ERR Insufficient memory");
         }
         amq_scalable_bloom *scalable = value_scalable(v);
         if (scalable)
             amq_scalable_bloom_contains_many(results, scalable, keys, lens, count);
         else
             amq_bloom_contains_many(results, value_classic(v), keys, lens, count);
-        free(keys);
-        free(lens);
+        memory_free(keys);
+        memory_free(lens);
     }
     close_key(key);
     RedisModule_ReplyWithArray(ctx, (long)count);
     for (size_t i = 0; i < count; i++)
         reply_bool(ctx, results[i]);
-    free(results);
+    memory_free(results);
     return REDISMODULE_OK;
 }
 
@@ -655,35 +657,15 @@ static int cmd_bf_scandump(RedisModuleCtx *ctx, RedisModuleString **argv, int ar
     return chunk_scandump(ctx, argv, argc, &bf_scandump);
 }
 
-/* Whether a loaded value's figures agree with its filter (of the Bloom
- * kind, chunk_load checks that), as BF.* relies on them. */
-static bool figures_agree(value *v)
-{
-    amq_info info;
-    amq_info_get(&info, v->filter);
-    if (v->error_rate != info.target_fpr)
-        return false;
-    amq_scalable_bloom *scalable = value_scalable(v);
-    if (scalable)
-        return v->expansion >= 1 && v->expansion <= MAX_EXPANSION &&
-               v->expansion == (uint32_t)lround(amq_scalable_bloom_growth(scalable)) &&
-               v->capacity == amq_bloom_capacity(amq_scalable_bloom_stage(scalable, 0)) &&
-               v->items == amq_scalable_bloom_keys(scalable);
-    /* A classic filter does not count its keys: BF's count is the image's,
-     * which BF's adds keep at most the capacity. */
-    return v->expansion == 0 && v->capacity >= 1 &&
-           v->capacity == amq_bloom_capacity(value_classic(v)) && v->items <= v->capacity;
-}
-
 /* A key of another type or kind is WRONGTYPE; the image replaces a Bloom
  * filter the key holds. A refused chunk is RedisBloom's error. */
 static const chunk_loadchunk_spec bf_loadchunk = {
     .kind = VALUE_BLOOM,
+    .exact_cuts = true,
     .command = "BF.LOADCHUNK",
     .not_numeric = "ERR Second argument must be numeric",
     .below_one = NULL,
     .exists = NULL,
-    .figures_agree = figures_agree,
     .not_image = ERR_BAD_DATA,
     .no_load = ERR_BAD_OFFSET,
     .too_long = ERR_TOO_BIG,

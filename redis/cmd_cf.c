@@ -43,6 +43,7 @@
 #include "chunks.h"
 #include "command.h"
 #include "commands.h"
+#include "memory.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -185,9 +186,9 @@ static int create_into(RedisModuleCtx *ctx, RedisModuleKey *key, const cf_params
 {
     int status = cf_create(v, p);
     if (status != AMQ_OK)
-        return RedisModule_ReplyWithError(ctx, status == AMQ_ENOMEM
-                                                   ? "ERR Insufficient memory to create filter"
-                                                   : "ERR Could not create filter");
+        return RedisModule_ReplyWithError(
+            ctx, status == AMQ_ENOMEM ? memory_refusal("ERR Insufficient memory to create filter")
+                                      : "ERR Could not create filter");
     RedisModule_ModuleTypeSetValue(key, value_type, *v);
     return REDISMODULE_OK;
 }
@@ -277,7 +278,7 @@ static int reply_insert(RedisModuleCtx *ctx, insert_result result)
     case INSERT_MAX_EXPANSIONS:
         return RedisModule_ReplyWithError(ctx, ERR_MAX_EXPANSIONS);
     default:
-        return RedisModule_ReplyWithError(ctx, ERR_NO_MEMORY);
+        return memory_reply_refused(ctx, ERR_NO_MEMORY);
     }
 }
 
@@ -443,7 +444,7 @@ static int insert_options(RedisModuleString **argv, int argc, cf_params *p, bool
 static void reply_insert_element(RedisModuleCtx *ctx, insert_result result, bool unique)
 {
     if (result == INSERT_NO_MEMORY) {
-        RedisModule_ReplyWithError(ctx, ERR_NO_MEMORY);
+        memory_reply_refused(ctx, ERR_NO_MEMORY);
         return;
     }
     long long answer = result == INSERT_ADDED ? 1 : result == INSERT_EXISTS ? 0 : -1;
@@ -485,11 +486,11 @@ static int insert_command(RedisModuleCtx *ctx, RedisModuleString **argv, int arg
     bool changed = state == KEY_EMPTY;
     const void **keys = NULL;
     size_t *lens = NULL, count = (size_t)(argc - first);
-    insert_result *results = malloc((count ? count : 1) * sizeof *results);
+    insert_result *results = memory_alloc((count ? count : 1) * sizeof *results);
     if (!results || !args_as_keys(argv, first, argc, &keys, &lens)) {
-        free(results);
+        memory_free(results);
         close_key(key);
-        return RedisModule_ReplyWithError(ctx, ERR_NO_MEMORY);
+        return memory_reply_refused(ctx, ERR_NO_MEMORY);
     }
     cf_insert_many(v, keys, lens, count, unique, results);
     RedisModule_ReplyWithArray(ctx, (long)count);
@@ -497,9 +498,9 @@ static int insert_command(RedisModuleCtx *ctx, RedisModuleString **argv, int arg
         changed |= results[i] == INSERT_ADDED;
         reply_insert_element(ctx, results[i], unique);
     }
-    free(keys);
-    free(lens);
-    free(results);
+    memory_free(keys);
+    memory_free(lens);
+    memory_free(results);
     sync_items(v);
     if (changed)
         RedisModule_ReplicateVerbatim(ctx);
@@ -555,12 +556,12 @@ static int cmd_cf_mexists(RedisModuleCtx *ctx, RedisModuleString **argv, int arg
     if (argc < 3)
         return RedisModule_WrongArity(ctx);
     size_t count = (size_t)(argc - 2);
-    uint8_t *results = calloc(count, 1);
+    uint8_t *results = memory_calloc(count, 1);
     const void **keys = NULL;
     size_t *lens = NULL;
     if (!results || !args_as_keys(argv, 2, argc, &keys, &lens)) {
-        free(results);
-        return RedisModule_ReplyWithError(ctx, ERR_NO_MEMORY);
+        memory_free(results);
+        return memory_reply_refused(ctx, ERR_NO_MEMORY);
     }
     RedisModuleKey *key;
     value *v;
@@ -570,9 +571,9 @@ static int cmd_cf_mexists(RedisModuleCtx *ctx, RedisModuleString **argv, int arg
     RedisModule_ReplyWithArray(ctx, (long)count);
     for (size_t i = 0; i < count; i++)
         reply_bool(ctx, results[i]);
-    free(keys);
-    free(lens);
-    free(results);
+    memory_free(keys);
+    memory_free(lens);
+    memory_free(results);
     return REDISMODULE_OK;
 }
 
@@ -710,8 +711,8 @@ static int cmd_cf_scandump(RedisModuleCtx *ctx, RedisModuleString **argv, int ar
 }
 
 /*
- * Iterator 1 starts a load of a key that must not exist ("ERR item
- * exists", checked again when the image is complete); a first chunk that
+ * Iterator 1 starts a load of a key that must not hold a filter ("ERR item
+ * exists"; a load it holds starts again); a first chunk that
  * does not begin an image, or is not as long as the image's first chunk,
  * is "Couldn't create filter!"; a chunk that does not continue the load
  * where it stands or is not as long as the chunk there, or an image that
@@ -719,11 +720,11 @@ static int cmd_cf_scandump(RedisModuleCtx *ctx, RedisModuleString **argv, int ar
  */
 static const chunk_loadchunk_spec cf_loadchunk = {
     .kind = VALUE_CUCKOO,
+    .exact_cuts = true,
     .command = "CF.LOADCHUNK",
     .not_numeric = ERR_INVALID_POSITION,
     .below_one = ERR_INVALID_POSITION,
     .exists = ERR_EXISTS,
-    .figures_agree = NULL,
     .not_image = ERR_CANNOT_CREATE,
     .no_load = ERR_CANNOT_LOAD_CHUNK,
     .too_long = ERR_CANNOT_LOAD_CHUNK,

@@ -3,12 +3,13 @@
  */
 #include "command.h"
 
-#include <stdlib.h>
+#include "memory.h"
+
 #include <string.h>
 #include <strings.h>
 
-key_state command_open(RedisModuleCtx *ctx, RedisModuleString *name, int mode, RedisModuleKey **key,
-                       value **v)
+key_state command_open_any(RedisModuleCtx *ctx, RedisModuleString *name, int mode,
+                           RedisModuleKey **key, value **v)
 {
     *v = NULL;
     *key = RedisModule_OpenKey(ctx, name, mode);
@@ -21,6 +22,17 @@ key_state command_open(RedisModuleCtx *ctx, RedisModuleString *name, int mode, R
         return KEY_WRONG_TYPE;
     *v = RedisModule_ModuleTypeGetValue(*key);
     return KEY_VALUE;
+}
+
+key_state command_open(RedisModuleCtx *ctx, RedisModuleString *name, int mode, RedisModuleKey **key,
+                       value **v)
+{
+    key_state state = command_open_any(ctx, name, mode, key, v);
+    if (state == KEY_VALUE && (*v)->kind == VALUE_LOADING) {
+        *v = NULL;
+        return KEY_WRONG_TYPE;
+    }
+    return state;
 }
 
 int reply_bool(RedisModuleCtx *ctx, int answer)
@@ -63,11 +75,11 @@ bool arg_double(RedisModuleString *arg, double *out)
 bool args_as_keys(RedisModuleString **argv, int first, int argc, const void ***keys, size_t **lens)
 {
     size_t count = argc > first ? (size_t)(argc - first) : 0;
-    *keys = malloc((count ? count : 1) * sizeof **keys);
-    *lens = malloc((count ? count : 1) * sizeof **lens);
+    *keys = memory_alloc((count ? count : 1) * sizeof **keys);
+    *lens = memory_alloc((count ? count : 1) * sizeof **lens);
     if (!*keys || !*lens) {
-        free(*keys);
-        free(*lens);
+        memory_free(*keys);
+        memory_free(*lens);
         return false;
     }
     for (size_t i = 0; i < count; i++)

@@ -22,10 +22,16 @@ typedef enum key_state {
 /*
  * Open name with mode (REDISMODULE_READ or | REDISMODULE_WRITE); *key
  * receives the key (close it with RedisModule_CloseKey; NULL when a missing
- * key was opened for reading) and *v its value when KEY_VALUE.
+ * key was opened for reading) and *v its value when KEY_VALUE: always a
+ * filter, as a key that holds a load in progress (load.h) is of the wrong
+ * type for every command but LOADCHUNK's.
  */
 key_state command_open(RedisModuleCtx *ctx, RedisModuleString *name, int mode, RedisModuleKey **key,
                        value **v);
+
+/* command_open, a load in progress being a KEY_VALUE too (LOADCHUNK). */
+key_state command_open_any(RedisModuleCtx *ctx, RedisModuleString *name, int mode,
+                           RedisModuleKey **key, value **v);
 
 /* 1/0 as a RESP3 boolean, or a RESP2 integer. */
 int reply_bool(RedisModuleCtx *ctx, int answer);
@@ -43,8 +49,8 @@ bool arg_u64(RedisModuleString *arg, uint64_t min, uint64_t max, uint64_t *out);
 bool arg_double(RedisModuleString *arg, double *out);
 
 /* The key bytes of arguments argv[first..argc-1] as the library's batch
- * calls take them; keys and lens are malloc'd arrays (free both); false
- * when out of memory. */
+ * calls take them; keys and lens are arrays from memory_alloc (memory_free
+ * both); false when out of memory. */
 bool args_as_keys(RedisModuleString **argv, int first, int argc, const void ***keys, size_t **lens);
 
 #endif /* AMQ_REDIS_COMMAND_H */

@@ -32,6 +32,8 @@ module_config config = {
     .cf_max_iterations = 20,
     .cf_expansion = 1,
     .cf_max_expansions = 32,
+    .filter_max_bytes = (uint64_t)4 << 30,
+    .load_max_bytes = (uint64_t)4 << 30,
 };
 
 /* A setting: a fraction in [min, max] when closed, or strictly inside
@@ -44,19 +46,26 @@ typedef struct config_entry {
     uint64_t *integer;
     double min, max;
     bool closed;
+    bool memory; /* a size in bytes: CONFIG SET also takes "4gb" */
 } config_entry;
 
 static const config_entry config_entries[] = {
-    { "bf-error-rate", "ERROR_RATE", &config.bf_error_rate, NULL, 0, 1, false },
-    { "bf-initial-size", "INITIAL_SIZE", NULL, &config.bf_initial_size, 1, 1073741824, true },
-    { "bf-expansion-factor", NULL, NULL, &config.bf_expansion, 0, 32768, true },
+    { "bf-error-rate", "ERROR_RATE", &config.bf_error_rate, NULL, 0, 1, false, false },
+    { "bf-initial-size", "INITIAL_SIZE", NULL, &config.bf_initial_size, 1, 1073741824, true,
+      false },
+    { "bf-expansion-factor", NULL, NULL, &config.bf_expansion, 0, 32768, true, false },
     /* scalable_bloom.c's range of the ratio. */
-    { "bf-tightening", NULL, &config.bf_tightening, NULL, 0.5, 0.95, true },
-    { "cf-initial-size", NULL, NULL, &config.cf_initial_size, 2, 1073741824, true },
-    { "cf-bucket-size", NULL, NULL, &config.cf_bucket_size, 1, 255, true },
-    { "cf-max-iterations", NULL, NULL, &config.cf_max_iterations, 1, 65535, true },
-    { "cf-expansion-factor", NULL, NULL, &config.cf_expansion, 0, 32768, true },
-    { "cf-max-expansions", "CF_MAX_EXPANSIONS", NULL, &config.cf_max_expansions, 1, 65536, true },
+    { "bf-tightening", NULL, &config.bf_tightening, NULL, 0.5, 0.95, true, false },
+    { "cf-initial-size", NULL, NULL, &config.cf_initial_size, 2, 1073741824, true, false },
+    { "cf-bucket-size", NULL, NULL, &config.cf_bucket_size, 1, 255, true, false },
+    { "cf-max-iterations", NULL, NULL, &config.cf_max_iterations, 1, 65535, true, false },
+    { "cf-expansion-factor", NULL, NULL, &config.cf_expansion, 0, 32768, true, false },
+    { "cf-max-expansions", "CF_MAX_EXPANSIONS", NULL, &config.cf_max_expansions, 1, 65536, true,
+      false },
+    /* memory.c: the limits a client's command is held to. */
+    { "filter-max-bytes", NULL, NULL, &config.filter_max_bytes, 1 << 20, 4611686018427387904.0,
+      true, true },
+    { "load-max-bytes", NULL, NULL, &config.load_max_bytes, 0, 4611686018427387904.0, true, true },
 };
 #define CONFIG_ENTRIES (sizeof config_entries / sizeof config_entries[0])
 
@@ -202,7 +211,8 @@ static int register_configs(RedisModuleCtx *ctx)
                                                       set_fraction, check_together, privdata);
         } else {
             status = RedisModule_RegisterNumericConfig(
-                ctx, entry->name, (long long)*entry->integer, 0, (long long)entry->min,
+                ctx, entry->name, (long long)*entry->integer,
+                entry->memory ? REDISMODULE_CONFIG_MEMORY : 0, (long long)entry->min,
                 (long long)entry->max, get_integer, set_integer, check_together, privdata);
         }
         if (status != REDISMODULE_OK) {

@@ -22,6 +22,9 @@ typedef struct module_config {
     uint64_t cf_max_iterations; /* cf-max-iterations: 20 */
     uint64_t cf_expansion;      /* cf-expansion-factor: 1 */
     uint64_t cf_max_expansions; /* cf-max-expansions: 32 */
+    /* The limits a client's command is held to (memory.h). */
+    uint64_t filter_max_bytes; /* filter-max-bytes: 4 GiB, the most one allocation may take */
+    uint64_t load_max_bytes;   /* load-max-bytes: 4 GiB, what all loads in progress may claim */
 } module_config;
 
 /* The current settings. Commands read them on the server's main thread,

@@ -7,10 +7,29 @@
  * The load arguments are pairs of a setting's name and its value
  * (config.c lists them), e.g. "bf-error-rate 0.001 cf-bucket-size 4".
  */
+#include "command.h"
 #include "commands.h"
 #include "config.h"
+#include "memory.h"
 #include "rm_api.h"
 #include "value.h"
+
+#ifdef AMQ_REDIS_FAULTS
+/* Tests only (the amq-faults.so build): AMQ.FAULTS FAIL-FROM bytes | OFF
+ * makes every allocation of at least bytes fail from now on, in this
+ * server and in the children it forks (saves, rewrites). */
+static int cmd_amq_faults(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    uint64_t bytes = 0;
+    if (argc == 2 && arg_is(argv[1], "OFF"))
+        memory_fail_from(SIZE_MAX);
+    else if (argc == 3 && arg_is(argv[1], "FAIL-FROM") && arg_u64(argv[2], 0, SIZE_MAX, &bytes))
+        memory_fail_from((size_t)bytes);
+    else
+        return RedisModule_ReplyWithError(ctx, "ERR AMQ.FAULTS FAIL-FROM bytes | OFF");
+    return RedisModule_ReplyWithSimpleString(ctx, "OK");
+}
+#endif
 
 /* Every command table (commands.h). */
 static const command_entry *const command_tables[] = { amq_commands, cf_commands, bf_commands };
@@ -22,6 +41,8 @@ int RedisModule_OnLoad(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
     if (rm_api_init(ctx, "amq", AMQ_VERSION_NUMBER, REDISMODULE_APIVER_1) != REDISMODULE_OK)
         return REDISMODULE_ERR;
+    if (memory_init(ctx) != REDISMODULE_OK)
+        return REDISMODULE_ERR;
     if (config_load(ctx, argv, argc) != REDISMODULE_OK)
         return REDISMODULE_ERR;
     RedisModule_SetModuleOptions(ctx, REDISMODULE_OPTIONS_HANDLE_IO_ERRORS);
@@ -32,5 +53,10 @@ int RedisModule_OnLoad(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
             if (RedisModule_CreateCommand(ctx, c->name, c->function, c->flags, 1, 1, 1) !=
                 REDISMODULE_OK)
                 return REDISMODULE_ERR;
+#ifdef AMQ_REDIS_FAULTS
+    if (RedisModule_CreateCommand(ctx, "amq.faults", cmd_amq_faults, "admin", 0, 0, 0) !=
+        REDISMODULE_OK)
+        return REDISMODULE_ERR;
+#endif
     return REDISMODULE_OK;
 }

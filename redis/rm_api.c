@@ -43,6 +43,7 @@ char *(*RedisModule_LoadStringBuffer)(RedisModuleIO *io, size_t *len);
 int (*RedisModule_IsIOError)(RedisModuleIO *io);
 void (*RedisModule_EmitAOF)(RedisModuleIO *io, const char *cmdname, const char *fmt, ...);
 int (*RedisModule_ReplicateVerbatim)(RedisModuleCtx *ctx);
+int (*RedisModule_Replicate)(RedisModuleCtx *ctx, const char *cmdname, const char *fmt, ...);
 RedisModuleCallReply *(*RedisModule_Call)(RedisModuleCtx *ctx, const char *cmdname, const char *fmt,
                                           ...);
 int (*RedisModule_CallReplyType)(RedisModuleCallReply *reply);
@@ -65,7 +66,16 @@ int (*RedisModule_LoadConfigs)(RedisModuleCtx *ctx);
 RedisModuleString *(*RedisModule_CreateString)(RedisModuleCtx *ctx, const char *ptr, size_t len);
 void (*RedisModule_FreeString)(RedisModuleCtx *ctx, RedisModuleString *str);
 void *(*RedisModule_Alloc)(size_t bytes);
+void *(*RedisModule_TryAlloc)(size_t bytes);
+void *(*RedisModule_TryCalloc)(size_t count, size_t bytes);
+void *(*RedisModule_TryRealloc)(void *ptr, size_t bytes);
+size_t (*RedisModule_MallocSize)(void *ptr);
 void (*RedisModule_Free)(void *ptr);
+float (*RedisModule_GetUsedMemoryRatio)(void);
+RedisModuleServerInfoData *(*RedisModule_GetServerInfo)(RedisModuleCtx *ctx, const char *section);
+unsigned long long (*RedisModule_ServerInfoGetFieldUnsigned)(RedisModuleServerInfoData *data,
+                                                             const char *field, int *out_err);
+void (*RedisModule_FreeServerInfo)(RedisModuleCtx *ctx, RedisModuleServerInfoData *data);
 void (*RedisModule_Log)(RedisModuleCtx *ctx, const char *level, const char *fmt, ...);
 
 /* Every pointer above by name; an optional one may stay NULL. */
@@ -111,6 +121,7 @@ static const api_entry entries[] = {
     { "RedisModule_IsIOError", (void **)&RedisModule_IsIOError, 0 },
     { "RedisModule_EmitAOF", (void **)&RedisModule_EmitAOF, 0 },
     { "RedisModule_ReplicateVerbatim", (void **)&RedisModule_ReplicateVerbatim, 0 },
+    { "RedisModule_Replicate", (void **)&RedisModule_Replicate, 0 },
     { "RedisModule_Call", (void **)&RedisModule_Call, 0 },
     { "RedisModule_CallReplyType", (void **)&RedisModule_CallReplyType, 0 },
     { "RedisModule_CallReplyLength", (void **)&RedisModule_CallReplyLength, 0 },
@@ -123,7 +134,16 @@ static const api_entry entries[] = {
     { "RedisModule_CreateString", (void **)&RedisModule_CreateString, 0 },
     { "RedisModule_FreeString", (void **)&RedisModule_FreeString, 0 },
     { "RedisModule_Alloc", (void **)&RedisModule_Alloc, 0 },
+    { "RedisModule_TryAlloc", (void **)&RedisModule_TryAlloc, 1 },
+    { "RedisModule_TryCalloc", (void **)&RedisModule_TryCalloc, 1 },
+    { "RedisModule_TryRealloc", (void **)&RedisModule_TryRealloc, 1 },
+    { "RedisModule_MallocSize", (void **)&RedisModule_MallocSize, 0 },
     { "RedisModule_Free", (void **)&RedisModule_Free, 0 },
+    { "RedisModule_GetUsedMemoryRatio", (void **)&RedisModule_GetUsedMemoryRatio, 0 },
+    { "RedisModule_GetServerInfo", (void **)&RedisModule_GetServerInfo, 0 },
+    { "RedisModule_ServerInfoGetFieldUnsigned", (void **)&RedisModule_ServerInfoGetFieldUnsigned,
+      0 },
+    { "RedisModule_FreeServerInfo", (void **)&RedisModule_FreeServerInfo, 0 },
     { "RedisModule_Log", (void **)&RedisModule_Log, 0 },
 };
 

@@ -39,6 +39,11 @@
 #define REDISMODULE_TYPE_METHOD_VERSION      4
 #define REDISMODULE_OPTIONS_HANDLE_IO_ERRORS (1 << 0)
 #define REDISMODULE_CTX_FLAGS_RESP3          (1 << 22)
+#define REDISMODULE_CONFIG_MEMORY            (1 << 7)
+#define REDISMODULE_CTX_FLAGS_SLAVE          (1 << 3)
+#define REDISMODULE_CTX_FLAGS_MAXMEMORY      (1 << 8)
+#define REDISMODULE_CTX_FLAGS_LOADING        (1 << 13)
+#define REDISMODULE_CTX_FLAGS_IS_CHILD       (1 << 20)
 #define REDISMODULE_POSTPONED_ARRAY_LEN      -1
 
 #define REDISMODULE_ERRORMSG_WRONGTYPE                                                             \
@@ -51,6 +56,7 @@ typedef struct RedisModuleType RedisModuleType;
 typedef struct RedisModuleIO RedisModuleIO;
 typedef struct RedisModuleDigest RedisModuleDigest;
 typedef struct RedisModuleCallReply RedisModuleCallReply;
+typedef struct RedisModuleServerInfoData RedisModuleServerInfoData;
 
 typedef int (*RedisModuleCmdFunc)(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
 typedef void *(*RedisModuleTypeLoadFunc)(RedisModuleIO *rdb, int encver);
@@ -138,6 +144,7 @@ extern char *(*RedisModule_LoadStringBuffer)(RedisModuleIO *io, size_t *len);
 extern int (*RedisModule_IsIOError)(RedisModuleIO *io);
 extern void (*RedisModule_EmitAOF)(RedisModuleIO *io, const char *cmdname, const char *fmt, ...);
 extern int (*RedisModule_ReplicateVerbatim)(RedisModuleCtx *ctx);
+extern int (*RedisModule_Replicate)(RedisModuleCtx *ctx, const char *cmdname, const char *fmt, ...);
 
 /* Calling other commands (AMQ.BUILD ... FROM setkey). */
 extern RedisModuleCallReply *(*RedisModule_Call)(RedisModuleCtx *ctx, const char *cmdname,
@@ -169,9 +176,21 @@ extern RedisModuleString *(*RedisModule_CreateString)(RedisModuleCtx *ctx, const
                                                       size_t len);
 extern void (*RedisModule_FreeString)(RedisModuleCtx *ctx, RedisModuleString *str);
 
-/* Memory and logging. */
+/* Memory and logging. TryAlloc (7.0) and TryCalloc, TryRealloc (7.4)
+ * are optional: memory.c falls back on what the server has. */
 extern void *(*RedisModule_Alloc)(size_t bytes);
+extern void *(*RedisModule_TryAlloc)(size_t bytes);
+extern void *(*RedisModule_TryCalloc)(size_t count, size_t bytes);
+extern void *(*RedisModule_TryRealloc)(void *ptr, size_t bytes);
+extern size_t (*RedisModule_MallocSize)(void *ptr);
 extern void (*RedisModule_Free)(void *ptr);
+extern float (*RedisModule_GetUsedMemoryRatio)(void);
+extern RedisModuleServerInfoData *(*RedisModule_GetServerInfo)(RedisModuleCtx *ctx,
+                                                               const char *section);
+extern unsigned long long (*RedisModule_ServerInfoGetFieldUnsigned)(RedisModuleServerInfoData *data,
+                                                                    const char *field,
+                                                                    int *out_err);
+extern void (*RedisModule_FreeServerInfo)(RedisModuleCtx *ctx, RedisModuleServerInfoData *data);
 extern void (*RedisModule_Log)(RedisModuleCtx *ctx, const char *level, const char *fmt, ...);
 
 /*

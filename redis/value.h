@@ -18,14 +18,21 @@
 #include <stdint.h>
 
 typedef enum value_kind {
-    VALUE_BLOOM = 1,  /* BF.*: a scalable Bloom filter, or a classic one when NONSCALING */
-    VALUE_CUCKOO = 2, /* CF.*: a cuckoo filter */
-    VALUE_STATIC = 3, /* AMQ.BUILD: fuse8, fuse16, gcs, hfb; or any filter AMQ.RESTORE took */
+    VALUE_BLOOM = 1,   /* BF.*: a scalable Bloom filter, or a classic one when NONSCALING */
+    VALUE_CUCKOO = 2,  /* CF.*: a cuckoo filter */
+    VALUE_STATIC = 3,  /* AMQ.BUILD: fuse8, fuse16, gcs, hfb; or any filter AMQ.RESTORE took */
+    VALUE_LOADING = 4, /* a load in progress (load.h): no filter yet */
 } value_kind;
+
+/* The largest expansion BF.* and CF.* take (RedisBloom's). */
+#define VALUE_MAX_EXPANSION 32768
+
+struct value_load;
 
 typedef struct value {
     value_kind kind;
-    amq_filter *filter;
+    amq_filter *filter;      /* NULL while loading */
+    struct value_load *load; /* VALUE_LOADING: the image so far; else NULL */
     /* What RedisBloom reports beside the filter. */
     uint64_t capacity;       /* as reserved (BF: the first link's; CF: the first table's) */
     double error_rate;       /* BF: as reserved */
@@ -45,8 +52,10 @@ int value_register_type(RedisModuleCtx *ctx);
 /* A value around filter, which it takes over, its kind and figures read
  * off the filter (a scalable or classic Bloom filter is of the Bloom kind,
  * a cuckoo filter of the cuckoo kind, any other static); NULL when out of
- * memory (filter is then freed). */
+ * memory (filter is then freed). Values come from the module's allocator
+ * (memory.h). */
 value *value_new(amq_filter *filter);
+/* Free a value, its filter or its load; NULL is fine. Any thread. */
 void value_free(value *v);
 
 /* The value's filter as a scalable Bloom, classic Bloom or cuckoo filter;
@@ -56,13 +65,11 @@ amq_bloom *value_classic(value *v);
 amq_cuckoo *value_cuckoo(value *v);
 
 /*
- * The value's image: a 64-byte header of the figures above (little-endian,
- * the last 8 bytes a checksum of the first 56), then the filter in amq's
- * file format. What the AOF rewrite sends to AMQ.RESTORE,
- * so the figures survive with the filter. Allocated with malloc; NULL when
- * out of memory.
+ * The value's image is a 64-byte header of the figures above
+ * (little-endian, the last 8 bytes a checksum of the first 56), then the
+ * filter in amq's file format: what the RDB, SCANDUMP and the AOF rewrite
+ * hold, so the figures survive with the filter.
  */
-uint8_t *value_image(const value *v, size_t *len);
 
 /* The bytes of a value image's header. */
 #define VALUE_IMAGE_HEADER_BYTES 64
@@ -75,11 +82,17 @@ void value_image_header(uint8_t header[VALUE_IMAGE_HEADER_BYTES], const value *v
 bool value_is_image(const void *bytes, size_t len);
 
 /*
- * A value from an image (value_image's), or from a bare filter file
- * (amq's file format, as `amq build` writes and AMQ.DUMP returns), whose
- * kind and figures are derived from the filter. On failure NULL and a
- * message in *diag.
+ * A value from an image, or from a bare filter file (amq's file format, as
+ * `amq build` writes and AMQ.DUMP returns), whose kind and figures are
+ * derived from the filter. An image's figures must be what the commands
+ * report for its filter: each count at most 2^63 - 1, an error rate in
+ * [0, 1), a Bloom filter's capacity, expansion, rate and (scalable) count
+ * its own, a cuckoo filter's bucket size its own. The same checks hold for
+ * every way in (RDB, RESTORE, MIGRATE, LOADCHUNK, AMQ.RESTORE).
+ * Returns AMQ_OK with the value in *out; else *out is NULL, the status is
+ * AMQ_ENOMEM or the library's refusal (AMQ_ECORRUPT, ...), and *diag says
+ * what was wrong.
  */
-value *value_from_bytes(const void *bytes, size_t len, amq_diag *diag);
+int value_from_bytes(value **out, const void *bytes, size_t len, amq_diag *diag);
 
 #endif /* AMQ_REDIS_VALUE_H */

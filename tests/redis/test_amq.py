@@ -218,13 +218,15 @@ class Persistence(unittest.TestCase):
             deadline = time.time() + 30
             while r.info("persistence")["aof_rewrite_in_progress"] and time.time() < deadline:
                 time.sleep(0.05)
-            # The rewrite wrote each filter as AMQ.RESTORE of its image.
+            # The rewrite wrote each filter as AMQ.LOADCHUNK commands of its
+            # image, one for a filter under a megabyte.
             aof_dir = os.path.join(server.dir, "appendonlydir")
             written = b""
             for name in os.listdir(aof_dir):
                 with open(os.path.join(aof_dir, name), "rb") as f:
                     written += f.read()
-            self.assertEqual(written.count(b"AMQ.RESTORE"), len(self.TYPES))
+            self.assertEqual(written.count(b"AMQ.LOADCHUNK"), len(self.TYPES))
+            self.assertEqual(written.count(b"AMQ.RESTORE"), 0)
             server.restart()
             self.assertEqual(self.snapshot(server.client()), before)
         finally:
@@ -240,7 +242,8 @@ class Settings(unittest.TestCase):
                 "amq.bf-expansion-factor": "2", "amq.bf-tightening": "0.5",
                 "amq.cf-initial-size": "1024", "amq.cf-bucket-size": "2",
                 "amq.cf-max-iterations": "20", "amq.cf-expansion-factor": "1",
-                "amq.cf-max-expansions": "32"}
+                "amq.cf-max-expansions": "32", "amq.filter-max-bytes": str(4 << 30),
+                "amq.load-max-bytes": str(4 << 30)}
 
     def test_defaults_and_config_set(self):
         server = Server(MODULE)
