@@ -19,7 +19,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     amq_diag diag;
     if (amq__format_parse(&c, data, size, &diag) != AMQ_OK)
         return 0;
-    amq__piece payload = { c.payload, c.payload_len };
+    amq__piece payload = { .data = c.payload, .len = c.payload_len };
     uint8_t *encoded = NULL;
     size_t encoded_len = 0;
     if (amq__format_encode(&encoded, &encoded_len, &c, &payload, 1, &diag) != AMQ_OK)

@@ -18,9 +18,11 @@
 # Checks, in order (each one's failure fails the script):
 #   1. the unit tests in AMQ_BE_TESTS under qemu; by default test_byteorder
 #      (the load/store helpers' byte order), test_bits (bit vectors, Golomb
-#      and Rice streams) and test_format (the container's fields and the
-#      golden container tests/golden/container-v1.bin); "all" runs every
-#      tests/test_*.c, which takes over 20 minutes on 2 cores;
+#      and Rice streams), test_format (the container's fields and the
+#      golden container tests/golden/container-v1.bin) and test_allocator
+#      (a save allocates nothing, where every family's words are converted
+#      as they are written); "all" runs every tests/test_*.c, which takes
+#      over 20 minutes on 2 cores;
 #   2. `amq_endian golden tests/data` under qemu: the filter files saved on
 #      x86-64 load, read and mapped, answer every recorded key as recorded,
 #      and save back the same bytes;
@@ -39,7 +41,7 @@ cc=clang
 qemu=qemu-s390x
 sysroot=$out/sysroot
 jobs=$(nproc 2>/dev/null || echo 2)
-tests=${AMQ_BE_TESTS:-test_byteorder test_bits test_format}
+tests=${AMQ_BE_TESTS:-test_byteorder test_bits test_format test_allocator}
 start=$(date +%s)
 
 say() { echo "big-endian-test: $*"; }

@@ -25,6 +25,11 @@
  *   - an allocator that fails its n-th allocation, for every n an
  *     operation reaches: each answers AMQ_OK or AMQ_ENOMEM and leaks
  *     nothing;
+ *   - amq_save_to_writer allocates nothing, for every family: with every
+ *     allocation failing (the counting allocator's, and with the default
+ *     allocator the C library's), it writes the bytes amq_save_to_memory
+ *     wrote before and asks for no memory at all; amq_saved_bytes neither;
+ *     amq_save_to_memory asks for its buffer alone;
  *   - amq_set_allocator refuses an allocator without all four functions
  *     and keeps the one in use; amq_set_allocator(NULL) gives the C
  *     library's back.
@@ -64,31 +69,33 @@ void __wrap_free(void *pointer);
 
 /* Calls of the wrapped functions since watch_begin. Only the library and
  * this file's own code reach them (cmocka and the C library call their
- * own): the test keeps its own allocations out of a watched stretch. */
+ * own): the test keeps its own allocations out of a watched stretch.
+ * While libc_fail is set every allocation fails. */
 static long libc_calls;
+static bool libc_fail;
 
 void *__wrap_malloc(size_t size)
 {
     libc_calls++;
-    return __real_malloc(size);
+    return libc_fail ? NULL : __real_malloc(size);
 }
 
 void *__wrap_calloc(size_t count, size_t size)
 {
     libc_calls++;
-    return __real_calloc(count, size);
+    return libc_fail ? NULL : __real_calloc(count, size);
 }
 
 void *__wrap_realloc(void *pointer, size_t size)
 {
     libc_calls++;
-    return __real_realloc(pointer, size);
+    return libc_fail ? NULL : __real_realloc(pointer, size);
 }
 
 void *__wrap_aligned_alloc(size_t alignment, size_t size)
 {
     libc_calls++;
-    return __real_aligned_alloc(alignment, size);
+    return libc_fail ? NULL : __real_aligned_alloc(alignment, size);
 }
 
 void __wrap_free(void *pointer)
@@ -695,6 +702,136 @@ static void test_failing_allocator(void **state)
     }
 }
 
+/* ---- saving allocates nothing ----------------------------------------------------------- */
+
+/* A writer into a static buffer: it allocates nothing either. */
+enum { CAPTURED_MAX = 1 << 21 };
+static uint8_t captured[CAPTURED_MAX];
+static size_t captured_len;
+static size_t captured_calls;
+
+static int capture(void *context, const void *data, size_t len)
+{
+    (void)context;
+    if (len == 0 || len > CAPTURED_MAX - captured_len)
+        return 1;
+    memcpy(captured + captured_len, data, len);
+    captured_len += len;
+    captured_calls++;
+    return 0;
+}
+
+/* Filters whose saves once allocated: hfb's coded banks, a cuckoo
+ * filter's counted copies (past b / 2, in chained tables), scalable
+ * filters' stages (and, on a big-endian host, every family's words); and
+ * the rest of the families beside them. */
+static const family_case save_cases[] = {
+    { "hfb hash=md5", true, 0 },
+    { "hfb hash=md5 p=0.001", true, 0 },
+    { "cuckoo n=400 p=0.01 growth=2", false, 40 },
+    { "cuckoo n=2000 p=0.001 semi-sort", false, 10 },
+    { "scalable-bloom n=100 p=0.01", false, 0 },
+    { "scalable-bloom n=100 p=0.01 stages=split-block", false, 0 },
+    { "scalable-bloom n=100 p=0.01 stages=block", false, 0 },
+    { "bloom n=2000 p=0.01", false, 0 },
+    { "blocked-bloom n=2000 p=0.01 layout=split", false, 0 },
+    { "blocked-bloom n=2000 p=0.01 layout=block", false, 0 },
+    { "counting-bloom n=2000 p=0.01", false, 3 },
+    { "gcs p=0.01", true, 0 },
+    { "gcs p=0.01 stream=continuous", true, 0 },
+    { "fuse8", true, 0 },
+    { "fuse16", true, 0 },
+};
+
+/* The case's filter is what it is meant to be: a coded hfb bank, counted
+ * copies in chained tables, several stages. */
+static void expect_shape(const amq_filter *f, const char *spec)
+{
+    amq_info info;
+    assert_int_equal(amq_info_get(&info, f), AMQ_OK);
+    const char *family = amq_filter_family(f);
+    if (strcmp(family, "hfb") == 0) {
+        bool coded = false;
+        for (size_t i = 0; i < info.detail_count; i++)
+            if (strstr(info.details[i].name, "_encoding") &&
+                strcmp(info.details[i].text, "golomb") == 0)
+                coded = true;
+        if (!coded)
+            fail_msg("%s: no Golomb-coded bank", spec);
+    } else if (strcmp(family, "cuckoo") == 0) {
+        assert_true(amq_test_find_detail(&info, "counted_copies")->value > 0);
+        if (strstr(spec, "growth"))
+            assert_true(amq_test_find_detail(&info, "tables")->value >= 2);
+    } else if (strcmp(family, "scalable-bloom") == 0) {
+        assert_true(amq_test_find_detail(&info, "stages")->value >= 3);
+    }
+}
+
+/* Under the allocator in use, with every allocation failing (the
+ * counting allocator's and the C library's both), amq_save_to_writer
+ * writes what amq_save_to_memory wrote before, and asks for no memory;
+ * amq_saved_bytes neither; amq_save_to_memory asks for its buffer alone. */
+static void expect_save_allocates_nothing(const family_case *fc, const char *allocator)
+{
+    amq_filter *f = make_filter(fc);
+    expect_shape(f, fc->spec);
+    uint8_t *bytes = NULL;
+    size_t len = 0;
+    assert_int_equal(amq_save_to_memory(&bytes, &len, f, NULL), AMQ_OK);
+    assert_true(len <= CAPTURED_MAX);
+
+    captured_len = 0;
+    captured_calls = 0;
+    uint64_t size = 0;
+    long attempts = the_counter.attempts;
+    libc_calls = 0;
+    the_counter.fail_all = true;
+    libc_fail = true;
+    amq_diag diag = { .message = "" };
+    int status = amq_save_to_writer(f, capture, NULL, &diag);
+    int size_status = amq_saved_bytes(&size, f, NULL);
+    long save_attempts = the_counter.attempts - attempts;
+    long save_libc_calls = libc_calls;
+    uint8_t *refused = NULL;
+    size_t refused_len = 0;
+    int memory_status = amq_save_to_memory(&refused, &refused_len, f, NULL);
+    long memory_attempts = the_counter.attempts - attempts - save_attempts;
+    long memory_libc_calls = libc_calls - save_libc_calls;
+    libc_fail = false;
+    fail_none();
+
+    if (status != AMQ_OK)
+        fail_msg("%s (%s): amq_save_to_writer with no memory: %s", fc->spec, allocator,
+                 diag.message);
+    if (save_attempts != 0 || save_libc_calls != 0)
+        fail_msg("%s (%s): saving asked for memory %ld times (C library: %ld)", fc->spec, allocator,
+                 save_attempts, save_libc_calls);
+    assert_int_equal(size_status, AMQ_OK);
+    assert_int_equal(size, len);
+    assert_int_equal(captured_len, len);
+    assert_memory_equal(captured, bytes, len);
+    assert_true(captured_calls >= 2); /* the header, ..., the checksum */
+    /* amq_save_to_memory: its buffer, refused, and nothing else. */
+    assert_int_equal(memory_status, AMQ_ENOMEM);
+    assert_null(refused);
+    assert_int_equal(memory_attempts + memory_libc_calls, 1);
+    amq_buffer_free(bytes);
+    amq_free(f);
+}
+
+static void test_save_allocates_nothing(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof save_cases / sizeof save_cases[0]; i++)
+        expect_save_allocates_nothing(&save_cases[i], "counting allocator");
+    expect_nothing_live("saves");
+    /* And with the C library's allocator, whose calls the wrappers fail. */
+    assert_int_equal(amq_set_allocator(NULL), AMQ_OK);
+    for (size_t i = 0; i < sizeof save_cases / sizeof save_cases[0]; i++)
+        expect_save_allocates_nothing(&save_cases[i], "the C library's");
+    assert_int_equal(amq_set_allocator(&counting), AMQ_OK);
+}
+
 /* ---- installing and restoring ------------------------------------------------------------ */
 
 static void test_set_and_restore(void **state)
@@ -772,9 +909,13 @@ int main(void)
     seed = amq_test_seed(20261207);
     make_keys();
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_every_family),    cmocka_unit_test(test_counted_copies_and_stages),
-        cmocka_unit_test(test_tables_aligned),  cmocka_unit_test(test_bundle),
-        cmocka_unit_test(test_frontier),        cmocka_unit_test(test_failing_allocator),
+        cmocka_unit_test(test_every_family),
+        cmocka_unit_test(test_counted_copies_and_stages),
+        cmocka_unit_test(test_tables_aligned),
+        cmocka_unit_test(test_bundle),
+        cmocka_unit_test(test_frontier),
+        cmocka_unit_test(test_failing_allocator),
+        cmocka_unit_test(test_save_allocates_nothing),
         cmocka_unit_test(test_set_and_restore),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -204,19 +204,17 @@ static void test_bitvec_save_load(void **state)
     assert_int_equal(amq__bitvec_init(&v, n), AMQ_OK);
     for (int i = 0; i < 300; i++)
         amq__bitvec_set(&v, amq_test_below(&rng, n));
-    void *scratch = NULL;
-    const uint8_t *saved = amq__bitvec_le_words(&v, &scratch);
-    assert_non_null(saved);
+    amq__piece piece = amq__bitvec_piece(&v);
     size_t len = (size_t)amq__bitvec_words_for(n) * 8;
+    assert_int_equal(piece.len, len);
     assert_int_equal(len, 128);
-    for (uint64_t i = 0; i < len * 8; i++)
-        assert_int_equal((saved[i / 8] >> (i % 8)) & 1, i < n && amq__bitvec_get(&v, i));
-
     /* An exact-size copy, so ASan sees any read past the saved bytes. */
     uint8_t *copy = malloc(len);
     assert_non_null(copy);
-    memcpy(copy, saved, len);
-    free(scratch);
+    amq__piece_copy(copy, &piece);
+    for (uint64_t i = 0; i < len * 8; i++)
+        assert_int_equal((copy[i / 8] >> (i % 8)) & 1, i < n && amq__bitvec_get(&v, i));
+
     assert_int_equal(amq__bitvec_load_words(&loaded, n, copy, len, NULL), AMQ_OK);
     assert_int_equal(loaded.bit_count, n);
     assert_memory_equal(loaded.words, v.words, len);
@@ -249,12 +247,10 @@ static void test_bitvec_save_load(void **state)
     free(copy);
     amq__bitvec_free(&v);
 
-    /* The empty vector saves as zero bytes at a non-NULL address. */
+    /* The empty vector saves as a piece of zero bytes. */
     amq__bitvec empty;
     assert_int_equal(amq__bitvec_init(&empty, 0), AMQ_OK);
-    scratch = NULL;
-    assert_non_null(amq__bitvec_le_words(&empty, &scratch));
-    free(scratch);
+    assert_int_equal(amq__bitvec_piece(&empty).len, 0);
     assert_int_equal(amq__bitvec_load_words(&loaded, 0, NULL, 0, NULL), AMQ_OK);
     assert_int_equal(loaded.bit_count, 0);
     amq__bitvec_free(&loaded);
@@ -995,6 +991,103 @@ static void test_writer_sticky_error(void **state)
     assert_null(w.bytes);
 }
 
+/* ---- bit sink --------------------------------------------------------------- */
+
+/* Where a sink's bytes go: appended to a buffer, each handing checked
+ * against the sink's bound; stop_after: refuse the handing after that
+ * many (-1: never). */
+typedef struct collected {
+    uint8_t *bytes;
+    size_t len, cap;
+    size_t handings;
+    long stop_after;
+} collected;
+
+static int collect(void *context, const void *data, size_t len)
+{
+    collected *c = context;
+    assert_true(len > 0 && len <= AMQ__BITSINK_BYTES + 8);
+    if (c->stop_after >= 0 && (long)c->handings >= c->stop_after)
+        return 7;
+    c->handings++;
+    assert_true(c->len + len <= c->cap);
+    memcpy(c->bytes + c->len, data, len);
+    c->len += len;
+    return 0;
+}
+
+/* The sink writes the writer's stream, byte for byte, through its bounded
+ * buffer: random values of every width, Rice codes and long unary runs
+ * (past the buffer several times over), and a stream that ends on a byte
+ * boundary; a refusal from emit stops it and finish returns it. */
+static void test_bitsink_matches_writer(void **state)
+{
+    (void)state;
+    amq_test_rng rng;
+    amq_test_rng_init(&rng, amq_test_seed(TEST_SEED) ^ 0x51c);
+    for (int round = 0; round < 4; round++) {
+        amq__bitwriter w;
+        amq__bitwriter_init(&w);
+        static amq__bitsink sink;
+        collected c = { .cap = 1 << 20, .stop_after = -1 };
+        c.bytes = malloc(c.cap);
+        assert_non_null(c.bytes);
+        amq__bitsink_init(&sink, collect, &c);
+        for (int i = 0; i < 20000; i++) {
+            uint64_t value = amq_test_next(&rng);
+            switch (amq_test_below(&rng, 4)) {
+            case 0: {
+                unsigned bits = (unsigned)amq_test_below(&rng, 65);
+                amq__bitwriter_put(&w, value, bits);
+                amq__bitsink_put(&sink, value, bits);
+                break;
+            }
+            case 1: {
+                unsigned p = (unsigned)amq_test_below(&rng, 20);
+                uint64_t v = (modest_quotient(&rng) << p) | (value & (pow2(p) - 1));
+                amq__bitwriter_put_rice(&w, v, p);
+                amq__bitsink_put_rice(&sink, v, p);
+                break;
+            }
+            case 2: {
+                uint64_t q = amq_test_below(&rng, 50) == 0 ? amq_test_below(&rng, 40000)
+                                                           : amq_test_below(&rng, 70);
+                amq__bitwriter_put_unary(&w, q);
+                amq__bitsink_put_unary(&sink, q);
+                break;
+            }
+            default:
+                amq__bitwriter_put(&w, value, 8);
+                amq__bitsink_put(&sink, value, 8);
+                break;
+            }
+        }
+        if (round == 1) { /* end on a byte boundary */
+            unsigned pad = (unsigned)((8 - w.bit_count % 8) % 8);
+            amq__bitwriter_put(&w, 0, pad);
+            amq__bitsink_put(&sink, 0, pad);
+        }
+        assert_int_equal(amq__bitsink_finish(&sink), 0);
+        uint8_t *bytes = NULL;
+        size_t byte_count = 0;
+        assert_int_equal(amq__bitwriter_finish(&w, &bytes, &byte_count, NULL), AMQ_OK);
+        assert_int_equal(c.len, byte_count);
+        assert_memory_equal(c.bytes, bytes, byte_count);
+        assert_true(c.handings > 2);
+        free(bytes);
+
+        /* Refused at the second handing: nothing more is handed over. */
+        collected stopped = { .bytes = c.bytes, .cap = c.cap, .stop_after = 1 };
+        amq__bitsink_init(&sink, collect, &stopped);
+        for (int i = 0; i < 5000; i++)
+            amq__bitsink_put(&sink, amq_test_next(&rng), 64);
+        assert_int_equal(amq__bitsink_finish(&sink), 7);
+        assert_int_equal(stopped.handings, 1);
+        assert_int_equal(stopped.len, AMQ__BITSINK_BYTES);
+        free(c.bytes);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1020,6 +1113,7 @@ int main(void)
         cmocka_unit_test(test_reader_tail_widths),
         cmocka_unit_test(test_writer_lifecycle),
         cmocka_unit_test(test_writer_sticky_error),
+        cmocka_unit_test(test_bitsink_matches_writer),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

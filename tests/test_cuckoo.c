@@ -1695,6 +1695,115 @@ static void test_counted_copies_saved(void **state)
     amq_free(handle);
 }
 
+/* The overflow map keeps its entries in increasing rank, each at or past
+ * its home slot with no free slot between (cuckoo_overflow.c, R1 and R2);
+ * check both, and return the used entries in order into out (room for
+ * o->used). */
+static void check_overflow_map(const amq__cuckoo_overflow *o, amq__cuckoo_overflow_entry *out)
+{
+    uint64_t used = 0, copies = 0, last = 0;
+    for (uint64_t i = 0; i < o->length; i++) {
+        const amq__cuckoo_overflow_entry *e = &o->entries[i];
+        if (!e->copies)
+            continue;
+        uint64_t rank = amq__cuckoo_overflow_rank(e->bucket, e->fingerprint);
+        if (used > 0 && rank <= last)
+            fail_msg("overflow slot %llu is out of rank order", (unsigned long long)i);
+        uint64_t home = rank >> o->shift;
+        if (home > i)
+            fail_msg("overflow slot %llu holds an entry of home %llu", (unsigned long long)i,
+                     (unsigned long long)home);
+        for (uint64_t j = home; j < i; j++)
+            if (!o->entries[j].copies)
+                fail_msg("overflow slot %llu is free inside a run", (unsigned long long)j);
+        out[used++] = *e;
+        copies += e->copies;
+        last = rank;
+    }
+    assert_int_equal(used, o->used);
+    assert_int_equal(copies, o->copies);
+    assert_true(o->used * 4 <= o->capacity * 3);
+}
+
+/* The overflow map's order is its entries' alone: the same entries added
+ * in another order, or after others were added and taken (a larger map),
+ * lie in the same order, which is what a file holds; counts and removals
+ * keep it. */
+static void test_overflow_map_order(void **state)
+{
+    (void)state;
+    enum { N = 3000, EXTRA = 5000 };
+    static amq__cuckoo_overflow_entry keys[N + EXTRA], one[N + EXTRA], other[N + EXTRA];
+    amq_test_rng rng;
+    amq_test_rng_init(&rng, seed ^ 0x0e);
+    for (size_t i = 0; i < N + EXTRA; i++) {
+        /* Distinct pairs: a counter in the fingerprint's high bits. */
+        keys[i].bucket = (uint32_t)amq_test_below(&rng, 1u << 20);
+        keys[i].fingerprint = (uint32_t)(i + 1) << 8 | (uint32_t)amq_test_below(&rng, 256);
+        keys[i].copies = 1 + amq_test_below(&rng, 5);
+    }
+    amq__cuckoo_overflow a = { 0 }, b = { 0 };
+    for (size_t i = 0; i < N; i++)
+        assert_int_equal(
+            amq__cuckoo_overflow_add(&a, keys[i].bucket, keys[i].fingerprint, keys[i].copies),
+            AMQ_OK);
+    /* b: the extra entries first, then the same ones backwards, one copy
+     * at a time, then the extra ones taken away again. */
+    for (size_t i = N; i < N + EXTRA; i++)
+        assert_int_equal(amq__cuckoo_overflow_add(&b, keys[i].bucket, keys[i].fingerprint, 1),
+                         AMQ_OK);
+    for (size_t i = N; i-- > 0;)
+        for (uint64_t c = 0; c < keys[i].copies; c++)
+            assert_int_equal(amq__cuckoo_overflow_add(&b, keys[i].bucket, keys[i].fingerprint, 1),
+                             AMQ_OK);
+    check_overflow_map(&b, other);
+    for (size_t i = N; i < N + EXTRA; i++)
+        assert_true(amq__cuckoo_overflow_take(&b, keys[i].bucket, keys[i].fingerprint));
+    assert_true(b.capacity > a.capacity);
+    check_overflow_map(&a, one);
+    check_overflow_map(&b, other);
+    assert_int_equal(a.used, N);
+    assert_memory_equal(one, other, N * sizeof *one);
+    for (size_t i = 0; i < N + EXTRA; i++)
+        assert_int_equal(amq__cuckoo_overflow_copies(&a, keys[i].bucket, keys[i].fingerprint),
+                         i < N ? keys[i].copies : 0);
+
+    /* Every other entry taken to nothing: the rest keep their order. */
+    for (size_t i = 0; i < N; i += 2)
+        for (uint64_t c = 0; c < keys[i].copies; c++)
+            assert_true(amq__cuckoo_overflow_take(&a, keys[i].bucket, keys[i].fingerprint));
+    assert_false(amq__cuckoo_overflow_take(&a, keys[0].bucket, keys[0].fingerprint));
+    check_overflow_map(&a, one);
+    assert_int_equal(a.used, N / 2);
+    for (size_t i = 0; i < N; i++)
+        assert_int_equal(amq__cuckoo_overflow_copies(&a, keys[i].bucket, keys[i].fingerprint),
+                         i % 2 ? keys[i].copies : 0);
+    amq__cuckoo_overflow_free(&a);
+    amq__cuckoo_overflow_free(&b);
+
+    /* Entries whose ranks all lie in the top eighth: their run goes on
+     * past the last home slot, growing the slots beyond it. */
+    size_t high = 0;
+    for (uint32_t x = 1; high < 400; x++) {
+        uint32_t bucket = x >> 4, fingerprint = x;
+        if (amq__cuckoo_overflow_rank(bucket, fingerprint) >> 61 == 7)
+            keys[high++] = (amq__cuckoo_overflow_entry){ 1, bucket, fingerprint };
+    }
+    amq__cuckoo_overflow c = { 0 };
+    for (size_t i = 0; i < high; i++)
+        assert_int_equal(amq__cuckoo_overflow_add(&c, keys[i].bucket, keys[i].fingerprint, 1),
+                         AMQ_OK);
+    assert_true(c.length > c.capacity + 8);
+    check_overflow_map(&c, one);
+    for (size_t i = 0; i < high; i += 3)
+        assert_true(amq__cuckoo_overflow_take(&c, keys[i].bucket, keys[i].fingerprint));
+    check_overflow_map(&c, one);
+    for (size_t i = 0; i < high; i++)
+        assert_int_equal(amq__cuckoo_overflow_copies(&c, keys[i].bucket, keys[i].fingerprint),
+                         i % 3 ? 1 : 0);
+    amq__cuckoo_overflow_free(&c);
+}
+
 static void test_generic_round_trip(void **state)
 {
     char path[AMQ_TEST_PATH_MAX], again[AMQ_TEST_PATH_MAX], spec[200];
@@ -2408,6 +2517,7 @@ int main(void)
         cmocka_unit_test(test_growth),
         cmocka_unit_test(test_copies_of_one_key_do_not_grow_without_end),
         cmocka_unit_test(test_counted_copies_saved),
+        cmocka_unit_test(test_overflow_map_order),
         cmocka_unit_test(test_removal_in_a_grown_filter),
         cmocka_unit_test(test_model_fixed_size),
         cmocka_unit_test(test_model_growing),

@@ -139,9 +139,9 @@ static void golden_init(golden *g)
     amq_hasher_xxh3(&g->container.hasher, 0x0123456789abcdefULL);
     g->container.params = g->params.bytes;
     g->container.params_len = g->params.len;
-    g->pieces[0] = (amq__piece){ "amq golden ", 11 };
-    g->pieces[1] = (amq__piece){ "payload", 7 };
-    g->pieces[2] = (amq__piece){ "!", 1 };
+    g->pieces[0] = (amq__piece){ .data = "amq golden ", .len = 11 };
+    g->pieces[1] = (amq__piece){ .data = "payload", .len = 7 };
+    g->pieces[2] = (amq__piece){ .data = "!", .len = 1 };
 }
 
 /* tests/golden/container-v1.bin: tests/golden sits beside tests/data. */
@@ -277,8 +277,7 @@ static void test_round_trips(void **state)
             amq__piece pieces[4];
             size_t at = 0;
             for (size_t i = 0; i < 4; i++) {
-                pieces[i].data = data + at;
-                pieces[i].len = piece_sets[s][i];
+                pieces[i] = (amq__piece){ .data = data + at, .len = piece_sets[s][i] };
                 at += piece_sets[s][i];
             }
             round_trip(dir, &c, pieces, 4);
@@ -621,10 +620,11 @@ static void test_writers_reject_bad_containers(void **state)
     golden g;
     golden_init(&g);
     const uint8_t byte = 0;
-    const amq__piece huge[3] = { { &byte, (uint64_t)1 << 62 },
-                                 { &byte, (uint64_t)1 << 62 },
-                                 { &byte, 1 } };
-    const amq__piece wrapping[2] = { { &byte, UINT64_MAX }, { &byte, 2 } };
+    const amq__piece huge[3] = { { .data = &byte, .len = (uint64_t)1 << 62 },
+                                 { .data = &byte, .len = (uint64_t)1 << 62 },
+                                 { .data = &byte, .len = 1 } };
+    const amq__piece wrapping[2] = { { .data = &byte, .len = UINT64_MAX },
+                                     { .data = &byte, .len = 2 } };
 
     for (int which = 0; which < 7; which++) {
         amq__container c = g.container;
@@ -1212,7 +1212,8 @@ static void test_kill_during_save(void **state)
         versions[v].params = &version_names[v];
         versions[v].params_len = 1;
         for (int i = 0; i < 4; i++)
-            pieces[v][i] = (amq__piece){ payloads[v] + (size_t)i * (size / 4), size / 4 };
+            pieces[v][i] =
+                (amq__piece){ .data = payloads[v] + (size_t)i * (size / 4), .len = size / 4 };
     }
 
     const char *dir = *state;
@@ -1284,7 +1285,7 @@ static void test_image_from_pipe(void **state)
     assert_non_null(payload);
     for (size_t i = 0; i < payload_len; i++)
         payload[i] = (uint8_t)(i * 131);
-    amq__piece piece = { payload, payload_len };
+    amq__piece piece = { .data = payload, .len = payload_len };
     uint8_t *encoded;
     size_t encoded_len;
     assert_int_equal(amq__format_encode(&encoded, &encoded_len, &g.container, &piece, 1, NULL),

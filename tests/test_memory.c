@@ -523,7 +523,7 @@ static void test_not_a_filter(void **state)
     for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++) {
         amq__container c = { .family = ids[i], .hasher = hasher };
         uint8_t payload[24] = { 1, 2, 3 };
-        amq__piece piece = { payload, sizeof payload };
+        amq__piece piece = { .data = payload, .len = sizeof payload };
         uint8_t *bytes = NULL;
         size_t len = 0;
         assert_int_equal(amq__format_encode(&bytes, &len, &c, &piece, 1, NULL), AMQ_OK);

@@ -372,7 +372,7 @@ void amq_test_write_container(const char *path, uint32_t family, const amq_hashe
     amq__container c = {
         .family = family, .hasher = *hasher, .params = params, .params_len = params_len
     };
-    amq__piece piece = { payload, payload_len };
+    amq__piece piece = { .data = payload, .len = payload_len };
     uint8_t *bytes = NULL;
     size_t len = 0;
     assert_int_equal(amq__format_encode(&bytes, &len, &c, &piece, 1, NULL), AMQ_OK);

@@ -557,10 +557,9 @@ AMQ_API int amq_save(const amq_filter *f, const char *path, amq_diag *diag);
  * @param bytes receives the size; not NULL.
  * @param f the filter; not NULL.
  * @param diag on failure, what was wrong; may be NULL.
- * @return AMQ_OK; AMQ_EINVAL (a NULL argument); AMQ_ENOMEM; AMQ_ERANGE (too
- *   large for a file).
- * Allocates: what saving allocates (e.g. an hfb filter codes its banks),
- * freed before returning. Thread safety: safe with other readers.
+ * @return AMQ_OK; AMQ_EINVAL (a NULL argument); AMQ_ERANGE (too large for
+ *   a file).
+ * Allocates: never. Thread safety: safe with other readers.
  */
 AMQ_API int amq_saved_bytes(uint64_t *bytes, const amq_filter *f, amq_diag *diag);
 
@@ -610,10 +609,11 @@ AMQ_API int amq_load(amq_filter **out, const char *path, unsigned flags, amq_dia
  * @param out_len receives the buffer's length (0 on failure); not NULL.
  * @param f the filter; not NULL.
  * @param diag on failure, what was wrong; may be NULL.
- * @return AMQ_OK; AMQ_EINVAL (out, out_len or f is NULL); AMQ_ENOMEM;
- *   AMQ_ERANGE (larger than this address space).
- * Allocates: the buffer, the size amq_saved_bytes gives, and what saving
- * allocates (e.g. an hfb filter codes its banks), freed before returning.
+ * @return AMQ_OK; AMQ_EINVAL (out, out_len or f is NULL); AMQ_ENOMEM (the
+ *   buffer); AMQ_ERANGE (larger than this address space).
+ * Allocates: the buffer, the size amq_saved_bytes gives, and nothing else
+ * (what a filter does not keep as it is saved - an hfb bank's code, a
+ * big-endian host's words - is made into the buffer directly).
  * Thread safety: safe with other readers of f.
  */
 AMQ_API int amq_save_to_memory(uint8_t **out, size_t *out_len, const amq_filter *f, amq_diag *diag);
@@ -626,10 +626,15 @@ typedef int (*amq_write_fn)(void *context, const void *data, size_t len);
 
 /**
  * Save a filter by handing its bytes to a writer in order, for a caller
- * that cannot hold a second copy of a large filter: the writer receives
- * exactly the bytes of amq_save_to_memory, in pieces - the header and
- * parameters in one, the filter's arrays straight from its memory (at most
- * 1 GiB a call), the checksum last - never an empty one.
+ * that cannot hold a second copy of a large filter, or may not allocate at
+ * all (a database's save in a fork child, which must not fail for want of
+ * memory): the writer receives exactly the bytes of amq_save_to_memory,
+ * in pieces - the header and parameters in one, the filter's arrays
+ * straight from its memory (at most 1 GiB a call), what the filter does
+ * not keep as it is saved (an hfb bank's code, a cuckoo filter's counted
+ * copies, a big-endian host's words) a few KiB at a time from a buffer on
+ * the stack, the checksum last - never an empty one. The save uses about
+ * 24 KiB of stack.
  * @param f the filter; not NULL.
  * @param write called for each piece, on this thread; not NULL.
  * @param context passed to write as is; may be NULL.
@@ -637,9 +642,8 @@ typedef int (*amq_write_fn)(void *context, const void *data, size_t len);
  * @return AMQ_OK; AMQ_EINVAL (f or write is NULL); AMQ_EIO when write
  *   returned nonzero: no further call is made, the diag says the value and
  *   how many bytes write had taken, and errno is whatever write left (its
- *   reason is the writer's own to keep in context); AMQ_ENOMEM; AMQ_ERANGE.
- * Allocates: what saving allocates (an hfb filter codes its banks; the
- * other families nothing the size of the filter), freed before returning.
+ *   reason is the writer's own to keep in context); AMQ_ERANGE.
+ * Allocates: never, for every family and on every host.
  * Thread safety: safe with other readers of f.
  */
 AMQ_API int amq_save_to_writer(const amq_filter *f, amq_write_fn write, void *context,

@@ -1008,20 +1008,8 @@ static int family_save(const void *state, amq__saved *out)
     amq__params_put_u64(&out->params, f->blocks);
     amq__params_put_u64(&out->params, f->capacity);
     amq__params_put_f64(&out->params, f->target_fpr);
-    uint64_t words = word_count(f);
-    out->pieces[0].len = words * 4;
+    out->pieces[0] = amq__piece_le_u32(f->words, word_count(f));
     out->piece_count = 1;
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    out->pieces[0].data = f->words;
-#else
-    uint8_t *copy = amq__malloc((size_t)(words * 4));
-    if (!copy)
-        return AMQ_ENOMEM;
-    for (uint64_t i = 0; i < words; i++)
-        amq__store_u32le(copy + i * 4, f->words[i]);
-    out->scratch = copy;
-    out->pieces[0].data = copy;
-#endif
     return AMQ_OK;
 }
 

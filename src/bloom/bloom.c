@@ -593,10 +593,9 @@ static int family_save(const void *state, amq__saved *out)
      * the field was written: it loads the same in any version of amq. */
     if (f->probe_version != AMQ__BLOOM_PROBE_DOUBLE)
         amq__params_put_u32(&out->params, f->probe_version);
-    out->pieces[0].data = amq__bitvec_le_words(&f->bits, &out->scratch);
-    out->pieces[0].len = amq__bitvec_words_for(f->bits.bit_count) * 8;
+    out->pieces[0] = amq__bitvec_piece(&f->bits);
     out->piece_count = 1;
-    return out->pieces[0].data ? AMQ_OK : AMQ_ENOMEM;
+    return AMQ_OK;
 }
 
 static int family_load(void **state, const amq__container *c, bool *borrows_image, amq_diag *diag)
@@ -668,10 +667,9 @@ const amq__family amq__bloom_family = {
 
 /* ---- saved words, for the scalable filter's stages ------------------------------ */
 
-const void *amq__bloom_le_words(const amq_bloom *f, uint64_t *len, void **scratch)
+amq__piece amq__bloom_piece(const amq_bloom *f)
 {
-    *len = amq__bitvec_words_for(f->bits.bit_count) * 8;
-    return amq__bitvec_le_words(&f->bits, scratch);
+    return amq__bitvec_piece(&f->bits);
 }
 
 int amq__bloom_from_words(amq_bloom **out, const amq_bloom_params *params, unsigned version,

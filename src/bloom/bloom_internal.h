@@ -7,6 +7,7 @@
 #define AMQ_BLOOM_INTERNAL_H
 
 #include "amq/bloom.h"
+#include "core/format.h"
 #include "core/hash.h"
 #include "core/reduce.h"
 #include "core/util.h"
@@ -365,10 +366,9 @@ int amq__counting_bloom_check(const amq_counting_bloom *filter, amq_diag *diag);
 /* Counter i (i < m) of a counting filter (for tests comparing filters). */
 uint32_t amq__counting_bloom_counter(const amq_counting_bloom *filter, uint64_t i);
 
-/* A classic filter's words as saved (see amq__bitvec_le_words): *len bytes,
- * little-endian; a copy in *scratch (the caller frees it) only on a
- * big-endian host. NULL when that copy cannot be allocated. */
-const void *amq__bloom_le_words(const amq_bloom *filter, uint64_t *len, void **scratch);
+/* A classic filter's words as saved, little-endian: a payload piece
+ * (amq__bitvec_piece), which allocates nothing. */
+amq__piece amq__bloom_piece(const amq_bloom *filter);
 
 /* A classic filter rebuilt from saved words, validated as a loaded file is:
  * params->bits and ->hashes in range, ->fpr in (0, 1), version a known

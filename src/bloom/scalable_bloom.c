@@ -1227,28 +1227,6 @@ static int family_merge(void *state, const void *other, amq_diag *diag)
 #define PARAMS_STAGE_BYTES  36 /* u64 m | u32 k | u64 capacity | u64 count | u64 set bits */
 #define PARAMS_LAYOUT_BYTES 4  /* u32 stage layout: 1 split-block, 2 block */
 
-/* A blocked stage's words as saved, little-endian: the words themselves on
- * a little-endian host, else a copy at *scratch + *offset. */
-static const void *blocked_le_words(const amq_scalable_bloom *f, const stage *st, void **scratch,
-                                    uint64_t total, uint64_t offset)
-{
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    (void)f;
-    (void)scratch;
-    (void)total;
-    (void)offset;
-    return st->words;
-#else
-    if (!*scratch && !(*scratch = amq__malloc((size_t)total)))
-        return NULL;
-    uint8_t *copy = (uint8_t *)*scratch + offset;
-    uint64_t words = st->blocks * words_per_block(f->layout);
-    for (uint64_t i = 0; i < words; i++)
-        amq__store_u32le(copy + i * 4, st->words[i]);
-    return copy;
-#endif
-}
-
 static int family_save(const void *state, amq__saved *out)
 {
     const amq_scalable_bloom *f = state;
@@ -1259,7 +1237,6 @@ static int family_save(const void *state, amq__saved *out)
     amq__params_put_f64(&out->params, f->tightening);
     amq__params_put_u64(&out->params, f->count);
     amq__params_put_u32(&out->params, (uint32_t)f->stage_count);
-    uint64_t total = 0, offset = 0;
     for (size_t i = 0; i < f->stage_count; i++) {
         const stage *st = &f->stages[i];
         amq__params_put_u64(&out->params, stage_bits(f, st));
@@ -1267,40 +1244,13 @@ static int family_save(const void *state, amq__saved *out)
         amq__params_put_u64(&out->params, st->capacity);
         amq__params_put_u64(&out->params, st->count);
         amq__params_put_u64(&out->params, stage_bits_set(f, st));
-        total += (stage_bits(f, st) + 63) / 64 * 8;
+        /* Each stage's words little-endian, as a piece of its own: on a
+         * big-endian host converted while they are written. */
+        out->pieces[i] = blocked(f) ? amq__piece_le_u32(st->words, stage_bits(f, st) / 32)
+                                    : amq__bloom_piece(st->bloom);
     }
-    if (blocked(f)) {
+    if (blocked(f))
         amq__params_put_u32(&out->params, (uint32_t)f->layout);
-        for (size_t i = 0; i < f->stage_count; i++) {
-            const stage *st = &f->stages[i];
-            const void *words = blocked_le_words(f, st, &out->scratch, total, offset);
-            if (!words)
-                return AMQ_ENOMEM;
-            out->pieces[i] = (amq__piece){ .data = words, .len = stage_bits(f, st) / 8 };
-            offset += stage_bits(f, st) / 8;
-        }
-        out->piece_count = f->stage_count;
-        return AMQ_OK;
-    }
-    for (size_t i = 0; i < f->stage_count; i++) {
-        void *copy = NULL;
-        uint64_t len = 0;
-        const void *words = amq__bloom_le_words(f->stages[i].bloom, &len, &copy);
-        if (!words)
-            return AMQ_ENOMEM;
-        if (copy) {
-            /* A big-endian host converted the words: keep every stage's
-             * copy in the one scratch block the caller frees. */
-            if (!out->scratch && !(out->scratch = amq__malloc((size_t)total))) {
-                amq__free(copy);
-                return AMQ_ENOMEM;
-            }
-            words = memcpy((uint8_t *)out->scratch + offset, copy, (size_t)len);
-            amq__free(copy);
-        }
-        out->pieces[i] = (amq__piece){ .data = words, .len = len };
-        offset += len;
-    }
     out->piece_count = f->stage_count;
     return AMQ_OK;
 }

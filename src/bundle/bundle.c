@@ -191,6 +191,13 @@ static void buffer_put(byte_buffer *b, const void *data, uint64_t len)
     b->len += len;
 }
 
+/* Append a payload piece, produced or in memory; the caller reserved room. */
+static void buffer_put_piece(byte_buffer *b, const amq__piece *piece)
+{
+    amq__piece_copy(b->bytes + b->len, piece);
+    b->len += piece->len;
+}
+
 static void buffer_put_varint(byte_buffer *b, uint64_t value)
 {
     b->len += varint_put(b->bytes + b->len, value);
@@ -273,11 +280,11 @@ int amq_bundle_add(amq_bundle_writer *writer, const void *name, size_t name_len,
 {
     assert(writer && filter && (name || name_len == 0));
     amq__container c;
-    int status;
-    amq__saved *saved = amq__filter_describe(filter, &c, diag, &status);
-    if (!saved)
+    amq__saved saved;
+    int status = amq__filter_describe(&saved, &c, filter, diag);
+    if (status != AMQ_OK)
         return status;
-    uint64_t payload_len = amq__saved_payload_len(saved);
+    uint64_t payload_len = amq__saved_payload_len(&saved);
     pending *m = NULL;
     status = start_member(writer, name, name_len, c.params_len + payload_len, &m, diag);
     if (status == AMQ_OK) {
@@ -288,11 +295,10 @@ int amq_bundle_add(amq_bundle_writer *writer, const void *name, size_t name_len,
         buffer_put(&writer->arena, c.params, c.params_len);
         m->data_at = writer->arena.len;
         m->data_len = payload_len;
-        for (size_t i = 0; i < saved->piece_count; i++)
-            buffer_put(&writer->arena, saved->pieces[i].data, saved->pieces[i].len);
+        for (size_t i = 0; i < saved.piece_count; i++)
+            buffer_put_piece(&writer->arena, &saved.pieces[i]);
         writer->count++;
     }
-    amq__saved_free(saved);
     return status;
 }
 
@@ -507,9 +513,9 @@ int amq_bundle_save(const amq_bundle_writer *writer, const char *path, amq_diag 
         .params_len = params.len,
     };
     amq_hasher_xxh3(&c.hasher, 0);
-    amq__piece pieces[3] = { { head.bytes, head.len },
-                             { records.bytes, records.len },
-                             { index, index_entries * 8 } };
+    amq__piece pieces[3] = { { .data = head.bytes, .len = head.len },
+                             { .data = records.bytes, .len = records.len },
+                             { .data = index, .len = index_entries * 8 } };
     status = amq__format_save(NULL, path, &c, pieces, 3, diag);
 done:
     amq__free(head.bytes);

@@ -168,25 +168,9 @@ uint64_t amq__bitvec_popcount(const amq__bitvec *v)
     return count;
 }
 
-static const uint64_t empty_vector_words[1];
-
-const void *amq__bitvec_le_words(const amq__bitvec *v, void **scratch)
+amq__piece amq__bitvec_piece(const amq__bitvec *v)
 {
-    if (!v->words)
-        return empty_vector_words;
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    (void)scratch;
-    return v->words;
-#else
-    uint64_t word_count = amq__bitvec_words_for(v->bit_count);
-    uint8_t *copy = amq__malloc((size_t)word_count * sizeof(uint64_t));
-    if (!copy)
-        return NULL;
-    for (uint64_t i = 0; i < word_count; i++)
-        amq__store_u64le(copy + i * 8, v->words[i]);
-    *scratch = copy;
-    return copy;
-#endif
+    return amq__piece_le_u64(v->words, amq__bitvec_words_for(v->bit_count));
 }
 
 int amq__bitvec_load_words(amq__bitvec *v, uint64_t bit_count, const uint8_t *bytes, uint64_t len,
@@ -286,6 +270,21 @@ void amq__bitwriter_reserve(amq__bitwriter *w, uint64_t bit_count)
     writer_make_room(w, bit_count);
 }
 
+/* OR the low bit_count (1..64) bits of value into bytes at bit position
+ * at: zero bits there, and 9 bytes from at / 8 to read and write. */
+static inline void put_bits(uint8_t *bytes, uint64_t at, uint64_t value, unsigned bit_count)
+{
+    value = low_bits(value, bit_count);
+    uint8_t *p = bytes + (at >> 3);
+    unsigned end = (unsigned)(at & 7) + bit_count; /* 1..71 */
+    if (end <= 64) {
+        store_u64be(p, amq__load_u64be(p) | value << (64 - end));
+    } else {
+        store_u64be(p, amq__load_u64be(p) | value >> (end - 64));
+        p[8] = (uint8_t)(value << (72 - end));
+    }
+}
+
 void amq__bitwriter_put(amq__bitwriter *w, uint64_t value, unsigned bit_count)
 {
     assert(bit_count <= 64);
@@ -295,15 +294,7 @@ void amq__bitwriter_put(amq__bitwriter *w, uint64_t value, unsigned bit_count)
     }
     if (bit_count == 0 || !writer_make_room(w, bit_count))
         return;
-    value = low_bits(value, bit_count);
-    uint8_t *p = w->bytes + (w->bit_count >> 3);
-    unsigned end = (unsigned)(w->bit_count & 7) + bit_count; /* 1..71 */
-    if (end <= 64) {
-        store_u64be(p, amq__load_u64be(p) | value << (64 - end));
-    } else {
-        store_u64be(p, amq__load_u64be(p) | value >> (end - 64));
-        p[8] = (uint8_t)(value << (72 - end));
-    }
+    put_bits(w->bytes, w->bit_count, value, bit_count);
     w->bit_count += bit_count;
 }
 
@@ -377,6 +368,67 @@ void amq__bitwriter_free(amq__bitwriter *w)
 {
     amq__free(w->bytes);
     amq__bitwriter_init(w);
+}
+
+/* ---- bit sink ------------------------------------------------------------ */
+
+void amq__bitsink_init(amq__bitsink *s, amq__bitsink_emit_fn emit, void *context)
+{
+    memset(s->bytes, 0, sizeof s->bytes);
+    s->bit_count = 0;
+    s->emit = emit;
+    s->context = context;
+    s->status = 0;
+}
+
+/* Hand over the whole bytes and keep the partial one, so that a put of 64
+ * bits finds its 9 bytes inside the buffer. */
+static void sink_make_room(amq__bitsink *s)
+{
+    size_t whole = (size_t)(s->bit_count >> 3);
+    if (whole < AMQ__BITSINK_BYTES)
+        return;
+    if (s->status == 0)
+        s->status = s->emit(s->context, s->bytes, whole);
+    /* Past bit_count every byte is zero (a put writes zeros there), so
+     * clearing up to the partial byte leaves the buffer zero-filled. */
+    s->bytes[0] = s->bytes[whole];
+    memset(s->bytes + 1, 0, whole);
+    s->bit_count &= 7;
+}
+
+void amq__bitsink_put(amq__bitsink *s, uint64_t value, unsigned bit_count)
+{
+    assert(bit_count <= 64);
+    if (bit_count == 0 || s->status != 0)
+        return;
+    sink_make_room(s);
+    put_bits(s->bytes, s->bit_count, value, bit_count);
+    s->bit_count += bit_count;
+}
+
+void amq__bitsink_put_unary(amq__bitsink *s, uint64_t q)
+{
+    for (; q >= 64 && s->status == 0; q -= 64)
+        amq__bitsink_put(s, UINT64_MAX, 64);
+    amq__bitsink_put(s, low_bits(UINT64_MAX, (unsigned)q) << 1, (unsigned)q + 1);
+}
+
+void amq__bitsink_put_rice(amq__bitsink *s, uint64_t value, unsigned rice_bits)
+{
+    assert(rice_bits <= 63);
+    amq__bitsink_put_unary(s, value >> rice_bits);
+    amq__bitsink_put(s, value, rice_bits);
+}
+
+int amq__bitsink_finish(amq__bitsink *s)
+{
+    /* The padding bits are already zero: the buffer is zero-filled. */
+    size_t used = (size_t)(s->bit_count / 8 + (s->bit_count % 8 != 0));
+    if (s->status == 0 && used > 0)
+        s->status = s->emit(s->context, s->bytes, used);
+    s->bit_count = 0;
+    return s->status;
 }
 
 /* ---- bit reader ---------------------------------------------------------- */

@@ -27,6 +27,7 @@
 #define AMQ_BITS_H
 
 #include "amq/amq.h"
+#include "core/format.h"
 #include "core/util.h"
 
 #include <stdatomic.h>
@@ -180,15 +181,15 @@ static inline void amq__packed_set(uint8_t *bytes, uint64_t bit, unsigned width,
     amq__store_u64le(at, (amq__load_u64le(at) & ~mask) | (value << shift));
 }
 
-/* The words as they are saved: amq__bitvec_words_for(bit_count) * 8 bytes,
- * each word little-endian. On a little-endian host these are v's own words
- * and *scratch is left alone; elsewhere a converted copy is allocated and
- * stored in *scratch for the caller to free(). Never NULL for an empty
- * vector; NULL only when the copy cannot be allocated. */
-const void *amq__bitvec_le_words(const amq__bitvec *v, void **scratch);
+/* The words as they are saved, a payload piece (format.h):
+ * amq__bitvec_words_for(bit_count) * 8 bytes, each word little-endian. On
+ * a little-endian host these are v's own words; elsewhere a producer
+ * converts them while they are written. Nothing is allocated; an empty
+ * vector is a piece of no bytes. */
+amq__piece amq__bitvec_piece(const amq__bitvec *v);
 
 /* Allocate v with bit_count bits read from saved words (as written by
- * amq__bitvec_le_words). Untrusted input: len must be exactly
+ * amq__bitvec_piece). Untrusted input: len must be exactly
  * amq__bitvec_words_for(bit_count) * 8 and the bits past bit_count must be 0,
  * else AMQ_ECORRUPT (with a message in *diag, which may be NULL). Also
  * AMQ_ERANGE and AMQ_ENOMEM as amq__bitvec_init; on error v is empty. */
@@ -235,6 +236,34 @@ int amq__bitwriter_finish(amq__bitwriter *w, uint8_t **bytes, size_t *byte_count
 
 /* Discard a writer's buffer. */
 void amq__bitwriter_free(amq__bitwriter *w);
+
+/* ---- bit sink ------------------------------------------------------------ */
+
+/* The writer's stream (MSB-first, the codes above) without the stream in
+ * memory: the bits go through a bounded buffer whose whole bytes are
+ * handed to emit as it fills, and amq__bitsink_finish pads the last byte
+ * with 0-bits and hands over the rest. For saving a code the filter does
+ * not keep (an hfb bank's) with no allocation. emit answers 0, or nonzero
+ * to stop: the stream then stops (sticky) and finish returns that answer. */
+#define AMQ__BITSINK_BYTES 2048
+
+typedef int (*amq__bitsink_emit_fn)(void *context, const void *data, size_t len);
+
+typedef struct amq__bitsink {
+    uint8_t bytes[AMQ__BITSINK_BYTES + 16]; /* zero past bit_count */
+    uint64_t bit_count;                     /* bits in bytes, not yet handed over */
+    amq__bitsink_emit_fn emit;
+    void *context;
+    int status; /* 0, or emit's first nonzero answer */
+} amq__bitsink;
+
+void amq__bitsink_init(amq__bitsink *s, amq__bitsink_emit_fn emit, void *context);
+/* As amq__bitwriter_put (0..64 bits), _put_unary and _put_rice (0..63). */
+void amq__bitsink_put(amq__bitsink *s, uint64_t value, unsigned bit_count);
+void amq__bitsink_put_unary(amq__bitsink *s, uint64_t q);
+void amq__bitsink_put_rice(amq__bitsink *s, uint64_t value, unsigned rice_bits);
+/* Pad to a byte and hand over what is left; 0 or emit's answer. */
+int amq__bitsink_finish(amq__bitsink *s);
 
 /* ---- bit reader ---------------------------------------------------------- */
 

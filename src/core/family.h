@@ -20,13 +20,15 @@
 /* The most pieces a family's payload may be saved in. */
 #define AMQ__MAX_PIECES 256
 
-/* What a family hands over to be saved. */
+/* What a family hands over to be saved: about 12 KiB, which a save keeps
+ * on its caller's stack. A family allocates nothing for it: a piece not in
+ * memory as it is saved is produced while it is written (format.h), so
+ * that a save makes no allocation at all. */
 typedef struct amq__saved {
     amq_hasher hasher;
     amq__params_writer params;
     amq__piece pieces[AMQ__MAX_PIECES];
     size_t piece_count;
-    void *scratch; /* memory the family allocated for the pieces; freed after saving */
 } amq__saved;
 
 typedef struct amq__family {
@@ -56,7 +58,8 @@ typedef struct amq__family {
     /* Union into state of other (same family); AMQ_EINCOMPATIBLE if the
      * parameters differ. */
     int (*merge)(void *state, const void *other, amq_diag *diag);
-    /* Describe the filter for saving; *out is zeroed by the caller. */
+    /* Describe the filter for saving; *out is zeroed by the caller. Never
+     * allocates; fails only for a filter too large for the format. */
     int (*save)(const void *state, amq__saved *out);
     /* Rebuild a filter from a validated container. A static family (no
      * create) may keep pointers into c->payload and then sets

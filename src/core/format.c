@@ -46,8 +46,11 @@
  * encoder, the caller's writer callback and the file writer, so the three
  * cannot drift apart:
  * the header, parameter block and first padding are assembled in a small
- * buffer, the payload pieces are passed straight from the caller's memory,
- * and the checksum is computed over exactly the bytes emitted. A save
+ * buffer, the payload pieces are passed straight from the caller's memory
+ * or, for a piece that is not in memory as it is saved, from its
+ * producer's bounded buffer (format.h), and the checksum is computed over
+ * exactly the bytes emitted. None of it allocates: amq__format_write and
+ * the generic handle's save to a writer make no allocation at all. A save
  * reports the checksum it wrote, so that no caller reads its file back to
  * learn it (the frontier records its filter file's in its manifest).
  *
@@ -215,6 +218,7 @@ typedef struct sink {
     amq_write_fn write; /* the callback when memory is NULL, or NULL for fd */
     void *context;
     int refused; /* the callback's nonzero answer that stopped the write */
+    bool broken; /* a produced piece emitted other than its length */
     int fd;
     uint64_t written;
     uint64_t sum; /* the checksum written in the trailer, once written */
@@ -277,6 +281,119 @@ static int sink_emit(sink *s, const void *data, uint64_t len)
     return 0;
 }
 
+/* ---- produced pieces ------------------------------------------------------------- */
+
+/* A produced piece on its way: to the writer's sink, or (amq__piece_copy)
+ * into memory; and how many bytes it may still emit. */
+struct amq__emitter {
+    sink *to;     /* NULL: into out */
+    uint8_t *out; /* amq__piece_copy's destination, advanced */
+    uint64_t left;
+    bool overrun; /* the producer tried to emit past its length */
+};
+
+int amq__emit(amq__emitter *e, const void *bytes, size_t len)
+{
+    if (len > e->left) {
+        e->overrun = true;
+        return -1;
+    }
+    e->left -= len;
+    if (e->to)
+        return sink_emit(e->to, bytes, len);
+    if (len > 0)
+        memcpy(e->out, bytes, len);
+    e->out += len;
+    return 0;
+}
+
+/* Emit a piece, produced or in memory. Returns 0, or -1: the sink failed
+ * (as sink_emit), or a producer emitted other than its length, a bug that
+ * must not write a wrong file: *broken is then set and errno is EIO. */
+static int emit_piece(sink *s, const amq__piece *piece, bool *broken)
+{
+    if (!piece->produce)
+        return sink_emit(s, piece->data, piece->len);
+    amq__emitter e = { .to = s, .left = piece->len };
+    int answer = piece->produce(&e, piece->data, piece->arg);
+    if (e.overrun || (answer == 0 && e.left != 0)) {
+        assert(0 && "a produced piece emitted other than its length");
+        *broken = true;
+        errno = EIO;
+        return -1;
+    }
+    return answer == 0 ? 0 : -1;
+}
+
+void amq__piece_copy(uint8_t *out, const amq__piece *piece)
+{
+    if (!piece->produce) {
+        if (piece->len > 0)
+            memcpy(out, piece->data, (size_t)piece->len);
+        return;
+    }
+    amq__emitter e = { .to = NULL, .out = out, .left = piece->len };
+    int answer = piece->produce(&e, piece->data, piece->arg);
+    assert(answer == 0 && e.left == 0 && !e.overrun);
+    (void)answer;
+}
+
+#if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+/* count words at data, each stored little-endian into a buffer and
+ * emitted a buffer at a time. */
+static int produce_le_u32(amq__emitter *e, const void *data, uint64_t count)
+{
+    const uint32_t *words = data;
+    uint8_t buffer[AMQ__PRODUCE_BUFFER];
+    const size_t per_buffer = sizeof buffer / 4;
+    for (uint64_t i = 0; i < count;) {
+        size_t n = count - i < per_buffer ? (size_t)(count - i) : per_buffer;
+        for (size_t j = 0; j < n; j++)
+            amq__store_u32le(buffer + 4 * j, words[i + j]);
+        int answer = amq__emit(e, buffer, 4 * n);
+        if (answer != 0)
+            return answer;
+        i += n;
+    }
+    return 0;
+}
+
+static int produce_le_u64(amq__emitter *e, const void *data, uint64_t count)
+{
+    const uint64_t *words = data;
+    uint8_t buffer[AMQ__PRODUCE_BUFFER];
+    const size_t per_buffer = sizeof buffer / 8;
+    for (uint64_t i = 0; i < count;) {
+        size_t n = count - i < per_buffer ? (size_t)(count - i) : per_buffer;
+        for (size_t j = 0; j < n; j++)
+            amq__store_u64le(buffer + 8 * j, words[i + j]);
+        int answer = amq__emit(e, buffer, 8 * n);
+        if (answer != 0)
+            return answer;
+        i += n;
+    }
+    return 0;
+}
+#endif
+
+amq__piece amq__piece_le_u32(const uint32_t *words, uint64_t count)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    return (amq__piece){ .data = words, .len = count * 4 };
+#else
+    return (amq__piece){ .data = words, .len = count * 4, .produce = produce_le_u32, .arg = count };
+#endif
+}
+
+amq__piece amq__piece_le_u64(const uint64_t *words, uint64_t count)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    return (amq__piece){ .data = words, .len = count * 8 };
+#else
+    return (amq__piece){ .data = words, .len = count * 8, .produce = produce_le_u64, .arg = count };
+#endif
+}
+
 static void store_header(uint8_t *header, const amq__container *c, uint64_t payload_len)
 {
     memset(header, 0, AMQ__FORMAT_HEADER_SIZE); /* reserved bytes are zero */
@@ -291,7 +408,8 @@ static void store_header(uint8_t *header, const amq__container *c, uint64_t payl
 }
 
 /* Emit a whole container. Returns 0, or -1 (file sinks: errno set;
- * callback sinks: s->refused set). */
+ * callback sinks: s->refused set; either: s->broken when a produced piece
+ * was not its length). */
 static int write_container(sink *s, const amq__container *c, const amq__piece *pieces,
                            size_t piece_count, uint64_t payload_len)
 {
@@ -307,7 +425,7 @@ static int write_container(sink *s, const amq__container *c, const amq__piece *p
     if (sink_emit(s, prefix, offset) != 0)
         return -1;
     for (size_t i = 0; i < piece_count; i++)
-        if (sink_emit(s, pieces[i].data, pieces[i].len) != 0)
+        if (emit_piece(s, &pieces[i], &s->broken) != 0)
             return -1;
 
     uint64_t end = offset + payload_len;
@@ -336,7 +454,7 @@ static int check_container(const amq__container *c, const amq__piece *pieces, si
     assert(c->params_len == 0 || c->params != NULL);
     uint64_t total = 0;
     for (size_t i = 0; i < piece_count; i++) {
-        assert(pieces[i].len == 0 || pieces[i].data != NULL);
+        assert(pieces[i].len == 0 || pieces[i].data != NULL || pieces[i].produce);
         if (!amq__add_u64(total, pieces[i].len, &total) || total > AMQ__FORMAT_PAYLOAD_MAX)
             return amq__fail(diag, AMQ_ERANGE, "payload exceeds the format's limit of 2^63 bytes");
     }
@@ -362,7 +480,10 @@ int amq__format_encode(uint8_t **out, size_t *out_len, const amq__container *c,
         return amq__fail(diag, AMQ_ENOMEM, "cannot allocate %" PRIu64 " bytes for a container",
                          size);
     sink s = { .memory = buffer, .fd = -1, .written = 0 };
-    (void)write_container(&s, c, pieces, piece_count, payload_len); /* memory cannot fail */
+    if (write_container(&s, c, pieces, piece_count, payload_len) != 0) {
+        amq__free(buffer); /* memory cannot fail: only a broken piece stops it */
+        return amq__fail(diag, AMQ_EINVAL, "a payload piece did not produce its length");
+    }
     assert(s.written == size);
     *out = buffer;
     *out_len = (size_t)size;
@@ -383,6 +504,8 @@ int amq__format_write(const amq__container *c, const amq__piece *pieces, size_t 
         assert(s.written == size);
         return AMQ_OK;
     }
+    if (s.broken)
+        return amq__fail(diag, AMQ_EINVAL, "a payload piece did not produce its length");
     /* The writer's reason is its own (its context, errno): say only where
      * it stopped, and leave errno as it left it. */
     int saved_errno = errno;

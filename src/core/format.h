@@ -76,11 +76,48 @@ typedef struct amq__container {
     uint64_t payload_len;
 } amq__container;
 
-/* One piece of a payload being written. */
+/*
+ * One piece of a payload being written: bytes in memory, or bytes made
+ * while they are written. A piece that is not in memory as it is saved (a
+ * big-endian host's words, an hfb bank's code, a cuckoo table's counted
+ * copies) has a producer, which hands its exact bytes to an emitter in
+ * order, a bounded buffer on its own stack at a time, so that a save
+ * allocates nothing: not in a Redis fork child, where a save must not fail
+ * for want of memory. The writer (amq__format_write, amq__format_encode,
+ * amq__format_save) checksums and passes on what it is handed.
+ */
+typedef struct amq__emitter amq__emitter;
+
+/* Hand the next len bytes of a produced piece to the writer: 0, or nonzero
+ * when the writer stopped (or the piece would pass its length), which the
+ * producer then returns at once. */
+int amq__emit(amq__emitter *e, const void *bytes, size_t len);
+
+/* Emit a piece's bytes, exactly its len of them, in order; allocate
+ * nothing. data and arg are the piece's. Returns 0, or amq__emit's
+ * nonzero. */
+typedef int (*amq__produce_fn)(amq__emitter *e, const void *data, uint64_t arg);
+
+/* The most a producer keeps on its stack for what it emits. */
+#define AMQ__PRODUCE_BUFFER 4096
+
 typedef struct amq__piece {
-    const void *data;
-    uint64_t len;
+    const void *data;        /* the len bytes; with produce, what produce reads */
+    uint64_t len;            /* the piece's bytes */
+    amq__produce_fn produce; /* NULL: the bytes are at data */
+    uint64_t arg;            /* passed to produce */
 } amq__piece;
+
+/* A piece of count words in the host's byte order, saved little-endian:
+ * on a little-endian host the words where they lie, on a big-endian one a
+ * producer that converts them through a bounded buffer. */
+amq__piece amq__piece_le_u32(const uint32_t *words, uint64_t count);
+amq__piece amq__piece_le_u64(const uint64_t *words, uint64_t count);
+
+/* Write a piece's bytes to out (piece->len bytes): the bytes in memory
+ * copied, or the producer run into out. For a writer that gathers pieces
+ * into memory of its own (a bundle's member, a fuzz target). */
+void amq__piece_copy(uint8_t *out, const amq__piece *piece);
 
 /* Size in bytes of the file that amq__format_encode / _save would write;
  * 0 when params_len exceeds AMQ__FORMAT_PARAMS_MAX or payload_len exceeds
@@ -97,9 +134,10 @@ int amq__format_encode(uint8_t **out, size_t *out_len, const amq__container *c,
 
 /* Stream a container to a writer callback: the same bytes amq__format_encode
  * produces, in order, in pieces of at most 1 GiB (the header, parameter
- * block and padding in one; each payload piece straight from the caller's
- * memory, a large one in several; the last padding and the checksum in
- * one), never an empty one. Nothing the size of the payload is allocated.
+ * block and padding in one; each payload piece in memory straight from
+ * there, a large one in several; a produced piece as its producer emits
+ * it; the last padding and the checksum in one), never an empty one.
+ * Nothing is allocated.
  * Returns AMQ_OK; as encode before the first byte (AMQ_EINVAL,
  * AMQ_ERANGE); AMQ_EIO when the writer returns nonzero, at once, the diag
  * giving its value and how many bytes it had taken (errno is the

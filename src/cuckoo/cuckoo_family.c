@@ -13,9 +13,11 @@
  *
  * A filter with counted copies (cuckoo_overflow.c) adds to the block u32
  * block version 2, then per table u64 its overflow entries; and to the
- * payload, after the slots, each table's entries in order of bucket, then
- * fingerprint, each u32 bucket (the pair's lower one), u32 fingerprint,
- * u64 copies (16 bytes). A filter without any saves the block without
+ * payload, after the slots, each table's entries in increasing rank
+ * (amq__cuckoo_overflow_rank: the splitmix64 finalizer of bucket * 2^32 +
+ * fingerprint, the order the table's map holds them in, so that they are
+ * written from it with no copy), each u32 bucket (the pair's lower one),
+ * u32 fingerprint, u64 copies (16 bytes). A filter without any saves the block without
  * those fields, the bytes of a file an earlier amq wrote and still reads;
  * an earlier amq refuses the longer block.
  */
@@ -134,8 +136,34 @@ static int family_contains_many(const void *state, const void *const *keys, cons
     return AMQ_OK;
 }
 
-/* The counted copies after the tables: the block's fields and the
- * entries, serialized into out->scratch as the last piece. */
+/* A table's counted entries as saved, 16 bytes each, read from its map in
+ * the map's order (the saved one) into a bounded buffer. */
+static int produce_counted(amq__emitter *e, const void *data, uint64_t arg)
+{
+    (void)arg;
+    const amq__cuckoo_overflow *o = data;
+    uint8_t buffer[AMQ__PRODUCE_BUFFER];
+    size_t filled = 0;
+    for (uint64_t i = 0; i < o->length; i++) {
+        const amq__cuckoo_overflow_entry *entry = &o->entries[i];
+        if (!entry->copies)
+            continue;
+        if (filled + SAVED_ENTRY_BYTES > sizeof buffer) {
+            int answer = amq__emit(e, buffer, filled);
+            if (answer != 0)
+                return answer;
+            filled = 0;
+        }
+        amq__store_u32le(buffer + filled, entry->bucket);
+        amq__store_u32le(buffer + filled + 4, entry->fingerprint);
+        amq__store_u64le(buffer + filled + 8, entry->copies);
+        filled += SAVED_ENTRY_BYTES;
+    }
+    return amq__emit(e, buffer, filled);
+}
+
+/* The counted copies after the tables: the block's fields, and a piece of
+ * each table's entries, made while it is written. */
 static int save_counted(const amq_cuckoo *f, amq__saved *out)
 {
     uint64_t entries = 0;
@@ -144,37 +172,14 @@ static int save_counted(const amq_cuckoo *f, amq__saved *out)
     if (entries == 0)
         return AMQ_OK;
     amq__params_put_u32(&out->params, BLOCK_VERSION_COUNTED);
-    for (size_t i = 0; i < f->table_count; i++)
-        amq__params_put_u64(&out->params, f->tables[i].overflow.used);
-    uint64_t most = 0;
-    for (size_t i = 0; i < f->table_count; i++)
-        if (f->tables[i].overflow.used > most)
-            most = f->tables[i].overflow.used;
-    if (entries > SIZE_MAX / SAVED_ENTRY_BYTES ||
-        most > SIZE_MAX / sizeof(amq__cuckoo_overflow_entry))
-        return AMQ_ENOMEM;
-    uint8_t *bytes = amq__malloc((size_t)entries * SAVED_ENTRY_BYTES);
-    amq__cuckoo_overflow_entry *sorted = amq__malloc((size_t)most * sizeof *sorted);
-    if (!bytes || !sorted) {
-        amq__free(bytes);
-        amq__free(sorted);
-        return AMQ_ENOMEM;
-    }
-    uint8_t *at = bytes;
     for (size_t i = 0; i < f->table_count; i++) {
         const amq__cuckoo_overflow *o = &f->tables[i].overflow;
-        amq__cuckoo_overflow_sorted(sorted, o);
-        for (uint64_t j = 0; j < o->used; j++, at += SAVED_ENTRY_BYTES) {
-            amq__store_u32le(at, sorted[j].bucket);
-            amq__store_u32le(at + 4, sorted[j].fingerprint);
-            amq__store_u64le(at + 8, sorted[j].copies);
-        }
+        amq__params_put_u64(&out->params, o->used);
+        if (o->used)
+            out->pieces[out->piece_count++] = (amq__piece){ .data = o,
+                                                            .len = o->used * SAVED_ENTRY_BYTES,
+                                                            .produce = produce_counted };
     }
-    amq__free(sorted);
-    out->scratch = bytes;
-    out->pieces[out->piece_count].data = bytes;
-    out->pieces[out->piece_count].len = entries * SAVED_ENTRY_BYTES;
-    out->piece_count++;
     return AMQ_OK;
 }
 
@@ -282,8 +287,10 @@ static int load_table(amq_cuckoo *f, amq__params_reader *r, const amq__container
 
 /* The counted copies of a block of version 2 (the fields after the
  * tables) and their entries in the payload from *offset, each checked: in
- * order, in range, for the lower bucket of its pair, and with the pair
- * storing b / 2 copies of its fingerprint (the overflow's invariant O). */
+ * range, in increasing rank (amq__cuckoo_overflow_rank: the map's order,
+ * so no entry comes twice), for the lower bucket of its pair, and with the
+ * pair storing b / 2 copies of its fingerprint (the overflow's invariant
+ * O). */
 static int load_counted(amq_cuckoo *f, amq__params_reader *r, const amq__container *c,
                         uint64_t *offset, amq_diag *diag)
 {
@@ -318,13 +325,13 @@ static int load_counted(amq_cuckoo *f, amq__params_reader *r, const amq__contain
     const uint8_t *at = c->payload + *offset;
     for (size_t i = 0; i < f->table_count; i++) {
         amq__cuckoo_table *t = &f->tables[i];
-        uint32_t last_bucket = 0, last_fingerprint = 0;
+        uint64_t last_rank = 0;
         for (uint64_t j = 0; j < counts[i]; j++, at += SAVED_ENTRY_BYTES) {
             uint32_t bucket = amq__load_u32le(at);
             uint32_t fingerprint = amq__load_u32le(at + 4);
             uint64_t copies = amq__load_u64le(at + 8);
-            bool ordered = j == 0 || bucket > last_bucket ||
-                           (bucket == last_bucket && fingerprint > last_fingerprint);
+            uint64_t rank = amq__cuckoo_overflow_rank(bucket, fingerprint);
+            bool ordered = j == 0 || rank > last_rank;
             if (bucket >= t->buckets || fingerprint < 1 || fingerprint > f->fingerprint_range ||
                 copies < 1 || !ordered)
                 return amq__fail(diag, AMQ_ECORRUPT,
@@ -344,8 +351,7 @@ static int load_counted(amq_cuckoo *f, amq__params_reader *r, const amq__contain
             if (status != AMQ_OK)
                 return amq__fail(diag, status, "cannot allocate cuckoo table %zu's counted copies",
                                  i);
-            last_bucket = bucket;
-            last_fingerprint = fingerprint;
+            last_rank = rank;
         }
     }
     *offset = c->payload_len;

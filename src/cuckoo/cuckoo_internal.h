@@ -51,8 +51,10 @@
 
 /* A table's overflow (cuckoo_overflow.c): exact counts of the copies of a
  * fingerprint beyond the b / 2 that its pair of buckets stores, by the
- * pair's lower bucket and the fingerprint. An open-addressing map of a
- * power-of-two number of entries, at most 3/4 of them used. */
+ * pair's lower bucket and the fingerprint. An ordered open-addressing map:
+ * a power-of-two number of home slots, at most 3/4 of them used, and the
+ * used entries in increasing order of their rank from the first slot to
+ * the last, which is the order they are saved in. */
 typedef struct amq__cuckoo_overflow_entry {
     uint64_t copies;      /* 0: the entry is free */
     uint32_t bucket;      /* the lower bucket of the pair (buckets are below 2^32) */
@@ -61,10 +63,21 @@ typedef struct amq__cuckoo_overflow_entry {
 
 typedef struct amq__cuckoo_overflow {
     amq__cuckoo_overflow_entry *entries; /* NULL until the first copy */
-    uint64_t capacity;                   /* entries allocated: 0 or a power of two */
+    uint64_t capacity;                   /* home slots: 0 or a power of two */
+    uint64_t length;                     /* entries allocated: the home slots, and past
+                                            them the end of the last run */
+    unsigned shift;                      /* a rank's home slot is rank >> shift */
     uint64_t used;                       /* entries with copies */
     uint64_t copies;                     /* the sum of their copies */
 } amq__cuckoo_overflow;
+
+/* The order of the overflow's entries, in memory and in a file: the
+ * splitmix64 finalizer of bucket * 2^32 + fingerprint, a bijection, so no
+ * two entries share a rank. */
+static inline uint64_t amq__cuckoo_overflow_rank(uint32_t bucket, uint32_t fingerprint)
+{
+    return amq__mix64((uint64_t)bucket << 32 | fingerprint);
+}
 
 typedef struct amq__cuckoo_table {
     uint8_t *slots;             /* buckets * b fields of f bits, + padding */
@@ -188,13 +201,12 @@ bool amq__cuckoo_overflow_take(amq__cuckoo_overflow *o, uint32_t bucket, uint32_
 void amq__cuckoo_overflow_free(amq__cuckoo_overflow *o);
 
 /* The bytes of the map's used entries: its data, as a file holds it. The
- * allocation is up to four times that, and depends on the map's history,
- * which two filters of the same contents need not share. */
+ * allocation is up to about four times that, and depends on the map's
+ * history, which two filters of the same contents need not share. */
 uint64_t amq__cuckoo_overflow_memory_bytes(const amq__cuckoo_overflow *o);
 
-/* The used entries, sorted by bucket, then fingerprint, into out (room for
- * o->used entries): the order they are saved in. */
-void amq__cuckoo_overflow_sorted(amq__cuckoo_overflow_entry *out, const amq__cuckoo_overflow *o);
+/* The used entries are those of entries[0 .. length) with copies, in
+ * increasing rank: the order they are saved in, read where they lie. */
 
 /* ---- the semi-sorted coding (cuckoo_semisort.c) -------------------------------- */
 

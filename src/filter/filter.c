@@ -395,26 +395,18 @@ int amq_info_get(amq_info *out, const amq_filter *f)
     return AMQ_OK;
 }
 
-amq__saved *amq__filter_describe(const amq_filter *f, amq__container *c, amq_diag *diag,
-                                 int *status)
+int amq__filter_describe(amq__saved *saved, amq__container *c, const amq_filter *f, amq_diag *diag)
 {
-    assert(f && c && status);
-    amq__saved *saved = amq__calloc(1, sizeof *saved);
-    if (!saved) {
-        *status = amq__fail(diag, AMQ_ENOMEM, "out of memory saving a %s filter", f->family->name);
-        return NULL;
-    }
+    assert(saved && c && f);
+    memset(saved, 0, sizeof *saved);
     amq__params_init(&saved->params);
-    *status = f->family->save(f->state, saved);
-    if (*status != AMQ_OK)
-        amq__fail(diag, *status, "saving a %s filter: %s", f->family->name, amq_strerror(*status));
-    else if (saved->params.overflow)
-        *status = amq__fail(diag, AMQ_EINVAL, "%s parameters do not fit the file header",
-                            f->family->name);
-    if (*status != AMQ_OK) {
-        amq__saved_free(saved);
-        return NULL;
-    }
+    int status = f->family->save(f->state, saved);
+    if (status != AMQ_OK)
+        return amq__fail(diag, status, "saving a %s filter: %s", f->family->name,
+                         amq_strerror(status));
+    if (saved->params.overflow)
+        return amq__fail(diag, AMQ_EINVAL, "%s parameters do not fit the file header",
+                         f->family->name);
     *c = (amq__container){
         .family = f->family->id,
         .flags = f->add_once ? AMQ__FORMAT_FLAG_ADD_ONCE : 0,
@@ -422,15 +414,7 @@ amq__saved *amq__filter_describe(const amq_filter *f, amq__container *c, amq_dia
         .params = saved->params.bytes,
         .params_len = saved->params.len,
     };
-    return saved;
-}
-
-void amq__saved_free(amq__saved *saved)
-{
-    if (!saved)
-        return;
-    amq__free(saved->scratch);
-    amq__free(saved);
+    return AMQ_OK;
 }
 
 uint64_t amq__saved_payload_len(const amq__saved *saved)
@@ -445,13 +429,11 @@ int amq__filter_save(uint64_t *checksum, const amq_filter *f, const char *path, 
 {
     assert(f && path);
     amq__container c;
-    int status;
-    amq__saved *saved = amq__filter_describe(f, &c, diag, &status);
-    if (!saved)
+    amq__saved saved;
+    int status = amq__filter_describe(&saved, &c, f, diag);
+    if (status != AMQ_OK)
         return status;
-    status = amq__format_save(checksum, path, &c, saved->pieces, saved->piece_count, diag);
-    amq__saved_free(saved);
-    return status;
+    return amq__format_save(checksum, path, &c, saved.pieces, saved.piece_count, diag);
 }
 
 int amq_save(const amq_filter *f, const char *path, amq_diag *diag)
@@ -467,12 +449,11 @@ int amq_saved_bytes(uint64_t *bytes, const amq_filter *f, amq_diag *diag)
     if (!bytes || !f)
         return null_argument(diag, "amq_saved_bytes", !bytes ? "bytes" : "the filter");
     amq__container c;
-    int status;
-    amq__saved *saved = amq__filter_describe(f, &c, diag, &status);
-    if (!saved)
+    amq__saved saved;
+    int status = amq__filter_describe(&saved, &c, f, diag);
+    if (status != AMQ_OK)
         return status;
-    *bytes = amq__format_encoded_size(c.params_len, amq__saved_payload_len(saved));
-    amq__saved_free(saved);
+    *bytes = amq__format_encoded_size(c.params_len, amq__saved_payload_len(&saved));
     if (!*bytes)
         return amq__fail(diag, AMQ_ERANGE, "the filter is too large for a file");
     return AMQ_OK;
@@ -583,13 +564,11 @@ static int save_to_memory(uint8_t **out, size_t *out_len, const amq_filter *f, a
                              : !out_len ? "out_len"
                                         : "the filter");
     amq__container c;
-    int status;
-    amq__saved *saved = amq__filter_describe(f, &c, diag, &status);
-    if (!saved)
+    amq__saved saved;
+    int status = amq__filter_describe(&saved, &c, f, diag);
+    if (status != AMQ_OK)
         return status;
-    status = amq__format_encode(out, out_len, &c, saved->pieces, saved->piece_count, diag);
-    amq__saved_free(saved);
-    return status;
+    return amq__format_encode(out, out_len, &c, saved.pieces, saved.piece_count, diag);
 }
 
 int amq_save_to_memory(uint8_t **out, size_t *out_len, const amq_filter *f, amq_diag *diag)
@@ -604,13 +583,11 @@ int amq_save_to_writer(const amq_filter *f, amq_write_fn write, void *context, a
     if (!f || !write)
         return null_argument(diag, "amq_save_to_writer", !f ? "the filter" : "the writer");
     amq__container c;
-    int status;
-    amq__saved *saved = amq__filter_describe(f, &c, diag, &status);
-    if (!saved)
+    amq__saved saved;
+    int status = amq__filter_describe(&saved, &c, f, diag);
+    if (status != AMQ_OK)
         return status;
-    status = amq__format_write(&c, saved->pieces, saved->piece_count, write, context, diag);
-    amq__saved_free(saved);
-    return status;
+    return amq__format_write(&c, saved.pieces, saved.piece_count, write, context, diag);
 }
 
 /* A copy of a checked image in memory of its own, checked again: what the

@@ -11,13 +11,11 @@
 #include "core/family.h"
 #include "core/format.h"
 
-/* What saving f writes: fills *c (family id, hasher, parameter block, which
- * point into the returned description) and returns the description, whose
- * pieces are the payload; free it with amq__saved_free. NULL on failure,
- * with *status AMQ_ENOMEM or AMQ_EINVAL (parameters too long; diag says). */
-amq__saved *amq__filter_describe(const amq_filter *f, amq__container *c, amq_diag *diag,
-                                 int *status);
-void amq__saved_free(amq__saved *saved);
+/* What saving f writes: fills *saved (its pieces are the payload) and *c
+ * (family id, hasher, parameter block, which point into *saved). Allocates
+ * nothing. Returns AMQ_OK, or what the family's save refuses (AMQ_ERANGE)
+ * or AMQ_EINVAL (parameters too long), with a message in diag. */
+int amq__filter_describe(amq__saved *saved, amq__container *c, const amq_filter *f, amq_diag *diag);
 /* The payload's length: the sum of the pieces'. */
 uint64_t amq__saved_payload_len(const amq__saved *saved);
 

@@ -544,13 +544,11 @@ static int save_filter(uint64_t *checksum, amq_frontier *f, uint64_t generation,
     char name[FILTER_NAME_SIZE];
     filter_name(name, generation);
     amq__container c;
-    int status;
-    amq__saved *saved = amq__filter_describe(f->handle, &c, diag, &status);
-    if (!saved)
+    amq__saved saved;
+    int status = amq__filter_describe(&saved, &c, f->handle, diag);
+    if (status != AMQ_OK)
         return status;
-    status = write_file(checksum, f, name, 0444, &c, saved->pieces, saved->piece_count, diag);
-    amq__saved_free(saved);
-    return status;
+    return write_file(checksum, f, name, 0444, &c, saved.pieces, saved.piece_count, diag);
 }
 
 /* Load filter-<generation>.amq: a scalable Bloom filter's file, which must
@@ -662,7 +660,7 @@ static int write_manifest(amq_frontier *f, const manifest *m, amq_diag *diag)
             .params = w->bytes,
             .params_len = w->len,
         };
-        amq__piece piece = { table, table_len + retired_len };
+        amq__piece piece = { .data = table, .len = table_len + retired_len };
         status = write_file(NULL, f, MANIFEST_NAME, 0644, &c, &piece, 1, diag);
     }
     amq__free(w);

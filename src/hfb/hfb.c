@@ -482,22 +482,31 @@ static void choose_encoding(amq__hfb_bank *bank)
     }
 }
 
-int amq__hfb_bank_encode(const amq__hfb_bank *bank, uint8_t **code)
+/* amq__bitsink's emit: the bytes to the save's writer. */
+static int emit_code(void *context, const void *data, size_t len)
 {
-    amq__bitwriter writer;
-    amq__bitwriter_init(&writer);
-    amq__bitwriter_reserve(&writer, bank->stored_bits);
+    return amq__emit(context, data, len);
+}
+
+int amq__hfb_bank_produce(amq__emitter *e, const void *bank_data, uint64_t arg)
+{
+    (void)arg;
+    const amq__hfb_bank *bank = bank_data;
+    amq__bitsink sink;
+    amq__bitsink_init(&sink, emit_code, e);
     uint64_t gap;
     gap_cursor cursor = gap_cursor_start(bank);
-    while (gap_next(&cursor, &gap))
-        amq__bitwriter_put_rice(&writer, gap, bank->rice_bits);
-    size_t byte_count = 0;
-    uint64_t bits = 0;
-    *code = NULL;
-    int status = amq__bitwriter_finish(&writer, code, &byte_count, &bits);
-    assert(status != AMQ_OK ||
-           (bits == bank->stored_bits && byte_count == amq__hfb_bank_stored_bytes(bank)));
-    return status;
+    while (gap_next(&cursor, &gap) && sink.status == 0)
+        amq__bitsink_put_rice(&sink, gap, bank->rice_bits);
+    return amq__bitsink_finish(&sink);
+}
+
+amq__piece amq__hfb_bank_piece(const amq__hfb_bank *bank)
+{
+    uint64_t bytes = amq__hfb_bank_stored_bytes(bank);
+    if (bank->encoding == AMQ_HFB_RAW)
+        return amq__bitvec_piece(&bank->bits);
+    return (amq__piece){ .data = bank, .len = bytes, .produce = amq__hfb_bank_produce };
 }
 
 /* ---- building --------------------------------------------------------------------- */

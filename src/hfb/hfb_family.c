@@ -119,7 +119,6 @@ static int family_save(const void *state, amq__saved *out)
     amq__params_put_u64(&out->params, f->id_count);
     amq__params_put_f64(&out->params, f->target_fpr);
     amq__params_put_f64(&out->params, f->deviation);
-    uint64_t total = 0;
     for (size_t i = 0; i < f->bank_count; i++) {
         const amq__hfb_bank *bank = &f->banks[i];
         amq__params_put_u8(&out->params, (uint8_t)bank->start);
@@ -128,36 +127,11 @@ static int family_save(const void *state, amq__saved *out)
         amq__params_put_u8(&out->params, (uint8_t)bank->rice_bits);
         amq__params_put_u64(&out->params, bank->weight);
         amq__params_put_u64(&out->params, bank->stored_bits);
-        total += amq__hfb_bank_stored_bytes(bank);
+        /* One piece a bank; a coded bank's code is made while it is
+         * written (hfb_internal.h). */
+        if (amq__hfb_bank_stored_bytes(bank) > 0)
+            out->pieces[out->piece_count++] = amq__hfb_bank_piece(bank);
     }
-    if (total == 0)
-        return AMQ_OK;
-    if (total > SIZE_MAX)
-        return AMQ_ERANGE;
-    uint8_t *payload = amq__malloc((size_t)total);
-    if (!payload)
-        return AMQ_ENOMEM;
-    uint8_t *at = payload;
-    for (size_t i = 0; i < f->bank_count; i++) {
-        const amq__hfb_bank *bank = &f->banks[i];
-        if (bank->encoding == AMQ_HFB_RAW) {
-            for (uint64_t w = 0; w < amq__bitvec_words_for(bank->bits.bit_count); w++)
-                amq__store_u64le(at + 8 * w, bank->bits.words[w]);
-        } else if (bank->weight) {
-            uint8_t *code = NULL;
-            if (amq__hfb_bank_encode(bank, &code) != AMQ_OK) {
-                amq__free(payload);
-                return AMQ_ENOMEM;
-            }
-            memcpy(at, code, (size_t)amq__hfb_bank_stored_bytes(bank));
-            amq__free(code);
-        }
-        at += amq__hfb_bank_stored_bytes(bank);
-    }
-    out->scratch = payload;
-    out->pieces[0].data = payload;
-    out->pieces[0].len = total;
-    out->piece_count = 1;
     return AMQ_OK;
 }
 

@@ -51,10 +51,15 @@ static inline double amq__hfb_bank_fill(const amq__hfb_bank *bank)
     return (double)bank->weight / (double)amq__hfb_bank_size(bank->len);
 }
 
-/* A Golomb-Rice bank's code, ceil(stored_bits / 8) bytes, into a new
- * buffer *code (freed by the caller; NULL when empty): AMQ_OK or
- * AMQ_ENOMEM. */
-int amq__hfb_bank_encode(const amq__hfb_bank *bank, uint8_t **code);
+/* A bank's stored form as a payload piece (format.h): a raw bank's words
+ * (amq__bitvec_piece), or a Golomb-Rice bank's code, which the filter does
+ * not keep: produced while it is written, ceil(stored_bits / 8) bytes
+ * coded from the bits through a bounded buffer (amq__bitsink), without
+ * allocating. */
+amq__piece amq__hfb_bank_piece(const amq__hfb_bank *bank);
+
+/* The producer of a Golomb-Rice bank's piece (bank_data: the bank). */
+int amq__hfb_bank_produce(amq__emitter *e, const void *bank_data, uint64_t arg);
 
 /* Bytes a bank takes in a file: its raw words, or its code padded to a
  * byte. */
