@@ -1,33 +1,32 @@
 /*
  * matcher.c - grep -E's matching over a file in memory (matcher.h).
  *
- * Searching line by line costs a regex call per line, far too slow for a
- * scan; searching the whole buffer with newline_anchor (^ and $ match at
- * line ends) finds the leftmost match in one call. A match found so may
- * cross a newline (\s and [[:space:]] match one), which grep, matching
- * lines alone, would not see: so the line where the match starts is
- * matched again alone, printed only if that matches, and the search goes
- * on from the next line. No line is skipped: a line's own match is also a
- * match of the whole buffer at the same place, so the leftmost match
- * never starts after the first line that matches alone.
+ * The engine (rx.h) runs a DFA over the whole buffer, and its newline
+ * transition starts each line afresh, so one pass finds the first line
+ * that matches alone, as grep matches lines, in time linear in the bytes
+ * read; the search goes on from the next line.
  *
  * A pattern whose every match holds one of a few strings (regex_plan.h's
  * required strings: `_free(` for [a-z]+_free\(, `malloc(` or `calloc(`
- * for (malloc|calloc)\() is searched for those with memmem first, and only
- * the lines holding one go to the regex engine: glibc's backtracking
- * matcher is slow on such patterns tried at every byte.
+ * for (malloc|calloc)\() is searched for those first, and only the lines
+ * holding one go to the engine: memchr on a string's rarest byte reads
+ * source code many times faster than the DFA's byte-at-a-time loop, and
+ * most lines hold none of them. A string of one byte is used when that
+ * byte is rare in source code (`q` in \s+q, `;` in (\w+\s*)+;$ is not).
  */
 #include "matcher.h"
 
 #include "regex_plan.h"
 
-#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 /* How rarely byte c turns up in source code, roughly: white space and
  * lower-case letters (by English letter frequency) are common, digits,
  * upper case and punctuation rare. Only the order matters. */
+#define RARE_BYTE 20 /* the rarity of b and rarer letters, digits, most punctuation */
+
 static int byte_rarity(uint8_t c)
 {
     static const char by_frequency[] = "etaoinsrhldcumfpgwybvkxjqz";
@@ -88,93 +87,59 @@ static size_t next_required(matcher *m, const uint8_t *text, size_t len, size_t 
     return first;
 }
 
-const char *matcher_compile(matcher *m, const char *pattern, size_t len, bool fold)
+const char *matcher_compile(matcher *m, const char *pattern, size_t len, bool fold, size_t memory,
+                            char *error, size_t error_size)
 {
     memset(m, 0, sizeof *m);
-    if (memchr(pattern, '\n', len))
-        return "a newline in the pattern is not supported (grep reads it as two patterns)";
-    m->fastmap = malloc(256);
-    if (!m->fastmap)
-        return "out of memory";
-    m->re.fastmap = m->fastmap;
-    re_syntax_options = RE_SYNTAX_EGREP | (fold ? RE_ICASE : 0);
-    const char *error = re_compile_pattern(pattern, len, &m->re);
-    if (error) {
-        regfree(&m->re);
-        m->fastmap = NULL;
+    if (rx_new(&m->re, pattern, len, fold, memory, error, error_size) != 0)
         return error;
-    }
-    /* \` and \' anchor at the searched string's ends: a line's, in grep */
-    for (size_t i = 0; i + 1 < len; i++)
-        if (pattern[i] == '\\') {
-            m->per_line = m->per_line || pattern[i + 1] == '`' || pattern[i + 1] == '\'';
-            i++;
+    if (!fold) {
+        plan *p = regex_plan(pattern, len, false, &m->required);
+        if (!p) {
+            rx_free(m->re);
+            m->re = NULL;
+            snprintf(error, error_size, "out of memory");
+            return error;
         }
-    if (!fold)
-        plan_free(regex_plan(pattern, len, false, &m->required));
-    /* one byte is no faster to find than the regex engine's own search */
-    for (size_t i = 0; i < m->required.count; i++)
-        if (m->required.len[i] < 2)
-            m->required.count = 0;
+        plan_free(p);
+    }
     for (size_t i = 0; i < m->required.count; i++)
         for (size_t j = 1; j < m->required.len[i]; j++)
             if (byte_rarity(m->required.bytes[i][j]) >
                 byte_rarity(m->required.bytes[i][m->rare[i]]))
                 m->rare[i] = j;
-    m->re.newline_anchor = 1;
-    m->re.not_bol = 0;
-    m->re.not_eol = 0;
+    /* a common byte is found so often that the DFA alone is faster */
+    for (size_t i = 0; i < m->required.count; i++)
+        if (m->required.len[i] < 2 && byte_rarity(m->required.bytes[i][0]) < RARE_BYTE)
+            m->required.count = 0;
     return NULL;
 }
 
 void matcher_free(matcher *m)
 {
-    regfree(&m->re); /* frees the fastmap too */
+    rx_free(m->re);
     memset(m, 0, sizeof *m);
-}
-
-/* Whether the line text[0, len) matches alone; -2 for an engine error. */
-static int line_matches(matcher *m, const uint8_t *text, size_t len)
-{
-    if (len > INT_MAX)
-        return -2;
-    regoff_t at = re_search(&m->re, (const char *)text, (regoff_t)len, 0, (regoff_t)len, NULL);
-    return at >= 0 ? 1 : at == -1 ? 0 : -2;
 }
 
 bool matcher_next_line(matcher *m, const uint8_t *text, size_t len, size_t from, size_t *start,
                        size_t *end, bool *error)
 {
     *error = false;
+    if (m->required.count == 0) {
+        int found = rx_next_line(m->re, text, len, from, start, end);
+        *error = found < 0;
+        return found > 0;
+    }
     while (from < len) {
-        size_t found;
-        if (m->required.count > 0) {
-            found = next_required(m, text, len, from);
-            if (found == len)
-                return false;
-        } else if (m->per_line || len - from > INT_MAX) {
-            /* the next line alone: past the regex engine's offsets, or
-             * with anchors that mean the line's ends */
-            found = from;
-        } else {
-            regoff_t at = re_search(&m->re, (const char *)text + from, (regoff_t)(len - from), 0,
-                                    (regoff_t)(len - from), NULL);
-            if (at == -1)
-                return false;
-            if (at < 0) {
-                *error = true;
-                return false;
-            }
-            found = from + (size_t)at;
-        }
-        if (found == len && text[len - 1] == '\n')
-            return false; /* after the last newline there is no line */
+        size_t found = next_required(m, text, len, from);
+        if (found == len)
+            return false;
         size_t line = found;
         while (line > from && text[line - 1] != '\n')
             line--;
         const uint8_t *newline = memchr(text + found, '\n', len - found);
         size_t line_end = newline ? (size_t)(newline - text) : len;
-        int alone = line_matches(m, text + line, line_end - line);
+        int alone = rx_line_matches(m->re, text + line, line_end - line);
         if (alone < 0) {
             *error = true;
             return false;
@@ -191,7 +156,13 @@ bool matcher_next_line(matcher *m, const uint8_t *text, size_t len, size_t from,
 
 bool matcher_matches(matcher *m, const char *s, size_t len)
 {
-    return line_matches(m, (const uint8_t *)s, len) == 1;
+    size_t start, end;
+    return rx_next_line(m->re, (const uint8_t *)s, len, 0, &start, &end) > 0;
+}
+
+void matcher_stats(const matcher *m, rx_stats *stats)
+{
+    rx_get_stats(m->re, stats);
 }
 
 char *matcher_quote(const char *s, size_t len, size_t *out_len)

@@ -3,26 +3,23 @@
  * file's bytes in memory.
  *
  * The syntax is POSIX extended regular expressions as GNU grep -E reads
- * them: glibc's regex with RE_SYNTAX_EGREP, the syntax grep compiles -E
- * patterns with (so \w, \b, \< and back-references work as there). Bytes
- * are matched as bytes, as grep does in the C locale, and a NUL byte is an
+ * them, with \w, \s, \b, \< and the other GNU escapes; the engine is
+ * rx.h's, linear in the text, so back-references are refused. Bytes are
+ * matched as bytes, as grep does in the C locale, and a NUL byte is an
  * ordinary byte: binary files are searched as text, like grep -a.
  */
 #ifndef CODESEARCH_MATCHER_H
 #define CODESEARCH_MATCHER_H
 
-#define _GNU_SOURCE /* the GNU regex API: lengths, not NUL-ended strings */
-#include <regex.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "regex_plan.h"
+#include "rx.h"
 
 typedef struct matcher {
-    struct re_pattern_buffer re;
-    char *fastmap;
-    bool per_line;           /* match each line alone (the pattern has \` or \') */
+    rx *re;
     regex_required required; /* strings every match holds one of */
     /* next_required's offsets into the text being searched */
     const uint8_t *searched;
@@ -32,9 +29,11 @@ typedef struct matcher {
     size_t rare[REGEX_REQUIRED_MAX]; /* each string's rarest byte, searched first */
 } matcher;
 
-/* Compile pattern (len bytes; fold: ignore ASCII case). NULL on success,
- * else grep's message for the pattern (and m holds nothing to free). */
-const char *matcher_compile(matcher *m, const char *pattern, size_t len, bool fold);
+/* Compile pattern (len bytes; fold: ignore ASCII case) within memory
+ * bytes (rx_new's budget). NULL on success, else the message for the
+ * pattern, in error (error_size bytes), and m holds nothing to free. */
+const char *matcher_compile(matcher *m, const char *pattern, size_t len, bool fold, size_t memory,
+                            char *error, size_t error_size);
 void matcher_free(matcher *m);
 
 /* The first line at or after offset from (a line start) of text[0, len)
@@ -46,6 +45,9 @@ bool matcher_next_line(matcher *m, const uint8_t *text, size_t len, size_t from,
 
 /* Whether any part of the string s (len bytes) matches (the path filter). */
 bool matcher_matches(matcher *m, const char *s, size_t len);
+
+/* The engine's counts (--stats). */
+void matcher_stats(const matcher *m, rx_stats *stats);
 
 /* The ERE that matches the bytes of s literally (grep -F's string): special
  * bytes escaped. Returns a malloc'd string of *out_len bytes, or NULL. */

@@ -94,6 +94,15 @@ static plan *combine(plan_op op, plan *a, plan *b, plan_op identity, plan_op abs
         plan_free(b);
         return a;
     }
+    if (a->op == op) {
+        /* grow a in place: an alternation of n strings is n ORs in a row,
+         * and rebuilding the OR at each would make it O(n^3) */
+        if (!absorb(a, b)) {
+            plan_free(a);
+            return NULL;
+        }
+        return a;
+    }
     plan *p = plan_new(op);
     if (!p) {
         plan_free(a);

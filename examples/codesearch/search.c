@@ -24,6 +24,8 @@
 #include "regex_plan.h"
 #include "scan.h"
 
+#include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -32,10 +34,11 @@ static void search_usage(FILE *out)
 {
     fprintf(out,
             "Usage: %s search [--index INDEX] [-i] [-F] [-n] [-l] [-c] [-f PATHREGEX] [--stats]\n"
-            "       [--] PATTERN\n"
+            "       [--regex-memory MIB] [--] PATTERN\n"
             "Print the lines of the indexed files that match PATTERN, as grep -rE prints them.\n"
             "PATTERN is a POSIX extended regular expression as grep -E reads it; binary files\n"
-            "are searched as text (grep -a).\n"
+            "are searched as text (grep -a). Matching takes time linear in the bytes read;\n"
+            "back-references, which cannot be matched so, are refused.\n"
             "\n"
             "  --index INDEX         the index (default $AMQ_CODESEARCH_INDEX, else\n"
             "                        codesearch.idx)\n"
@@ -47,6 +50,9 @@ static void search_usage(FILE *out)
             "  -f, --file-regex RE   search only files whose path matches RE (grep -E syntax)\n"
             "      --stats           print to stderr the query plan, the candidates read and\n"
             "                        the time taken\n"
+            "      --regex-memory MIB  memory for each pattern's compiled program and DFA\n"
+            "                        states (default 64); a pattern whose program needs more\n"
+            "                        than half of it is refused\n"
             "Exit status: 0 a line matched, 1 none, 2 an error.\n",
             codesearch_program);
 }
@@ -55,6 +61,7 @@ typedef struct search_options {
     const char *index;
     const char *path_regex;
     bool fold, fixed, stats;
+    size_t regex_memory;
     scan_options scan;
 } search_options;
 
@@ -70,11 +77,13 @@ static int read_options(search_options *s, int argc, char **argv)
         { "count", no_argument, NULL, 'c' },
         { "file-regex", required_argument, NULL, 'f' },
         { "stats", no_argument, NULL, 's' },
+        { "regex-memory", required_argument, NULL, 'm' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
     const char *env = getenv("AMQ_CODESEARCH_INDEX");
     s->index = env && *env ? env : "codesearch.idx";
+    s->regex_memory = RX_MEMORY_DEFAULT;
     example_options o;
     example_options_init(&o, argc, argv, ":f:iFnlch", options);
     int c;
@@ -104,6 +113,20 @@ static int read_options(search_options *s, int argc, char **argv)
         case 's':
             s->stats = true;
             break;
+        case 'm': {
+            char *end;
+            errno = 0;
+            unsigned long long mib = strtoull(optarg, &end, 10);
+            if (errno || end == optarg || *end || optarg[0] == '-' || mib < 1 ||
+                mib > (SIZE_MAX >> 21)) {
+                codesearch_error("search: --regex-memory '%s': give MiB, a whole number from 1 "
+                                 "to %zu",
+                                 optarg, (size_t)(SIZE_MAX >> 21));
+                return 2;
+            }
+            s->regex_memory = (size_t)mib << 20;
+            break;
+        }
         case 'h':
             search_usage(stdout);
             return -1;
@@ -148,7 +171,9 @@ static int prepare(const search_options *s, const char *pattern, matcher *m, pla
         }
         pattern = quoted;
     }
-    const char *error = matcher_compile(m, pattern, len, s->fold);
+    char message[512];
+    const char *error =
+        matcher_compile(m, pattern, len, s->fold, s->regex_memory, message, sizeof message);
     if (error) {
         codesearch_error("the pattern: %s", error);
         free(quoted);
@@ -175,8 +200,11 @@ int codesearch_search(int argc, char **argv)
     plan *p = NULL;
     if (prepare(&s, argv[optind], &m, &p) != 0)
         return 2;
-    const char *error =
-        s.path_regex ? matcher_compile(&path_m, s.path_regex, strlen(s.path_regex), false) : NULL;
+    char message[512];
+    const char *error = s.path_regex
+                            ? matcher_compile(&path_m, s.path_regex, strlen(s.path_regex), false,
+                                              s.regex_memory, message, sizeof message)
+                            : NULL;
     if (error) {
         codesearch_error("-f %s: %s", s.path_regex, error);
         matcher_free(&m);
@@ -229,6 +257,10 @@ int codesearch_search(int argc, char **argv)
                 "time: %.3f ms opening, %.3f ms planning, %.3f ms reading\n",
                 n, lookups, read, matched_files, filtered_out, (opened - started) * 1e3,
                 (planned - opened) * 1e3, (finished - planned) * 1e3);
+        rx_stats rs;
+        matcher_stats(&m, &rs);
+        fprintf(stderr, "regex: %zu instructions, %zu DFA states built, %zu cache flushes\n",
+                rs.instructions, rs.states, rs.flushes);
     }
     status = errors ? 2 : matched_files ? 0 : 1;
 done:
