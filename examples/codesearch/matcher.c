@@ -88,20 +88,25 @@ static size_t next_required(matcher *m, const uint8_t *text, size_t len, size_t 
 }
 
 const char *matcher_compile(matcher *m, const char *pattern, size_t len, bool fold, size_t memory,
-                            char *error, size_t error_size)
+                            char *error, size_t error_size, plan **plan_out)
 {
     memset(m, 0, sizeof *m);
     if (rx_new(&m->re, pattern, len, fold, memory, error, error_size) != 0)
         return error;
-    if (!fold) {
-        plan *p = regex_plan(pattern, len, false, &m->required);
+    if (!fold || plan_out) {
+        /* one pass gives both: the planner sees folded bytes under -i,
+         * so the required strings are only known without it */
+        plan *p = regex_plan(pattern, len, fold, fold ? NULL : &m->required);
         if (!p) {
             rx_free(m->re);
             m->re = NULL;
             snprintf(error, error_size, "out of memory");
             return error;
         }
-        plan_free(p);
+        if (plan_out)
+            *plan_out = p;
+        else
+            plan_free(p);
     }
     for (size_t i = 0; i < m->required.count; i++)
         for (size_t j = 1; j < m->required.len[i]; j++)

@@ -30,10 +30,12 @@ typedef struct matcher {
 } matcher;
 
 /* Compile pattern (len bytes; fold: ignore ASCII case) within memory
- * bytes (rx_new's budget). NULL on success, else the message for the
- * pattern, in error (error_size bytes), and m holds nothing to free. */
+ * bytes (rx_new's budget), and with plan_out not NULL make its trigram
+ * plan (regex_plan) into *plan_out, to free. NULL on success, else the
+ * message for the pattern, in error (error_size bytes), and m and
+ * *plan_out hold nothing to free. */
 const char *matcher_compile(matcher *m, const char *pattern, size_t len, bool fold, size_t memory,
-                            char *error, size_t error_size);
+                            char *error, size_t error_size, plan **plan_out);
 void matcher_free(matcher *m);
 
 /* The first line at or after offset from (a line start) of text[0, len)

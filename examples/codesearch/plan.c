@@ -6,19 +6,28 @@
 
 #include <stdlib.h>
 
+static uint64_t mix(uint64_t h, uint64_t x)
+{
+    return (h ^ x) * 0x9e3779b97f4a7c15u + 0x632be59bd9b4e019u;
+}
+
 plan *plan_new(plan_op op)
 {
     plan *p = calloc(1, sizeof *p);
-    if (p)
+    if (p) {
         p->op = op;
+        p->hash = mix(0, (uint64_t)op);
+    }
     return p;
 }
 
 plan *plan_trigram(uint32_t trigram)
 {
     plan *p = plan_new(PLAN_TRIGRAM);
-    if (p)
+    if (p) {
         p->trigram = trigram;
+        p->hash = mix(p->hash, trigram);
+    }
     return p;
 }
 
@@ -34,7 +43,7 @@ void plan_free(plan *p)
 
 static bool same(const plan *a, const plan *b)
 {
-    if (a->op != b->op || a->count != b->count)
+    if (a->hash != b->hash || a->op != b->op || a->count != b->count)
         return false;
     if (a->op == PLAN_TRIGRAM)
         return a->trigram == b->trigram;
@@ -61,10 +70,12 @@ static bool absorb(plan *into, plan *x)
         bool repeated = false;
         for (size_t j = 0; j < into->count && !repeated; j++)
             repeated = same(into->sub[j], items[i]);
-        if (repeated)
+        if (repeated) {
             plan_free(items[i]);
-        else
+        } else {
+            into->hash = mix(into->hash, items[i]->hash);
             into->sub[into->count++] = items[i];
+        }
     }
     if (flatten) {
         free(x->sub);

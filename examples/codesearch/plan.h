@@ -26,6 +26,7 @@ typedef struct plan {
     uint32_t trigram;  /* PLAN_TRIGRAM: three bytes, the first the high */
     size_t count;      /* PLAN_AND, PLAN_OR: the operands */
     struct plan **sub; /* owned */
+    uint64_t hash;     /* of op, trigram and operands: unequal plans mostly differ in it */
 } plan;
 
 /* A new leaf (PLAN_ALL, PLAN_NONE) or trigram; NULL when out of memory. */

@@ -246,12 +246,6 @@ static bool holds(uint32_t assertion, uint8_t before, uint8_t after)
     }
 }
 
-static int compare_pcs(const void *a, const void *b)
-{
-    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    return x < y ? -1 : x > y;
-}
-
 static void next_generation(rx *r)
 {
     if (++r->generation == 0) {
@@ -300,27 +294,51 @@ static bool closure(rx *r, size_t top, size_t k, uint8_t before, uint8_t after, 
     return false;
 }
 
-/* Sort pcs[0, n) of a program of count instructions: a bitmap's scan when
- * they are many (a new state of .{3000} holds thousands), else qsort. */
+/* Sort pcs[0, n) of a program of count instructions: by insertion when
+ * few, a bitmap's scan when they are many for the program (a state of
+ * .{3000} holds thousands), else by radix, a byte a pass. The work space
+ * (r->stack) is free while a transition sorts. */
 static void sort_pcs(rx *r, uint32_t *pcs, size_t n)
 {
-    if (n < 64 || n < r->prog.count / 256) {
-        qsort(pcs, n, sizeof *pcs, compare_pcs);
+    if (n < 32) {
+        for (size_t i = 1; i < n; i++) {
+            uint32_t x = pcs[i];
+            size_t j = i;
+            for (; j > 0 && pcs[j - 1] > x; j--)
+                pcs[j] = pcs[j - 1];
+            pcs[j] = x;
+        }
         return;
     }
-    uint64_t *bits = (uint64_t *)(void *)r->stack; /* free now; count words are enough */
-    size_t words = (r->prog.count + 63) / 64;
-    memset(bits, 0, words * sizeof *bits);
-    for (size_t i = 0; i < n; i++)
-        bits[pcs[i] / 64] |= (uint64_t)1 << (pcs[i] % 64);
-    size_t out = 0;
-    for (size_t w = 0; w < words; w++)
-        for (uint64_t b = bits[w]; b; b &= b - 1)
-            pcs[out++] = (uint32_t)(w * 64 + (size_t)__builtin_ctzll(b));
+    if (n >= r->prog.count / 256) {
+        uint64_t *bits = (uint64_t *)(void *)r->stack; /* count words hold count bits */
+        size_t words = (r->prog.count + 63) / 64;
+        memset(bits, 0, words * sizeof *bits);
+        for (size_t i = 0; i < n; i++)
+            bits[pcs[i] / 64] |= (uint64_t)1 << (pcs[i] % 64);
+        size_t out = 0;
+        for (size_t w = 0; w < words; w++)
+            for (uint64_t b = bits[w]; b; b &= b - 1)
+                pcs[out++] = (uint32_t)(w * 64 + (size_t)__builtin_ctzll(b));
+        return;
+    }
+    uint32_t *from = pcs, *to = r->stack;
+    for (unsigned shift = 0; shift < 32 && (r->prog.count - 1) >> shift; shift += 8) {
+        size_t at[257] = { 0 };
+        for (size_t i = 0; i < n; i++)
+            at[(from[i] >> shift & 0xff) + 1]++;
+        for (size_t d = 1; d < 257; d++)
+            at[d] += at[d - 1];
+        for (size_t i = 0; i < n; i++)
+            to[at[from[i] >> shift & 0xff]++] = from[i];
+        uint32_t *swap = from;
+        from = to;
+        to = swap;
+    }
+    if (from != pcs)
+        memcpy(pcs, from, n * sizeof *pcs);
 }
 
-/* The transition of s on class k, computed and cached. NULL: out of
- * memory. */
 static state *transition(rx *r, state *s, size_t k)
 {
     uint8_t before = s->ctx, after = r->class_ctx[k];

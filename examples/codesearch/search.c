@@ -173,17 +173,10 @@ static int prepare(const search_options *s, const char *pattern, matcher *m, pla
     }
     char message[512];
     const char *error =
-        matcher_compile(m, pattern, len, s->fold, s->regex_memory, message, sizeof message);
+        matcher_compile(m, pattern, len, s->fold, s->regex_memory, message, sizeof message, out);
+    free(quoted);
     if (error) {
         codesearch_error("the pattern: %s", error);
-        free(quoted);
-        return 2;
-    }
-    *out = regex_plan(pattern, len, s->fold, NULL);
-    free(quoted);
-    if (!*out) {
-        codesearch_error("out of memory");
-        matcher_free(m);
         return 2;
     }
     return 0;
@@ -203,7 +196,7 @@ int codesearch_search(int argc, char **argv)
     char message[512];
     const char *error = s.path_regex
                             ? matcher_compile(&path_m, s.path_regex, strlen(s.path_regex), false,
-                                              s.regex_memory, message, sizeof message)
+                                              s.regex_memory, message, sizeof message, NULL)
                             : NULL;
     if (error) {
         codesearch_error("-f %s: %s", s.path_regex, error);
