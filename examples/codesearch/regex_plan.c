@@ -691,7 +691,10 @@ static bool atom(parser *p, info *out)
     case '{': {
         long min, max;
         const uint8_t *after;
-        if (interval(p, &min, &max, &after)) {
+        p->at--; /* interval() reads from the '{' */
+        bool is_interval = interval(p, &min, &max, &after);
+        p->at++;
+        if (is_interval) {
             p->at = after;
             return info_any(out, true);
         }

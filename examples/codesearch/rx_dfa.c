@@ -190,7 +190,7 @@ static state *intern(rx *r, uint8_t ctx, const uint32_t *pcs, size_t n)
     for (size_t at = h & mask; r->table[at]; at = (at + 1) & mask) {
         state *s = r->table[at];
         if (s->hash == h && s->ctx == ctx && s->count == n &&
-            memcmp(state_pcs(r, s), pcs, n * sizeof *pcs) == 0)
+            (n == 0 || memcmp(state_pcs(r, s), pcs, n * sizeof *pcs) == 0))
             return s;
     }
     size_t size = sizeof(state) + r->classes * sizeof(state *) + n * sizeof(uint32_t);
@@ -210,7 +210,8 @@ static state *intern(rx *r, uint8_t ctx, const uint32_t *pcs, size_t n)
     s->count = (uint32_t)n;
     s->ctx = ctx;
     memset(s->next, 0, r->classes * sizeof(state *));
-    memcpy(state_pcs(r, s), pcs, n * sizeof *pcs);
+    if (n > 0) /* pcs is NULL for the line start */
+        memcpy(state_pcs(r, s), pcs, n * sizeof *pcs);
     size_t at = h & (r->table_capacity - 1);
     while (r->table[at])
         at = (at + 1) & (r->table_capacity - 1);
