@@ -42,8 +42,8 @@ alt=$(cat "$ALT" 2>/dev/null || true)
 # ms COMMAND...: wall time of one run in ms, or t/o
 ms() {
     start=$(date +%s%N)
-    timeout "$limit" "$@" >/dev/null 2>&1
-    code=$?
+    code=0
+    timeout "$limit" "$@" >/dev/null 2>&1 || code=$?
     end=$(date +%s%N)
     [ "$code" -eq 124 ] && { echo t/o; return; }
     [ "$code" -ge 2 ] && { echo err; return; }

@@ -96,8 +96,9 @@ static bool set_add2(strset *s, const uint8_t *a, size_t alen, const uint8_t *b,
 {
     size_t len = alen + blen;
     for (size_t i = 0; i < s->count; i++)
-        if (s->item[i].len == len && (len == 0 || (memcmp(s->item[i].bytes, a, alen) == 0 &&
-                                                   memcmp(s->item[i].bytes + alen, b, blen) == 0)))
+        if (s->item[i].len == len &&
+            (alen == 0 || memcmp(s->item[i].bytes, a, alen) == 0) && /* a, b NULL when empty */
+            (blen == 0 || memcmp(s->item[i].bytes + alen, b, blen) == 0))
             return true;
     if (s->count == s->capacity) {
         size_t capacity = s->capacity ? s->capacity * 2 : 4;
