@@ -113,10 +113,13 @@ static int make_input(char *path, size_t cap, const uint8_t *bytes, size_t len)
     return fd;
 }
 
+/* Whether the reader decodes the input (gzip; a zstd frame or skippable
+ * frame) rather than returning its bytes. */
 static bool compressed(const uint8_t *p, size_t len)
 {
     return (len >= 2 && p[0] == 0x1f && p[1] == 0x8b) ||
-           (len >= 4 && p[0] == 0x28 && p[1] == 0xb5 && p[2] == 0x2f && p[3] == 0xfd);
+           (len >= 4 && p[0] == 0x28 && p[1] == 0xb5 && p[2] == 0x2f && p[3] == 0xfd) ||
+           (len >= 4 && (p[0] & 0xf0) == 0x50 && p[1] == 0x2a && p[2] == 0x4d && p[3] == 0x18);
 }
 
 static bool within(const void *p, size_t len, const void *start, size_t size)

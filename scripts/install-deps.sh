@@ -9,7 +9,8 @@
 #                                      with: the word list, gnuplot
 #
 # zlib1g-dev and libzstd-dev let the tool read gzip and zstd input, and the
-# gzip and zstd commands make that input for its test (tests/cli/input.sh);
+# gzip, pigz and zstd commands (zstd brings pzstd) make that input for its
+# tests (tests/cli/input.sh, tests/cli/compressed.sh);
 # groff-base renders the man page for its test (tests/cli/manpage.sh);
 # time is GNU time, whose /usr/bin/time reports the peak memory that
 # bench/dedup.sh compares; codesearch (cindex, csearch) and ripgrep are
@@ -24,7 +25,7 @@
 # gcc-multilib).
 set -eu
 
-packages="gcc clang make cmake pkg-config libxxhash-dev libssl-dev libcmocka-dev libclang-rt-14-dev clang-format groff-base zlib1g-dev libzstd-dev gzip zstd python3 redis-server redis-tools python3-redis python3-hypothesis binutils-s390x-linux-gnu libc6-dev-s390x-cross libgcc-12-dev-s390x-cross qemu-user"
+packages="gcc clang make cmake pkg-config libxxhash-dev libssl-dev libcmocka-dev libclang-rt-14-dev clang-format groff-base zlib1g-dev libzstd-dev gzip pigz zstd python3 redis-server redis-tools python3-redis python3-hypothesis binutils-s390x-linux-gnu libc6-dev-s390x-cross libgcc-12-dev-s390x-cross qemu-user"
 if [ "$(dpkg --print-architecture 2>/dev/null || true)" = amd64 ]; then
     packages="$packages gcc-multilib"
 fi

@@ -53,6 +53,16 @@ struct option;
 int cli_option_error(const char *command, int result, int argc, char **argv,
                      const struct option *long_options);
 
+/* Say that writing standard output failed: "amq COMMAND: writing standard
+ * output: REASON" (error: the errno of the failed write; 0 when unknown).
+ * Returns CLI_EXIT_ERROR. */
+int cli_stdout_error(const char *command, int error);
+
+/* Flush standard output at the end of a command that printed: 0, or -1
+ * after cli_stdout_error. earlier: the errno of a write that failed
+ * before (0: none), the reason when the flush itself has none to give. */
+int cli_stdout_flush(const char *command, int earlier);
+
 /* True when stderr is a terminal (progress bars go there only then). */
 bool cli_stderr_is_tty(void);
 
@@ -98,7 +108,7 @@ void cli_progress_clear(void);
  * reads keys takes (build, add, remove, query, dedup). Zero is the default. */
 typedef struct cli_input_options {
     bool hex;       /* --hex: the key is decoded from hexadecimal */
-    bool binary;    /* --binary: no warning for an input that looks binary */
+    bool binary;    /* --binary: read an input that looks binary (refused without it) */
     size_t field;   /* --field N: the key is the Nth field (from 1); 0: the whole line */
     char delimiter; /* --delimiter C: what separates fields; 0 until given (then a tab) */
 } cli_input_options;
@@ -142,9 +152,13 @@ typedef struct cli_input {
     size_t decoded_capacity;
     bool at_eof;
     bool ids; /* with hex: each line is an hfb ID, exactly 32 hex digits (set after opening) */
-    bool sniff_done;       /* the current input is judged text or binary, or need not be */
-    unsigned utf8_needed;  /* continuation bytes the sniffed text still owes */
-    uint64_t sniffed, odd; /* bytes looked at, and of them those that are not text */
+    bool sniff_done;        /* the current input is judged text or binary, or need not be */
+    bool sniff_whole;       /* judge it before its first line is returned (a regular file) */
+    unsigned utf8_needed;   /* continuation bytes the sniffed text still owes */
+    uint64_t sniffed, odd;  /* bytes looked at, and of them those that are not text */
+    const char *binary_why; /* why it looks binary, once judged so; NULL: it does not */
+    bool binary_nul;        /* for a NUL byte, whose offset in the content is binary_at */
+    uint64_t binary_at;
     cli_progress progress; /* over all the inputs */
 } cli_input;
 
@@ -226,6 +240,17 @@ typedef struct cli_lock {
 int cli_lock_take(cli_lock *lock, const char *command, const char *path, bool new_file);
 /* Release the lock (if any). */
 void cli_lock_release(cli_lock *lock);
+
+/* Whether path (after its symbolic links, down to a dangling one's target)
+ * is a file of a crawl frontier, or another hard link to one in its
+ * directory: its manifest, filter, spill or temporary files
+ * (cli_guard.c). If so, or if that cannot be told, print why and return
+ * true: the command changes nothing. updating: the command loads the file
+ * to change it (add, remove), and the message points to amq query; else it
+ * saves a new filter there (build, merge). Call it before any other check
+ * of path, whose remedies (--force, making it writable) would destroy a
+ * frontier's file. */
+bool cli_refuse_frontier_file(const char *command, const char *path, bool updating);
 
 /* For build and merge without --force: true, after printing why, if
  * saving to path would replace an existing regular file (the --force

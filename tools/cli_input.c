@@ -21,12 +21,17 @@
  * scanned once, not once per read.
  *
  * The bytes of an input come through cli_decompress.c, which decodes gzip
- * and zstd on the fly. An input whose first 64 KiB hold a NUL byte, or
- * mostly bytes that are not text, is probably not a list of keys (an
- * executable, a compressed format amq does not read, UTF-16): a warning
- * says so, once per input, and the input is read all the same, since keys
- * may be any bytes. --binary says that is intended and silences it; with
- * --hex the decoding checks each line instead.
+ * and zstd on the fly. An input whose first 64 KiB (of its content, after
+ * decompression) hold a NUL byte, or mostly bytes that are not text, is
+ * probably not a list of keys (an executable, a compressed format amq does
+ * not read, UTF-16), and is refused, saying why and that --binary reads it:
+ * a filter built from bytes the user did not mean answers no for every key
+ * the user did mean. --binary says keys are any bytes; with --hex the
+ * decoding checks each line instead. A regular file's first 64 KiB are
+ * read and judged before any of its lines is returned, so a refused file
+ * gives no key at all; a pipe or terminal is judged as its bytes come (a
+ * line typed is answered at once), so lines before the byte that decides
+ * may already have been taken.
  *
  * --field N takes the key from the Nth field of the line, fields being
  * separated by one byte (--delimiter, a tab by default); a line of fewer
@@ -157,22 +162,27 @@ static void count_read(cli_input *in)
     in->raw_counted = in->stream->raw_bytes;
 }
 
-/* The error of a failed stream call: damaged data names the line reached. */
+/* The error of a failed stream call. Damaged data is placed by its byte
+ * offset in the file, which the message holds: the lines of a regular file
+ * are counted only as they are returned, after the bytes are read. */
 static void stream_error(const cli_input *in)
 {
-    if (in->stream->error_is_data)
-        cli_error("%s: %s:%llu: %s", in->command, in->name, (unsigned long long)in->line_number + 1,
-                  in->stream->error);
-    else
-        cli_error("%s: %s: %s", in->command, in->name, in->stream->error);
+    cli_error("%s: %s: %s", in->command, in->name, in->stream->error);
 }
 
-static void warn_binary(cli_input *in, const char *why)
+/* Refuse the input: it looks binary, for the reason in->binary_why.
+ * Returns -1. */
+static int refuse_binary(const cli_input *in)
 {
-    cli_error("%s: %s: warning: looks binary (%s in the first 64 KiB); its lines are keys as "
-              "bytes; --binary says that is intended",
-              in->command, in->name, why);
-    in->sniff_done = true;
+    const char *format = cli_stream_format(in->stream);
+    char where[96] = "";
+    if (in->binary_nul)
+        snprintf(where, sizeof where, " at byte offset %llu", (unsigned long long)in->binary_at);
+    cli_error("%s: %s: not read: it looks binary (%s%s in the first 64 KiB%s%s), not like lines "
+              "of text; if its lines are keys of any bytes, give --binary",
+              in->command, in->name, in->binary_why, where, format ? " decompressed from " : "",
+              format ? format : "");
+    return -1;
 }
 
 /* Decide on what was sniffed: more than 30% of bytes that are not text.
@@ -180,7 +190,7 @@ static void warn_binary(cli_input *in, const char *why)
 static void judge_sniffed(cli_input *in)
 {
     if (!in->sniff_done && in->odd * 10 > in->sniffed * 3)
-        warn_binary(in, "mostly bytes that are not text");
+        in->binary_why = "mostly bytes that are not text";
     in->sniff_done = true;
 }
 
@@ -188,7 +198,7 @@ static void judge_sniffed(cli_input *in)
  * printable ASCII, the usual control characters (tab, line ends, form feed,
  * backspace, escape) and UTF-8 sequences (well enough formed: lead byte and
  * continuation bytes); anything else counts against it, and a NUL byte,
- * never in text, decides at once. */
+ * never in text, decides at once. Sets in->binary_why when it is binary. */
 static void sniff(cli_input *in, const unsigned char *p, size_t n)
 {
     if (in->sniff_done)
@@ -206,7 +216,10 @@ static void sniff(cli_input *in, const unsigned char *p, size_t n)
             in->odd++; /* a sequence cut short */
         }
         if (b == 0) {
-            warn_binary(in, "a NUL byte");
+            in->binary_why = "a NUL byte";
+            in->binary_nul = true;
+            in->binary_at = in->sniffed + i;
+            in->sniff_done = true;
             return;
         }
         if (b < 0x20)
@@ -248,6 +261,9 @@ static int open_next(cli_input *in)
     in->sniff_done = in->options.hex || in->options.binary;
     in->sniffed = in->odd = 0;
     in->utf8_needed = 0;
+    in->binary_why = NULL;
+    in->binary_nul = false;
+    in->binary_at = 0;
     if (strcmp(path, "-") == 0) {
         in->name = "(standard input)";
         in->fd = STDIN_FILENO;
@@ -258,12 +274,19 @@ static int open_next(cli_input *in)
             cli_error("%s: %s: %s", in->command, path, strerror(errno));
             return -1;
         }
-        struct stat st;
-        if (fstat(in->fd, &st) == 0 && S_ISDIR(st.st_mode)) {
-            cli_error("%s: %s: is a directory", in->command, path);
+    }
+    struct stat st;
+    bool regular = false;
+    if (fstat(in->fd, &st) == 0) {
+        if (S_ISDIR(st.st_mode)) {
+            cli_error("%s: %s: is a directory", in->command, in->name);
             return -1;
         }
+        regular = S_ISREG(st.st_mode);
     }
+    /* A regular file's reads wait on no writer: its sniffed bytes are all
+     * read, and judged, before its first line is returned. */
+    in->sniff_whole = !in->sniff_done && regular;
     in->raw_counted = 0;
     int status = cli_stream_open(in->stream, in->fd);
     count_read(in);
@@ -298,15 +321,25 @@ static long refill(cli_input *in)
         in->buffer = grown;
         in->capacity = capacity;
     }
-    long got = cli_stream_read(in->stream, in->buffer + in->end, in->capacity - in->end);
-    count_read(in);
-    if (got < 0) {
-        stream_error(in);
-        return -1;
+    long added = 0;
+    for (;;) {
+        long got = cli_stream_read(in->stream, in->buffer + in->end, in->capacity - in->end);
+        count_read(in);
+        if (got < 0) {
+            stream_error(in);
+            return -1;
+        }
+        sniff(in, (const unsigned char *)in->buffer + in->end, (size_t)got);
+        in->end += (size_t)got;
+        added += got;
+        if (got == 0 && !in->sniff_done)
+            judge_sniffed(in); /* the input is shorter than the sniffed bytes */
+        if (in->binary_why)
+            return refuse_binary(in);
+        /* The end comes back as 0 from the next call too. */
+        if (!in->sniff_whole || in->sniff_done || got == 0 || in->end == in->capacity)
+            return added;
     }
-    sniff(in, (const unsigned char *)in->buffer + in->end, (size_t)got);
-    in->end += (size_t)got;
-    return got;
 }
 
 /* The key of a line: with --field, its Nth field (empty if it has fewer). */
@@ -397,8 +430,6 @@ int cli_input_next(cli_input *in, const void **key, size_t *len)
                 line_len = available; /* a last line without a line end */
                 ending_len = 0;
             } else {
-                if (!in->sniff_done && in->sniffed > 0)
-                    judge_sniffed(in);
                 close_current(in);
                 continue;
             }

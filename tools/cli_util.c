@@ -4,9 +4,11 @@
  * and human-readable sizes.
  */
 #include "cli.h"
+#include "cli_decompress.h"
 
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <stdarg.h>
 #include <string.h>
@@ -101,6 +103,26 @@ int cli_option_error(const char *command, int result, int argc, char **argv,
     return cli_usage_error(command, "unknown option '-%c' (in '%s')", optopt, bundle);
 }
 
+int cli_stdout_error(const char *command, int error)
+{
+    /* In the words amq_cli.c's final check uses for every command. */
+    cli_progress_clear();
+    fprintf(stderr, "amq %s: writing standard output%s%s\n", command, error ? ": " : " failed",
+            error ? strerror(error) : "");
+    return CLI_EXIT_ERROR;
+}
+
+int cli_stdout_flush(const char *command, int earlier)
+{
+    errno = 0;
+    int flushed = fflush(stdout);
+    int error = flushed != 0 && errno ? errno : earlier;
+    if (flushed == 0 && !ferror(stdout))
+        return 0;
+    cli_stdout_error(command, error);
+    return -1;
+}
+
 bool cli_stderr_is_tty(void)
 {
     return isatty(STDERR_FILENO) == 1;
@@ -177,9 +199,27 @@ int cli_load(amq_filter **out, const char *command, const char *path, unsigned f
     return status;
 }
 
+/* For a file that is not an amq file: its compressed format, if its
+ * first bytes name one, or NULL. */
+static const char *compressed_file(const char *path)
+{
+    int fd = open(path, O_RDONLY | O_NONBLOCK);
+    if (fd < 0)
+        return NULL;
+    unsigned char head[CLI_STREAM_HEAD];
+    ssize_t got = read(fd, head, sizeof head);
+    close(fd);
+    return got > 0 ? cli_compressed_name(head, (size_t)got) : NULL;
+}
+
 void cli_load_error(const char *command, const char *path, int status, const amq_diag *diag)
 {
-    if (diag->message[0])
+    const char *format = status == AMQ_EFORMAT ? compressed_file(path) : NULL;
+    if (format)
+        cli_error("%s: %s: %s data, not an amq file: a filter is read as amq saved it; "
+                  "decompress it into a file first",
+                  command, path, format);
+    else if (diag->message[0])
         cli_error("%s: %s: %s (%s)", command, path, amq_strerror(status), diag->message);
     else
         cli_error("%s: %s: %s", command, path, amq_strerror(status));
@@ -187,6 +227,10 @@ void cli_load_error(const char *command, const char *path, int status, const amq
 
 int cli_save(const amq_filter *f, const char *command, const char *path)
 {
+    /* Again at the save itself: a link may have been made since the
+     * command began. */
+    if (cli_refuse_frontier_file(command, path, false))
+        return AMQ_EINVAL;
     amq_diag diag = { .message = "" };
     int status = amq_save(f, path, &diag);
     if (status != AMQ_OK)

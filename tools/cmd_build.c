@@ -39,7 +39,7 @@ static const char build_usage_own[] =
     "  -o, --output FILE          where to save the filter\n"
     "      --force                overwrite FILE if it exists\n"
     "      --hex                  each key is hexadecimal, decoded to bytes\n"
-    "      --binary               keys are any bytes: no warning for binary input\n"
+    "      --binary               keys are any bytes: read input that looks binary\n"
     "      --field N              the key is the Nth field of the line (empty if\n"
     "                             fewer)\n"
     "      --delimiter C          the byte between fields (default: tab; \\t: a tab)\n"
@@ -296,6 +296,9 @@ int cli_build(int argc, char **argv)
      * never find it full. */
     if (strcmp(type, "cuckoo") == 0 && !given_value(family, family_count, given, "growth") &&
         cli_spec_add(&spec, "build", "growth", CLI_CUCKOO_GROWTH) < 0)
+        return CLI_EXIT_ERROR;
+    /* Before --force is looked at: no option replaces a frontier's file. */
+    if (cli_refuse_frontier_file("build", output, false))
         return CLI_EXIT_ERROR;
     if (!force && cli_refuse_overwrite("build", output))
         return CLI_EXIT_ERROR;

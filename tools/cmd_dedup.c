@@ -39,6 +39,7 @@
 
 #include "amq/bloom.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdlib.h>
@@ -127,7 +128,7 @@ static const char dedup_usage[] =
     "                     dropped, the filter's size, and its rate of wrongly\n"
     "                     dropped lines\n"
     "      --hex          compare lines by their hex-decoded bytes\n"
-    "      --binary       keys are any bytes: no warning for input that looks binary\n"
+    "      --binary       keys are any bytes: read input that looks binary\n"
     "      --field N      compare lines by their Nth field (empty if fewer)\n"
     "      --delimiter C  the byte between fields (default: tab; \\t for a tab)\n"
     "A line ends at \\n or \\r\\n (not part of the key), up to 64 MiB; gzip and\n"
@@ -148,9 +149,11 @@ static double expected_rate(const amq_filter *seen)
  * batch is caught at its second copy) and print the lines it took as new,
  * in order. The rate for the wrongly-dropped estimate is taken once per
  * batch. Returns 0, or -1 after printing the error of a line the filter
- * refused (the lines before it are printed). */
+ * refused (the lines before it are printed) or of a failed write
+ * (*write_error: its errno). */
 static int flush_batch(dedup_batch *b, amq_scalable_bloom *filter, amq_filter *seen,
-                       uint64_t *printed, double *expected_wrongly_dropped, bool *unended)
+                       uint64_t *printed, double *expected_wrongly_dropped, bool *unended,
+                       int *write_error)
 {
     for (size_t i = 0; i < b->count; i++)
         b->keys[i] = b->bytes + b->key_at[i];
@@ -168,9 +171,15 @@ static int flush_batch(dedup_batch *b, amq_scalable_bloom *filter, amq_filter *s
         }
         if (b->results[i] == 0)
             continue;
-        if (*unended)
-            putc('\n', stdout);
-        fwrite(b->bytes + b->line_at[i], 1, b->line_len[i], stdout);
+        errno = 0;
+        if ((*unended && putc('\n', stdout) == EOF) ||
+            fwrite(b->bytes + b->line_at[i], 1, b->line_len[i], stdout) != b->line_len[i]) {
+            /* Nothing more can reach the reader: stop reading. */
+            *write_error = errno ? errno : EIO;
+            cli_stdout_error("dedup", *write_error);
+            status = -1;
+            break;
+        }
         *unended = !b->ended[i];
         ++*printed;
         /* See the one-by-one loop in cli_dedup. */
@@ -285,6 +294,7 @@ int cli_dedup(int argc, char **argv)
     uint64_t printed = 0, read = 0;
     double rate = 0, expected_wrongly_dropped = 0;
     bool failed = false, unended = false;
+    int write_error = 0; /* the errno of a failed write of standard output */
     /* A scalable filter takes the lines in batches: hashed ahead, and every
      * stage's block of each prefetched, so the memory accesses of many lines
      * overlap. Other types take them one by one. */
@@ -308,7 +318,8 @@ int cli_dedup(int argc, char **argv)
         }
         if ((got <= 0 || batch->count == DEDUP_BATCH_LINES || batch->used >= DEDUP_BATCH_BYTES) &&
             batch->count &&
-            flush_batch(batch, scalable, seen, &printed, &expected_wrongly_dropped, &unended) < 0) {
+            flush_batch(batch, scalable, seen, &printed, &expected_wrongly_dropped, &unended,
+                        &write_error) < 0) {
             failed = true;
             break;
         }
@@ -332,7 +343,13 @@ int cli_dedup(int argc, char **argv)
             failed = true;
             break;
         }
-        cli_input_print_line(&in, stdout);
+        errno = 0;
+        if (cli_input_print_line(&in, stdout) != 0) {
+            write_error = errno ? errno : EIO;
+            cli_stdout_error("dedup", write_error);
+            failed = true;
+            break;
+        }
         /* A new line is printed with probability 1 - rate and dropped
          * wrongly with probability rate: rate / (1 - rate) dropped lines
          * are expected for each one printed. */
@@ -348,10 +365,8 @@ int cli_dedup(int argc, char **argv)
     if (stats)
         print_stats(seen, read, printed, expected_wrongly_dropped);
     amq_free(seen);
-    if (fflush(stdout) != 0 || ferror(stdout)) {
-        cli_error("dedup: cannot write to standard output");
+    if (!write_error && cli_stdout_flush("dedup", 0) != 0)
         return CLI_EXIT_ERROR;
-    }
     if (got < 0 || failed)
         return CLI_EXIT_ERROR;
     if (past_capacity)

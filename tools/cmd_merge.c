@@ -60,6 +60,9 @@ int cli_merge(int argc, char **argv)
         return cli_usage_error("merge", "give the output file with -o OUT");
     if (argc - optind < 2)
         return cli_usage_error("merge", "give at least two filter files");
+    /* Before --force is looked at: no option replaces a frontier's file. */
+    if (cli_refuse_frontier_file("merge", output, false))
+        return CLI_EXIT_ERROR;
     if (!force && cli_refuse_overwrite("merge", output))
         return CLI_EXIT_ERROR;
 

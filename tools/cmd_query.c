@@ -4,6 +4,7 @@
  */
 #include "cli.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,7 +20,7 @@ static const char query_usage[] =
     "      --mmap         map FILE instead of reading it (a quicker start on a large\n"
     "                     file; nothing may truncate or rewrite it in place meanwhile)\n"
     "      --hex          each key is hexadecimal, decoded to bytes before the query\n"
-    "      --binary       keys are any bytes: no warning for input that looks binary\n"
+    "      --binary       keys are any bytes: read input that looks binary\n"
     "      --field N      the key is the Nth field of the line (empty if fewer)\n"
     "      --delimiter C  the byte between fields (default: tab; \\t for a tab)\n"
     "A line ends at \\n or \\r\\n (not part of the key), up to 64 MiB; gzip and\n"
@@ -31,6 +32,7 @@ static const char query_usage[] =
 typedef struct query_answers {
     bool invert, count_only;
     uint64_t selected; /* lines printed (or counted) so far */
+    int write_error;   /* the errno of a failed write of standard output, once one failed */
     uint8_t results[CLI_BATCH_KEYS];
 } query_answers;
 
@@ -53,8 +55,14 @@ static int ask_batch(query_answers *a, const amq_filter *filter, cli_batch *batc
         }
         if ((answer == 1) != a->invert) {
             a->selected++;
-            if (!a->count_only)
-                cli_batch_print_line(batch, i, in, stdout);
+            errno = 0;
+            if (!a->count_only && cli_batch_print_line(batch, i, in, stdout) != 0) {
+                /* Nothing more can reach the reader: stop reading. */
+                a->write_error = errno ? errno : EIO;
+                cli_stdout_error("query", a->write_error);
+                cli_batch_clear(batch);
+                return -1;
+            }
         }
     }
     cli_batch_clear(batch);
@@ -164,11 +172,12 @@ int cli_query(int argc, char **argv)
     amq_free(filter);
     if (got < 0 || failed)
         return CLI_EXIT_ERROR;
-    if (count_only)
-        printf("%llu\n", (unsigned long long)selected);
-    if (fflush(stdout) != 0 || ferror(stdout)) {
-        cli_error("query: cannot write to standard output");
+    if (answers.write_error)
+        return CLI_EXIT_ERROR; /* said */
+    errno = 0;
+    if (count_only && printf("%llu\n", (unsigned long long)selected) < 0)
+        return cli_stdout_error("query", errno);
+    if (cli_stdout_flush("query", 0) != 0)
         return CLI_EXIT_ERROR;
-    }
     return selected ? CLI_EXIT_OK : CLI_EXIT_NONE;
 }

@@ -26,7 +26,6 @@
 
 #include "amq/bloom.h"
 #include "amq/cuckoo.h"
-#include "amq/frontier.h"
 
 #include <getopt.h>
 #include <limits.h>
@@ -36,7 +35,7 @@
 /* The input options, as add and remove both take them. */
 #define INPUT_OPTIONS_HELP                                                                         \
     "      --hex          each key is hexadecimal, decoded to bytes\n"                             \
-    "      --binary       keys are any bytes: no warning for input that looks binary\n"            \
+    "      --binary       keys are any bytes: read input that looks binary\n"                      \
     "      --field N      the key is the Nth field of the line (empty if fewer)\n"                 \
     "      --delimiter C  the byte between fields (default: tab; \\t for a tab)\n"                 \
     "A line ends at \\n or \\r\\n (not part of the key), up to 64 MiB; gzip and\n"                 \
@@ -72,29 +71,10 @@ static const char remove_usage[] =
     "(FILE unchanged).\n";
 
 /* Whether the filter in path cannot take the change, after saying so and
- * what to do instead. A crawl frontier's filter changes only through its
- * frontier, whose manifest records its checksum (docs/FRONTIER.md). */
+ * what to do instead. (A crawl frontier's files are refused before the
+ * load: cli_refuse_frontier_file.) */
 static bool refuse_change(const amq_filter *filter, const char *path, bool removing)
 {
-    const char *command = removing ? "remove" : "add";
-    /* path was just loaded, so it is shorter than PATH_MAX, and its
-     * directory fits in strlen(path) + 2 bytes. */
-    char directory[PATH_MAX + 1];
-    amq_diag diag = { .message = "" };
-    int frontier = amq_frontier_is_filter(directory, sizeof directory, path, &diag);
-    if (frontier < 0) {
-        /* Not knowing, change nothing: a frontier's filter changed here
-         * would make its frontier refuse to open. */
-        cli_error("%s: %s", command, diag.message);
-        return true;
-    }
-    if (frontier) {
-        cli_error("%s: %s is the filter of the crawl frontier in %s: it changes only through "
-                  "that frontier (amq_frontier_push), which would refuse to open after a change "
-                  "made here; query it with amq query",
-                  command, path, directory);
-        return true;
-    }
     const char *family = amq_filter_family(filter);
     if (!cli_family_is_dynamic(family)) {
         if (removing)
@@ -166,6 +146,12 @@ static int update(int argc, char **argv, bool removing)
     if (optind >= argc)
         return cli_usage_error(command, "give the filter FILE");
     const char *path = argv[optind++];
+    /* A frontier's filter changes only through its frontier, whose
+     * manifest records its checksum (docs/FRONTIER.md): refused by the file
+     * itself, whatever name or link leads to it, before the lock puts a
+     * file beside it. */
+    if (cli_refuse_frontier_file(command, path, true))
+        return CLI_EXIT_ERROR;
     /* Held from the load to the save: another add or remove meanwhile
      * would save its change over ours, or ours over its. */
     cli_lock lock;

@@ -3,8 +3,9 @@
 # and stays what it was, a directory is refused, a rewritten file keeps its
 # mode and owner, a symbolic link stays a link with its target replaced, a
 # read-only file is refused and left as it was, another hard link keeps the
-# old contents; the same as an unprivileged user; a crawl frontier's filter
-# is refused by add and remove.   files.sh PATH_TO_AMQ SCRATCH_DIR
+# old contents; the same as an unprivileged user; a crawl frontier's files
+# are refused by every command that saves, whatever link leads to them.
+#   files.sh PATH_TO_AMQ SCRATCH_DIR
 . "$(dirname "$0")/lib/common.sh"
 
 seq 1 1000 >"$dir/keys.txt"
@@ -267,20 +268,88 @@ if [ -n "$udir" ]; then
     ls -a "$udir" | grep -q '\.tmp\.' && fail "a temporary file was left in $udir"
 fi
 
-# A crawl frontier's filter (filter-<16 hex>.amq beside frontier.amq)
-# changes only through its frontier: add and remove refuse it, naming the
-# frontier's directory, and leave it as it was; query reads it.
-mkdir -p "$dir/frontier"
-: >"$dir/frontier/frontier.amq"
+# A crawl frontier's files (frontier.amq, filter-<16 hex>.amq written
+# read-only, segment-<16 hex>.seg, the save's .tmp files) change only
+# through the frontier: every command that saves refuses them, by the file
+# itself: by name, through a symbolic link (also one dangling into the
+# directory, and /dev/stdout or /dev/fd/N), and as another hard link in
+# the frontier's directory; --force does not override it, and the message
+# never suggests a remedy (--force, making it writable) that would destroy
+# the file. query reads them.
+fr=$dir/frontier
+mkdir -p "$fr"
+: >"$fr/frontier.amq"
 printf 'a\nb\n' >"$dir/ab.txt"
-run 0 build -t counting-bloom -n 100 -o "$dir/frontier/filter-0000000000000003.amq" "$dir/ab.txt"
-cp "$dir/frontier/filter-0000000000000003.amq" "$dir/frontier-before.amq"
+run 0 build -t counting-bloom -n 100 -o "$dir/ab.amq" "$dir/ab.txt"
+filter=$fr/filter-0000000000000003.amq
+cp "$dir/ab.amq" "$filter"
+chmod 444 "$filter"
+: >"$fr/segment-0000000000000001.seg"
+cp "$filter" "$dir/frontier-before.amq"
+ln -s "$filter" "$dir/to-filter.amq"
+ln -s frontier/filter-0000000000000003.amq "$dir/relative.amq"
+ln -s to-filter.amq "$dir/chain.amq"
+ln "$filter" "$fr/copy.amq"
+ln -s "$fr/filter-0000000000000004.amq" "$dir/dangling.amq"
+ln -s "$fr" "$dir/frontier-link"
+# no_remedy: the last refusal names no remedy that would destroy the file.
+no_remedy() {
+    grep -qE 'writable|--force|chmod' "$dir/err" && fail "'$last' suggests: $(cat "$dir/err")"
+}
 for command in add remove; do
-    run 2 $command "$dir/frontier/filter-0000000000000003.amq" "$dir/ab.txt" &&
-        expect err "is the filter of the crawl frontier in $dir/frontier"
+    for path in "$filter" "$dir/to-filter.amq" "$dir/relative.amq" "$dir/chain.amq" \
+        "$dir/frontier-link/filter-0000000000000003.amq"; do
+        run 2 $command "$path" "$dir/ab.txt" && expect err "is the filter of the crawl frontier in" &&
+            expect err "query it with amq query" && no_remedy
+    done
+    run 2 $command "$dir/to-filter.amq" "$dir/ab.txt" &&
+        expect err "to-filter.amq (it leads to " && expect err "$fr"
+    run 2 $command "$fr/copy.amq" "$dir/ab.txt" &&
+        expect err "copy.amq (the same file as $fr/filter-0000000000000003.amq) is the filter" && no_remedy
+    run 2 $command /dev/fd/3 "$dir/ab.txt" 3<"$filter" && expect err "is the filter of the crawl frontier"
 done
-cmp -s "$dir/frontier/filter-0000000000000003.amq" "$dir/frontier-before.amq" ||
-    fail "a refused add or remove changed the frontier's filter"
-run 0 query "$dir/frontier/filter-0000000000000003.amq" "$dir/ab.txt" && lines out 2
+# What the old read-only refusal asked for, done: still refused.
+chmod u+w "$dir/to-filter.amq"
+run 2 add "$dir/to-filter.amq" "$dir/ab.txt" && expect err "is the filter of the crawl frontier"
+chmod 444 "$filter"
+for force in "" --force; do
+    for path in "$filter" "$dir/to-filter.amq" "$dir/dangling.amq" "$fr/frontier.amq" \
+        "$fr/segment-0000000000000001.seg" "$fr/.frontier.amq.tmp" \
+        "$fr/.filter-0000000000000004.amq.tmp" "$fr/copy.amq"; do
+        # shellcheck disable=SC2086 # $force: no word, or one
+        run 2 build $force -t bloom -o "$path" "$dir/ab.txt" && expect err "of the crawl frontier in" &&
+            no_remedy
+        # shellcheck disable=SC2086
+        run 2 merge $force -o "$path" "$dir/ab.amq" "$dir/ab.amq" && expect err "of the crawl frontier in"
+    done
+done
+run 2 build -t bloom -o "$fr/frontier.amq" "$dir/ab.txt" && expect err "is the manifest of the crawl frontier in $fr"
+run 2 build -t bloom -o "$fr/segment-0000000000000001.seg" "$dir/ab.txt" && expect err "is a spill file"
+"$amq" build -t bloom -o /dev/stdout "$dir/ab.txt" >>"$fr/segment-0000000000000001.seg" 2>"$dir/err"
+code=$?
+last="amq build -o /dev/stdout >>segment"
+[ "$code" -eq 2 ] || fail "$last exited $code, expected 2"
+expect err "/dev/stdout (it leads to " && expect err "is a spill file of the crawl frontier"
+[ -s "$fr/segment-0000000000000001.seg" ] && fail "build -o /dev/stdout wrote into a frontier's spill file"
+[ -e "$fr/filter-0000000000000004.amq" ] && fail "a save through a dangling link made a frontier's file"
+cmp -s "$filter" "$dir/frontier-before.amq" || fail "a refused command changed the frontier's filter"
+[ -s "$fr/frontier.amq" ] && fail "a refused command wrote the frontier's manifest"
+ls -a "$fr" | grep -q '\.lock$' && fail "a refused command left a lock file in the frontier's directory"
+run 0 query "$filter" "$dir/ab.txt" && lines out 2
+run 0 query "$dir/to-filter.amq" "$dir/ab.txt" && lines out 2
+# Other files in the directory, and a directory without a manifest, are
+# the user's.
+run 0 build -t bloom -o "$fr/mine.amq" "$dir/ab.txt"
+mkdir -p "$dir/not-frontier"
+run 0 build -t counting-bloom -n 100 -o "$dir/not-frontier/filter-0000000000000003.amq" "$dir/ab.txt"
+run 0 add "$dir/not-frontier/filter-0000000000000003.amq" "$dir/ab.txt"
+# A hard link made outside the frontier's directory cannot be told from the
+# file; a save through it replaces that name, and the frontier's file
+# keeps its bytes.
+ln "$filter" "$dir/outside.amq"
+chmod u+w "$dir/outside.amq"
+run 0 add "$dir/outside.amq" "$dir/more.txt"
+cmp -s "$filter" "$dir/frontier-before.amq" || fail "an add through an outside hard link changed the frontier's filter"
+chmod 444 "$filter"
 
 finish files

@@ -31,11 +31,18 @@ for command in build add remove query info merge export dedup calc${AMQ_TEST_BEN
     full "$command" --help && expect err "amq $command: writing standard output: No space left on device"
 done
 
-# Commands that print much check as they go, and stop.
-full query "$dir/f.amq" "$dir/keys.txt"
-full query -c "$dir/f.amq" "$dir/keys.txt"
-full query "$dir/f.amq"
-full dedup "$dir/keys.txt"
+# Commands that print much check as they go, stop, and say why.
+for args in "query $dir/f.amq $dir/keys.txt" "query -c $dir/f.amq $dir/keys.txt" "query $dir/f.amq" \
+    "dedup $dir/keys.txt" "dedup -t cuckoo $dir/keys.txt" \
+    "dedup"; do
+    # shellcheck disable=SC2086 # the words of args are the arguments
+    full $args && expect err "amq ${args%% *}: writing standard output: No space left on device" &&
+        lines err 1
+done
+seq 1 300000 >"$dir/many.txt"
+"$amq" build -t bloom -n 300000 -o "$dir/many.amq" "$dir/many.txt" || fail "build of many.txt failed"
+full query "$dir/many.amq" "$dir/many.txt" && lines err 1
+full dedup "$dir/many.txt" && lines err 1
 full export --format raw "$dir/g.amq"
 full export --format raw --hex "$dir/g.amq"
 
@@ -45,6 +52,15 @@ last="amq --version >&-"
 code=$?
 [ "$code" -eq 2 ] || fail "amq --version >&- exited $code, expected 2"
 expect err "writing standard output: Bad file descriptor"
+for command in query dedup; do
+    case $command in query) args="$dir/f.amq" ;; dedup) args= ;; esac
+    last="amq $command >&-"
+    # shellcheck disable=SC2086
+    "$amq" $command $args <"$dir/keys.txt" >&- 2>"$dir/err"
+    code=$?
+    [ "$code" -eq 2 ] || fail "$last exited $code, expected 2"
+    expect err "amq $command: writing standard output: Bad file descriptor"
+done
 "$amq" build -t bloom -o "$dir/h.amq" "$dir/keys.txt" >&- 2>"$dir/err" ||
     fail "build with standard output closed failed: $(cat "$dir/err")"
 empty err
