@@ -207,7 +207,7 @@ static chunk_status first_chunk(value **out, const chunk_loadchunk_spec *spec, c
     chunk_status status = check_length(spec, total, 0, len);
     if (status != CHUNK_OK)
         return status;
-    return load_start(out, data, len, diag);
+    return load_start(out, data, len, total, kind, diag);
 }
 
 int chunk_loadchunk(RedisModuleCtx *ctx, RedisModuleString **argv, int argc,

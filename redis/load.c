@@ -4,6 +4,7 @@
  */
 #include "load.h"
 
+#include "bytes.h"
 #include "config.h"
 #include "memory.h"
 
@@ -29,20 +30,6 @@ uint64_t load_claimed(void)
     return atomic_load(&claimed);
 }
 
-static uint64_t get_le(const uint8_t *p, int bytes)
-{
-    uint64_t x = 0;
-    for (int i = bytes - 1; i >= 0; i--)
-        x = (x << 8) | p[i];
-    return x;
-}
-
-static void put_le(uint8_t *p, uint64_t x, int bytes)
-{
-    for (int i = 0; i < bytes; i++)
-        p[i] = (uint8_t)(x >> (8 * i));
-}
-
 /*
  * The length of a filter file from its header (docs/FORMAT.md: the magic;
  * params length P at 40, at most 4096; payload length N at 56; the file is
@@ -54,7 +41,7 @@ static uint64_t file_length(const uint8_t *file, size_t len)
     static const uint8_t file_magic[8] = { 0x89, 'A', 'M', 'Q', '\r', '\n', 0x1a, '\n' };
     if (len < FILE_HEADER_BYTES || memcmp(file, file_magic, sizeof file_magic) != 0)
         return 0;
-    uint64_t params = get_le(file + 40, 4), payload = get_le(file + 56, 8);
+    uint64_t params = bytes_get_le(file + 40, 4), payload = bytes_get_le(file + 56, 8);
     if (params > FILE_MAX_PARAMS || payload > FILE_MAX_PAYLOAD)
         return 0;
     uint64_t offset = (FILE_HEADER_BYTES + params + 63) / 64 * 64;
@@ -67,7 +54,7 @@ size_t load_image_length(const void *bytes, size_t len, value_kind *kind)
     *kind = (value_kind)0;
     uint64_t total;
     if (value_is_image(bytes, len)) {
-        *kind = (value_kind)get_le(p + 8, 4);
+        *kind = (value_kind)bytes_get_le(p + 8, 4);
         uint64_t file = file_length(p + VALUE_IMAGE_HEADER_BYTES, len - VALUE_IMAGE_HEADER_BYTES);
         total = file ? VALUE_IMAGE_HEADER_BYTES + file : 0;
     } else {
@@ -76,13 +63,10 @@ size_t load_image_length(const void *bytes, size_t len, value_kind *kind)
     return total <= SIZE_MAX ? (size_t)total : 0;
 }
 
-chunk_status load_start(value **out, const void *data, size_t len, amq_diag *diag)
+chunk_status load_start(value **out, const void *data, size_t len, size_t total, value_kind kind,
+                        amq_diag *diag)
 {
     *out = NULL;
-    value_kind kind;
-    size_t total = load_image_length(data, len, &kind);
-    if (!total)
-        return CHUNK_NOT_IMAGE;
     if (!memory_admit(total, UINT64_MAX, NULL))
         return CHUNK_NO_MEMORY;
     uint64_t held = load_claimed();
@@ -149,9 +133,9 @@ void load_rdb_save(RedisModuleIO *rdb, const value_load *load)
 {
     uint8_t header[LOAD_HEADER_BYTES] = { 0 };
     memcpy(header, LOAD_MAGIC, 8);
-    put_le(header + 8, (uint64_t)load->kind, 4);
-    put_le(header + 16, load->total, 8);
-    put_le(header + 24, load->len, 8);
+    bytes_put_le(header + 8, (uint64_t)load->kind, 4);
+    bytes_put_le(header + 16, load->total, 8);
+    bytes_put_le(header + 24, load->len, 8);
     RedisModule_SaveStringBuffer(rdb, (const char *)header, sizeof header);
     for (size_t at = 0; at < load->len; at += CHUNK_BYTES) {
         size_t piece = load->len - at < CHUNK_BYTES ? load->len - at : CHUNK_BYTES;
@@ -173,7 +157,8 @@ value *load_rdb_load(RedisModuleIO *rdb, const char *header, size_t header_len)
     const uint8_t *h = (const uint8_t *)header;
     if (header_len != LOAD_HEADER_BYTES || memcmp(h, LOAD_MAGIC, 8) != 0)
         return refused(NULL, "its header is not a load's");
-    uint64_t kind = get_le(h + 8, 4), total = get_le(h + 16, 8), len = get_le(h + 24, 8);
+    uint64_t kind = bytes_get_le(h + 8, 4), total = bytes_get_le(h + 16, 8),
+             len = bytes_get_le(h + 24, 8);
     if (len == 0 || len >= total || total > SIZE_MAX)
         return refused(NULL, "it holds no bytes, or as many as it claims");
     value *v = memory_calloc(1, sizeof *v);

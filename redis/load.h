@@ -61,13 +61,15 @@ typedef struct value_load {
 size_t load_image_length(const void *bytes, size_t len, value_kind *kind);
 
 /*
- * A new load from its first chunk data[0..len), of an image load_image_length
- * accepts: CHUNK_OK with the value in *out, CHUNK_NOT_IMAGE, CHUNK_LIMIT
- * (a client's load past amq.load-max-bytes, the reason in *diag), or
- * CHUNK_NO_MEMORY (memory_reply_refused says why). The caller checks the
- * chunk's length against the image's first.
+ * A new load from its first chunk data[0..len), of an image of total bytes
+ * whose header declares kind (load_image_length's answers, total > 0):
+ * CHUNK_OK with the value in *out, CHUNK_LIMIT (a client's load past
+ * amq.load-max-bytes, the reason in *diag), or CHUNK_NO_MEMORY
+ * (memory_reply_refused says why). The caller checks the chunk's length
+ * against the image's first.
  */
-chunk_status load_start(value **out, const void *data, size_t len, amq_diag *diag);
+chunk_status load_start(value **out, const void *data, size_t len, size_t total, value_kind kind,
+                        amq_diag *diag);
 
 /* Append data[0..len) to the load (which has room: len <= total - len). */
 chunk_status load_append(value_load *load, const void *data, size_t len);

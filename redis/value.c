@@ -25,6 +25,7 @@
  */
 #include "value.h"
 
+#include "bytes.h"
 #include "load.h"
 #include "memory.h"
 
@@ -115,34 +116,6 @@ void value_free(value *v)
 
 /* ---- the image --------------------------------------------------------------- */
 
-static void put_u32(uint8_t *p, uint32_t x)
-{
-    for (int i = 0; i < 4; i++)
-        p[i] = (uint8_t)(x >> (8 * i));
-}
-
-static void put_u64(uint8_t *p, uint64_t x)
-{
-    for (int i = 0; i < 8; i++)
-        p[i] = (uint8_t)(x >> (8 * i));
-}
-
-static uint32_t get_u32(const uint8_t *p)
-{
-    uint32_t x = 0;
-    for (int i = 3; i >= 0; i--)
-        x = (x << 8) | p[i];
-    return x;
-}
-
-static uint64_t get_u64(const uint8_t *p)
-{
-    uint64_t x = 0;
-    for (int i = 7; i >= 0; i--)
-        x = (x << 8) | p[i];
-    return x;
-}
-
 /* The checksum of a header's first 56 bytes, kept in its last 8: the
  * filter's file has its own, and this one covers the figures. */
 static uint64_t header_checksum(const uint8_t *header)
@@ -156,17 +129,17 @@ static void header_encode(uint8_t header[IMAGE_HEADER_BYTES], const value *v)
 {
     memset(header, 0, IMAGE_HEADER_BYTES);
     memcpy(header, IMAGE_MAGIC, 8);
-    put_u32(header + 8, (uint32_t)v->kind);
-    put_u32(header + 12, v->expansion);
-    put_u64(header + 16, v->capacity);
+    bytes_put_le(header + 8, (uint32_t)v->kind, 4);
+    bytes_put_le(header + 12, v->expansion, 4);
+    bytes_put_le(header + 16, v->capacity, 8);
     uint64_t error_bits;
     memcpy(&error_bits, &v->error_rate, sizeof error_bits);
-    put_u64(header + 24, error_bits);
-    put_u32(header + 32, v->bucket_size);
-    put_u32(header + 36, v->max_iterations);
-    put_u64(header + 40, v->items);
-    put_u64(header + 48, v->deletes);
-    put_u64(header + 56, header_checksum(header));
+    bytes_put_le(header + 24, error_bits, 8);
+    bytes_put_le(header + 32, v->bucket_size, 4);
+    bytes_put_le(header + 36, v->max_iterations, 4);
+    bytes_put_le(header + 40, v->items, 8);
+    bytes_put_le(header + 48, v->deletes, 8);
+    bytes_put_le(header + 56, header_checksum(header), 8);
 }
 
 void value_image_header(uint8_t header[VALUE_IMAGE_HEADER_BYTES], const value *v)
@@ -242,19 +215,19 @@ int value_from_bytes(value **out, const void *bytes, size_t len, amq_diag *diag)
     *out = v;
     if (!image)
         return AMQ_OK;
-    if (get_u64(p + 56) != header_checksum(p))
+    if (bytes_get_le(p + 56, 8) != header_checksum(p))
         return refuse_image(out, diag, "the image's header does not match its checksum");
-    value_kind kind = (value_kind)get_u32(p + 8);
+    value_kind kind = (value_kind)(uint32_t)bytes_get_le(p + 8, 4);
     if (kind != v->kind)
         return refuse_image(out, diag, "the image's kind is not its filter's");
-    uint64_t error_bits = get_u64(p + 24);
-    v->expansion = get_u32(p + 12);
-    v->capacity = get_u64(p + 16);
+    uint64_t error_bits = bytes_get_le(p + 24, 8);
+    v->expansion = (uint32_t)bytes_get_le(p + 12, 4);
+    v->capacity = bytes_get_le(p + 16, 8);
     memcpy(&v->error_rate, &error_bits, sizeof v->error_rate);
-    v->bucket_size = get_u32(p + 32);
-    v->max_iterations = get_u32(p + 36);
-    v->items = get_u64(p + 40);
-    v->deletes = get_u64(p + 48);
+    v->bucket_size = (uint32_t)bytes_get_le(p + 32, 4);
+    v->max_iterations = (uint32_t)bytes_get_le(p + 36, 4);
+    v->items = bytes_get_le(p + 40, 8);
+    v->deletes = bytes_get_le(p + 48, 8);
     const char *wrong = figures_disagree(v);
     if (wrong) {
         char message[sizeof diag->message];
