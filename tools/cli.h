@@ -223,6 +223,11 @@ void cli_load_error(const char *command, const char *path, int status, const amq
  * written into. */
 int cli_save(const amq_filter *f, const char *command, const char *path);
 
+/* The file a save to path replaces: path with the symbolic links of its
+ * last component followed, as amq_save follows them (a dangling link
+ * gives its target). A new string, or NULL with errno set (cli_lock.c). */
+char *cli_follow_links(const char *path);
+
 /* The lock a command holds while it loads a filter file, changes it and
  * saves it again (add, remove, merge -o; build for its save alone): flock
  * on "<dir>/.<name>.lock" beside the file (cli_lock.c). */

@@ -39,9 +39,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* Links followed before giving up, as many as Linux follows. */
-#define GUARD_MAX_LINKS 40
-
 #define MANIFEST_NAME "frontier.amq"
 
 /* What a name makes a file in a frontier's directory. */
@@ -121,37 +118,19 @@ static bool split(const char *path, char **directory, char **name)
  * NULL when out of memory. */
 static char *resolve(const char *path)
 {
-    char *name = strdup(path);
-    for (int links = 0; name && links < GUARD_MAX_LINKS; links++) {
-        char *real = realpath(name, NULL);
-        if (real) {
-            free(name);
-            return real;
-        }
-        struct stat st;
-        char text[PATH_MAX];
-        ssize_t len;
-        if (lstat(name, &st) != 0 || !S_ISLNK(st.st_mode) ||
-            (len = readlink(name, text, sizeof text - 1)) < 0)
-            break;
-        text[len] = '\0';
-        const char *slash = strrchr(name, '/');
-        size_t head = text[0] == '/' || !slash ? 0 : (size_t)(slash - name) + 1;
-        char *next = malloc(head + (size_t)len + 1);
-        if (next) {
-            memcpy(next, name, head);
-            memcpy(next + head, text, (size_t)len + 1);
-        }
-        free(name);
-        name = next;
-    }
+    char *name = cli_follow_links(path);
     if (!name)
         return NULL;
+    char *real = realpath(name, NULL);
+    if (real) {
+        free(name);
+        return real;
+    }
     /* Not there: the save would create it, in its directory. */
     char *directory, *base;
     if (!split(name, &directory, &base))
         return name;
-    char *real = realpath(directory, NULL);
+    real = realpath(directory, NULL);
     char *joined = real ? malloc(strlen(real) + 1 + strlen(base) + 1) : NULL;
     if (joined) {
         free(name);

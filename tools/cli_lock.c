@@ -67,11 +67,9 @@ static double lock_timeout(const char *command)
 /* Links followed before giving up, as many as Linux follows. */
 #define LOCK_MAX_LINKS 40
 
-/* The file a save to path replaces: path with the symbolic links of its
- * last component followed, as amq_save follows them (links in the
- * directories before it lead to the same directory whatever the spelling,
- * so to the same lock file). A new string, or NULL with errno set. */
-static char *follow_links(const char *path)
+/* Links in the directories before the last component lead to the same
+ * directory whatever the spelling, so to the same lock file. */
+char *cli_follow_links(const char *path)
 {
     char *name = strdup(path);
     for (int links = 0; name && links < LOCK_MAX_LINKS; links++) {
@@ -100,7 +98,7 @@ static char *follow_links(const char *path)
  * or NULL when out of memory. */
 static char *lock_path_of(const char *path)
 {
-    char *file = follow_links(path);
+    char *file = cli_follow_links(path);
     if (!file)
         return NULL;
     const char *slash = strrchr(file, '/');
