@@ -38,6 +38,8 @@
  */
 #include "regex_plan.h"
 
+#include "posix_class.h"
+
 #include "codesearch.h"
 
 #include <ctype.h>
@@ -554,21 +556,12 @@ static bool byte_class(parser *p, info *out, const bool member[256])
 
 static bool named_class(const char *name, size_t len, bool member[256])
 {
-    static const struct {
-        const char *name;
-        int (*test)(int);
-    } classes[] = {
-        { "alpha", isalpha }, { "digit", isdigit }, { "alnum", isalnum }, { "upper", isupper },
-        { "lower", islower }, { "space", isspace }, { "blank", isblank }, { "punct", ispunct },
-        { "print", isprint }, { "graph", isgraph }, { "cntrl", iscntrl }, { "xdigit", isxdigit },
-    };
-    for (size_t i = 0; i < sizeof classes / sizeof classes[0]; i++)
-        if (strlen(classes[i].name) == len && memcmp(classes[i].name, name, len) == 0) {
-            for (int c = 0; c < 256; c++)
-                member[c] = member[c] || classes[i].test(c);
-            return true;
-        }
-    return false;
+    posix_class_test test = posix_class_named(name, len, false);
+    if (!test)
+        return false;
+    for (int c = 0; c < 256; c++)
+        member[c] = member[c] || test(c);
+    return true;
 }
 
 /* A bracket expression, after its '['. */

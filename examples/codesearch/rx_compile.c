@@ -44,6 +44,8 @@
  * what makes its program, and so the time bound, grow with the count.
  */
 #include "rx.h"
+
+#include "posix_class.h"
 #include "rx_internal.h"
 
 #include <ctype.h>
@@ -242,25 +244,16 @@ static uint32_t empty_node(parser *p)
 
 /* ---- bracket expressions ---------------------------------------------- */
 
+/* Merge the class named name[0, len) into s: false when there is none. */
 static bool named_class(const uint8_t *name, size_t len, bool fold, rx_set *s)
 {
-    static const struct {
-        const char *name;
-        int (*test)(int);
-    } classes[] = {
-        { "alpha", isalpha }, { "digit", isdigit }, { "alnum", isalnum }, { "upper", isupper },
-        { "lower", islower }, { "space", isspace }, { "blank", isblank }, { "punct", ispunct },
-        { "print", isprint }, { "graph", isgraph }, { "cntrl", iscntrl }, { "xdigit", isxdigit },
-    };
-    for (size_t i = 0; i < sizeof classes / sizeof classes[0]; i++)
-        if (strlen(classes[i].name) == len && memcmp(classes[i].name, name, len) == 0) {
-            int (*test)(int) = fold && i >= 3 && i <= 4 ? isalpha : classes[i].test;
-            for (unsigned c = 0; c < 128; c++)
-                if (test((int)c))
-                    set_add(s, c);
-            return true;
-        }
-    return false;
+    posix_class_test test = posix_class_named((const char *)name, len, fold);
+    if (!test)
+        return false;
+    for (unsigned c = 0; c < 128; c++)
+        if (test((int)c))
+            set_add(s, c);
+    return true;
 }
 
 enum { ELEM_BYTE, ELEM_CLASS, ELEM_EQUIV };
