@@ -1,6 +1,8 @@
 /*
  * Tests for the batch adds (amq_bloom_add_many, amq_scalable_bloom_add_many,
- * amq_cuckoo_add_many, amq_cuckoo_add_unique_many): a batch gives exactly
+ * amq_cuckoo_add_many, amq_cuckoo_add_unique_many, and the generic
+ * amq_add_many, amq_add_unique_many, amq_remove_many over every dynamic
+ * family): a batch gives exactly
  * what the single add gives key by key, in order, on two filters made
  * alike:
  *
@@ -23,6 +25,8 @@
 #include "amq/cuckoo.h"
 #include "test_util.h"
 
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -266,6 +270,155 @@ static void test_cuckoo_large_table(void **state)
     check_cuckoo(1000000, 4, 0, false, 600000);
 }
 
+/* The generic batches against the generic single calls, per family. */
+enum verb { VERB_ADD, VERB_ADD_UNIQUE, VERB_REMOVE };
+
+static int one_call(enum verb verb, amq_filter *f, const void *key, size_t len)
+{
+    return verb == VERB_ADD          ? amq_add(f, key, len)
+           : verb == VERB_ADD_UNIQUE ? amq_add_unique(f, key, len)
+                                     : amq_remove(f, key, len);
+}
+
+static int many_call(enum verb verb, int *results, amq_filter *f, const void *const *keys,
+                     const size_t *lens, size_t count, size_t *handled)
+{
+    return verb == VERB_ADD          ? amq_add_many(results, handled, f, keys, lens, count)
+           : verb == VERB_ADD_UNIQUE ? amq_add_unique_many(results, handled, f, keys, lens, count)
+                                     : amq_remove_many(results, handled, f, keys, lens, count);
+}
+
+/* Run verb over the stream on two filters of spec, key by key and in
+ * batches of every awkward length (every other batch without results),
+ * and check the answers, where each stops, and the files. A removal runs
+ * after the stream was added to both. Returns whether an error stopped
+ * them. */
+static bool check_generic(const char *spec, enum verb verb, size_t distinct)
+{
+    char full_spec[256];
+    snprintf(full_spec, sizeof full_spec, "%s seed=%llu", spec, (unsigned long long)seed);
+    key_stream s;
+    stream_make(&s, distinct);
+    amq_filter *single = NULL, *batched = NULL;
+    assert_int_equal(amq_new(&single, full_spec, NULL), AMQ_OK);
+    assert_int_equal(amq_new(&batched, full_spec, NULL), AMQ_OK);
+    if (verb == VERB_REMOVE) {
+        assert_int_equal(amq_add_many(NULL, NULL, single, s.pointers, s.lens, s.count), AMQ_OK);
+        assert_int_equal(amq_add_many(NULL, NULL, batched, s.pointers, s.lens, s.count), AMQ_OK);
+        /* and removed once more than added: the last copies answer
+         * AMQ_ENOTFOUND, which a removal goes on past */
+    }
+    size_t rounds = verb == VERB_REMOVE ? 2 : 1, total = rounds * s.count;
+    int *expected = malloc(total * sizeof *expected), *answers = malloc(total * sizeof *answers);
+    assert_non_null(expected);
+    assert_non_null(answers);
+    size_t stop = total;
+    for (size_t i = 0; i < total && stop == total; i++) {
+        expected[i] = one_call(verb, single, s.pointers[i % s.count], s.lens[i % s.count]);
+        if (expected[i] < 0 && !(verb == VERB_REMOVE && expected[i] == AMQ_ENOTFOUND))
+            stop = i;
+    }
+    size_t done = 0;
+    for (size_t b = 0; done < total; b++) {
+        size_t at = done % s.count;
+        size_t n = batch_lengths[b % 9];
+        if (n > s.count - at)
+            n = s.count - at;
+        size_t handled = (size_t)-1;
+        int status = many_call(verb, b % 2 ? answers + done : NULL, batched, s.pointers + at,
+                               s.lens + at, n, &handled);
+        if (stop < done + n) {
+            /* the key the single calls stopped at stops the batch */
+            assert_int_equal(status, expected[stop]);
+            assert_int_equal(handled, stop - done);
+            if (b % 2)
+                assert_int_equal(answers[stop], expected[stop]);
+            else
+                memcpy(answers + done, expected + done, (stop - done + 1) * sizeof *answers);
+            done = stop + 1;
+            break;
+        }
+        assert_int_equal(status, AMQ_OK);
+        assert_int_equal(handled, n);
+        if (!(b % 2))
+            memcpy(answers + done, expected + done, n * sizeof *answers);
+        done += n;
+    }
+    size_t checked = stop < total ? stop + 1 : total;
+    assert_int_equal(done, checked);
+    assert_memory_equal(expected, answers, checked * sizeof *answers);
+    assert_same_file(single, batched);
+    amq_free(single);
+    amq_free(batched);
+    free(expected);
+    free(answers);
+    stream_free(&s);
+    return stop < total;
+}
+
+static const char *const dynamic_specs[] = {
+    "bloom n=100000 p=0.01",          "blocked-bloom n=100000 p=0.01",
+    "counting-bloom n=100000 p=0.01", "scalable-bloom n=1000 p=0.01",
+    "cuckoo n=300000 p=0.001",        "cuckoo n=1000 p=0.01 growth=2",
+};
+
+static void test_generic_batches(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof dynamic_specs / sizeof *dynamic_specs; i++) {
+        assert_false(check_generic(dynamic_specs[i], VERB_ADD, 60000));
+        assert_false(check_generic(dynamic_specs[i], VERB_ADD_UNIQUE, 60000));
+    }
+    assert_false(check_generic("counting-bloom n=100000 p=0.01", VERB_REMOVE, 30000));
+    assert_false(check_generic("cuckoo n=200000 p=0.001", VERB_REMOVE, 30000));
+}
+
+/* A cuckoo filter that cannot grow: the batch stops at the key that finds
+ * it full, as the single add does, with the keys before it added. */
+static void test_generic_batch_until_full(void **state)
+{
+    (void)state;
+    assert_true(check_generic("cuckoo n=1000 p=0.01", VERB_ADD, 5000));
+    assert_true(check_generic("cuckoo n=1000 p=0.01", VERB_ADD_UNIQUE, 5000));
+}
+
+static void test_generic_batch_refusals(void **state)
+{
+    (void)state;
+    amq_filter *bloom = NULL;
+    assert_int_equal(amq_new(&bloom, "bloom n=1000 p=0.01", NULL), AMQ_OK);
+    const void *keys[2] = { "a", NULL };
+    size_t lens[2] = { 1, 3 }, handled = 7;
+    /* a NULL key of three bytes: nothing added */
+    assert_int_equal(amq_add_many(NULL, &handled, bloom, keys, lens, 2), AMQ_EINVAL);
+    assert_int_equal(handled, 0);
+    assert_int_equal(amq_contains(bloom, "a", 1), 0);
+    lens[1] = 0;
+    assert_int_equal(amq_add_many(NULL, &handled, bloom, keys, lens, 2), AMQ_OK);
+    assert_int_equal(handled, 2);
+    assert_int_equal(amq_contains(bloom, "a", 1), 1);
+    assert_int_equal(amq_contains(bloom, NULL, 0), 1);
+    assert_int_equal(amq_remove_many(NULL, &handled, bloom, keys, lens, 2), AMQ_EUNSUPPORTED);
+    assert_int_equal(amq_add_many(NULL, NULL, NULL, keys, lens, 2), AMQ_EINVAL);
+    assert_int_equal(amq_add_many(NULL, &handled, bloom, NULL, NULL, 0), AMQ_OK);
+    assert_int_equal(handled, 0);
+    amq_free(bloom);
+
+    amq_filter *fuse = NULL;
+    assert_int_equal(amq_build(&fuse, "fuse8", keys, lens, 2, NULL), AMQ_OK);
+    assert_int_equal(amq_add_many(NULL, NULL, fuse, keys, lens, 2), AMQ_EUNSUPPORTED);
+    amq_free(fuse);
+
+    /* an add-once filter refuses removals, in a batch too */
+    amq_filter *counting = NULL;
+    assert_int_equal(amq_new(&counting, "counting-bloom n=1000 p=0.01", NULL), AMQ_OK);
+    assert_int_equal(amq_mark_add_once(counting, NULL), AMQ_OK);
+    assert_int_equal(amq_add_unique_many(NULL, NULL, counting, keys, lens, 2), AMQ_OK);
+    assert_int_equal(amq_remove_many(NULL, NULL, counting, keys, lens, 2), AMQ_EUNSUPPORTED);
+    assert_int_equal(amq_contains(counting, "a", 1), 1);
+    amq_free(counting);
+}
+
 int main(void)
 {
     seed = amq_test_seed(20261126);
@@ -275,6 +428,9 @@ int main(void)
         cmocka_unit_test(test_cuckoo_growing),
         cmocka_unit_test(test_cuckoo_until_full),
         cmocka_unit_test(test_cuckoo_large_table),
+        cmocka_unit_test(test_generic_batches),
+        cmocka_unit_test(test_generic_batch_until_full),
+        cmocka_unit_test(test_generic_batch_refusals),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -472,6 +472,56 @@ AMQ_API int amq_add_unique(amq_filter *f, const void *key, size_t len);
 AMQ_API int amq_remove(amq_filter *f, const void *key, size_t len);
 
 /**
+ * Add many keys, in order: the same filter and the same answers as
+ * amq_add of each in turn, through the family's batch path where it has
+ * one (bloom, scalable-bloom and cuckoo hash the keys ahead and prefetch
+ * their first cells), which is faster for many keys on a large filter.
+ *
+ * It stops at the first key whose add fails (a full cuckoo filter:
+ * AMQ_EFULL), which changed nothing; the keys before it are added.
+ * @param results NULL, or count ints: results[i] becomes amq_add's answer
+ *   for keys[i], for every key handled (the failed one included).
+ * @param handled NULL, or receives how many keys were added: count on
+ *   AMQ_OK; on an error, the index of the key that failed.
+ * @param f the filter; not NULL.
+ * @param keys count key pointers (each may be NULL if its length is 0).
+ * @param lens count key lengths.
+ * @return AMQ_OK; the first key's error; AMQ_EINVAL (a NULL argument, a
+ *   NULL key of non-zero length: nothing added); AMQ_EUNSUPPORTED for a
+ *   static family.
+ * Allocates: as amq_add (a growing filter's new stage or table).
+ * Thread safety: needs exclusive access to f.
+ */
+AMQ_API int amq_add_many(int *results, size_t *handled, amq_filter *f, const void *const *keys,
+                         const size_t *lens, size_t count);
+
+/**
+ * Add many keys, in order, each unless the filter may already hold it: the
+ * answers of amq_add_unique of each in turn (1 added, 0 maybe present; a
+ * key repeated in the batch is added once), through the family's batch
+ * path. Stops at the first key that fails, as amq_add_many.
+ * Parameters and return as amq_add_many, with amq_add_unique's answers in
+ * results.
+ * Thread safety: needs exclusive access to f.
+ */
+AMQ_API int amq_add_unique_many(int *results, size_t *handled, amq_filter *f,
+                                const void *const *keys, const size_t *lens, size_t count);
+
+/**
+ * Remove one copy of each of many keys, in order: the answers of amq_remove
+ * of each in turn. A key certainly absent is answered AMQ_ENOTFOUND in
+ * results and the removal goes on; any other error stops it at that key.
+ * @param results NULL, or count ints: AMQ_OK or AMQ_ENOTFOUND per key.
+ * @param handled NULL, or receives how many keys were handled (count
+ *   unless an error other than AMQ_ENOTFOUND stopped it at that index).
+ * @return AMQ_OK (some keys may have been absent: see results); the error
+ *   that stopped it; AMQ_EUNSUPPORTED as amq_remove.
+ * Thread safety: needs exclusive access to f.
+ */
+AMQ_API int amq_remove_many(int *results, size_t *handled, amq_filter *f, const void *const *keys,
+                            const size_t *lens, size_t count);
+
+/**
  * Mark a filter as filled add-once: its keys went in through
  * amq_add_unique, which stores a key only when the filter does not already
  * answer "maybe" for it. Such a filter holds one copy of a key however

@@ -563,6 +563,33 @@ static int family_add_unique(void *state, const void *key, size_t len)
     return add_hash_counting_new_bits(f, amq__hash128(&f->hasher, key, len)) > 0;
 }
 
+/* The typed batch reports new keys in bytes: a window of them at a time. */
+static size_t add_many_window(void *state, const void *const *keys, const size_t *lens,
+                              size_t count, int *results, bool unique)
+{
+    uint8_t added[256];
+    for (size_t done = 0; done < count;) {
+        size_t n = count - done < sizeof added ? count - done : sizeof added;
+        amq_bloom_add_many(unique ? added : NULL, state, keys + done, lens + done, n);
+        for (size_t i = 0; i < n; i++)
+            results[done + i] = unique ? (int)added[i] : AMQ_OK;
+        done += n;
+    }
+    return count;
+}
+
+static size_t family_add_many(void *state, const void *const *keys, const size_t *lens,
+                              size_t count, int *results)
+{
+    return add_many_window(state, keys, lens, count, results, false);
+}
+
+static size_t family_add_unique_many(void *state, const void *const *keys, const size_t *lens,
+                                     size_t count, int *results)
+{
+    return add_many_window(state, keys, lens, count, results, true);
+}
+
 static int family_contains(const void *state, const void *key, size_t len)
 {
     return amq_bloom_contains(state, key, len);
@@ -656,6 +683,8 @@ const amq__family amq__bloom_family = {
     .create = family_create,
     .add = family_add,
     .add_unique = family_add_unique,
+    .add_many = family_add_many,
+    .add_unique_many = family_add_unique_many,
     .contains = family_contains,
     .contains_many = family_contains_many,
     .merge = family_merge,

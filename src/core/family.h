@@ -49,6 +49,16 @@ typedef struct amq__family {
      * it. */
     int (*add_unique)(void *state, const void *key, size_t len);
     int (*remove)(void *state, const void *key, size_t len);
+    /* Add keys in order, as add (add_many) or add_unique (add_unique_many)
+     * of each in turn, through the family's batch path: results[i] becomes
+     * that call's answer for keys[i]. Returns how many keys it handled; it
+     * stops after a key whose add fails and may stop sooner (a cuckoo
+     * filter that fills), and the generic call goes on from there. NULL:
+     * the generic call adds key by key. */
+    size_t (*add_many)(void *state, const void *const *keys, const size_t *lens, size_t count,
+                       int *results);
+    size_t (*add_unique_many)(void *state, const void *const *keys, const size_t *lens,
+                              size_t count, int *results);
     int (*contains)(const void *state, const void *key, size_t len);
     /* The answers of contains for count keys into results (1 maybe, 0 no),
      * by the family's batch path; AMQ_OK or the first error. NULL: the

@@ -119,6 +119,18 @@ static int family_add_unique(void *state, const void *key, size_t len)
     return amq_cuckoo_add_unique(state, key, len);
 }
 
+static size_t family_add_many(void *state, const void *const *keys, const size_t *lens,
+                              size_t count, int *results)
+{
+    return amq_cuckoo_add_many(results, state, keys, lens, count);
+}
+
+static size_t family_add_unique_many(void *state, const void *const *keys, const size_t *lens,
+                                     size_t count, int *results)
+{
+    return amq_cuckoo_add_unique_many(results, state, keys, lens, count);
+}
+
 static int family_remove(void *state, const void *key, size_t len)
 {
     return amq_cuckoo_remove(state, key, len);
@@ -463,6 +475,8 @@ const amq__family amq__cuckoo_family = {
     .create = family_create,
     .add = family_add,
     .add_unique = family_add_unique,
+    .add_many = family_add_many,
+    .add_unique_many = family_add_unique_many,
     .remove = family_remove,
     .contains = family_contains,
     .contains_many = family_contains_many,

@@ -235,6 +235,83 @@ int amq_remove(amq_filter *f, const void *key, size_t len)
     return f->family->remove(f->state, key, len);
 }
 
+enum batch_verb { BATCH_ADD, BATCH_ADD_UNIQUE, BATCH_REMOVE };
+
+/* Run one verb over keys in order (amq_add_many, amq_add_unique_many,
+ * amq_remove_many): the family's batch path where it has one, else key by
+ * key, stopping at the first key that fails. AMQ_ENOTFOUND is a removal's
+ * answer, not a failure. */
+static int run_batch(enum batch_verb verb, int *results, size_t *handled, amq_filter *f,
+                     const void *const *keys, const size_t *lens, size_t count)
+{
+    if (handled)
+        *handled = 0;
+    if (!f || (count > 0 && (!keys || !lens)))
+        return AMQ_EINVAL;
+    for (size_t i = 0; i < count; i++)
+        if (!keys[i] && lens[i] > 0)
+            return AMQ_EINVAL;
+    const amq__family *family = f->family;
+    int (*one)(void *, const void *, size_t) = verb == BATCH_ADD          ? family->add
+                                               : verb == BATCH_ADD_UNIQUE ? family->add_unique
+                                                                          : family->remove;
+    if (!one || (verb == BATCH_REMOVE && f->add_once))
+        return AMQ_EUNSUPPORTED;
+    size_t (*many)(void *, const void *const *, const size_t *, size_t, int *) =
+        verb == BATCH_ADD          ? family->add_many
+        : verb == BATCH_ADD_UNIQUE ? family->add_unique_many
+                                   : NULL;
+    /* The family's batch path writes every answer; without results they
+     * go to a window on the stack, a batch at a time. */
+    int scratch[256];
+    size_t done = 0;
+    while (done < count) {
+        size_t n = count - done;
+        int *answers = results ? results + done : scratch;
+        if (!results && n > sizeof scratch / sizeof *scratch)
+            n = sizeof scratch / sizeof *scratch;
+        size_t got = many ? many(f->state, keys + done, lens + done, n, answers) : 0;
+        /* Key by key where there is no batch path (and for one key, were a
+         * batch path to handle none). */
+        while (got < n && (!many || got == 0)) {
+            answers[got] = one(f->state, keys[done + got], lens[done + got]);
+            got++;
+            if (answers[got - 1] < 0 &&
+                !(verb == BATCH_REMOVE && answers[got - 1] == AMQ_ENOTFOUND))
+                break;
+        }
+        int last = answers[got - 1];
+        if (last < 0 && !(verb == BATCH_REMOVE && last == AMQ_ENOTFOUND)) {
+            done += got - 1;
+            if (handled)
+                *handled = done;
+            return last;
+        }
+        done += got;
+    }
+    if (handled)
+        *handled = done;
+    return AMQ_OK;
+}
+
+int amq_add_many(int *results, size_t *handled, amq_filter *f, const void *const *keys,
+                 const size_t *lens, size_t count)
+{
+    return run_batch(BATCH_ADD, results, handled, f, keys, lens, count);
+}
+
+int amq_add_unique_many(int *results, size_t *handled, amq_filter *f, const void *const *keys,
+                        const size_t *lens, size_t count)
+{
+    return run_batch(BATCH_ADD_UNIQUE, results, handled, f, keys, lens, count);
+}
+
+int amq_remove_many(int *results, size_t *handled, amq_filter *f, const void *const *keys,
+                    const size_t *lens, size_t count)
+{
+    return run_batch(BATCH_REMOVE, results, handled, f, keys, lens, count);
+}
+
 int amq_mark_add_once(amq_filter *f, amq_diag *diag)
 {
     if (!f)

@@ -11,7 +11,8 @@ import sys
 # statuses (AMQ_EFULL, AMQ_ENOTFOUND, AMQ_EUNSUPPORTED...) say all there is
 # to say, so they take no amq_diag (CONVENTIONS.md, "Errors").
 ELEMENT_OPERATION = re.compile(
-    r"_(add|add_unique|remove|contains|contains_many|contains_any)(_hash)?$")
+    r"_(add|add_unique|remove|contains|add_many|add_unique_many|remove_many|contains_many|"
+    r"contains_any)(_hash)?$")
 # Lookups whose only failures are a NULL argument or "no such entry", the
 # canonicaliser, which has the shape of the frontier's callback, and the
 # allocator's setter, whose only failure is an incomplete allocator.
