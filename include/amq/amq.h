@@ -782,14 +782,23 @@ AMQ_API int amq_family_is_static(const char *family);
 /** What a filter type can do beside answering queries: the bits of
  *  amq_family_capabilities. */
 enum amq_capability {
-    AMQ_CAN_ADD = 1,    /**< amq_new, then amq_add key by key (dynamic) */
-    AMQ_CAN_REMOVE = 2, /**< amq_remove */
-    AMQ_CAN_MERGE = 4,  /**< amq_merge: the union of two filters */
-    AMQ_CAN_GROW = 8,   /**< takes keys past its capacity by chaining larger
-                             tables: scalable-bloom, whose rate stays within
-                             the bound asked for; cuckoo when its spec gives
-                             growth, whose tables' rates add up */
-    AMQ_CAN_EXPORT = 16 /**< amq_export in a format other programs read */
+    AMQ_CAN_ADD = 1,     /**< amq_new, then amq_add key by key (dynamic) */
+    AMQ_CAN_REMOVE = 2,  /**< amq_remove */
+    AMQ_CAN_MERGE = 4,   /**< amq_merge: the union of two filters */
+    AMQ_CAN_GROW = 8,    /**< takes keys past its capacity by chaining larger
+                              tables: scalable-bloom, whose rate stays within
+                              the bound asked for; cuckoo when its spec gives
+                              growth, whose tables' rates add up */
+    AMQ_CAN_EXPORT = 16, /**< amq_export in a format other programs read */
+    /* Properties rather than calls: amq_capability_name names none. */
+    AMQ_TAKES_IDS = 32,     /**< its keys are 16-byte IDs used as their own
+                                 hash, unless its spec gives hash=md5, which
+                                 hashes keys of any length into IDs (hfb); a
+                                 filter of MD5 IDs reports AMQ_HASH_MD5 in
+                                 amq_info's hasher */
+    AMQ_GROWS_IF_ASKED = 64 /**< AMQ_CAN_GROW only when its spec gives growth
+                                 above 0; made without, it is of a fixed size
+                                 and an add to a full one fails (cuckoo) */
 };
 
 /**
@@ -855,7 +864,8 @@ AMQ_API int amq_family_option(amq_option_info *out, const char *family, size_t i
  * The name of one capability: "add", "remove", "merge", "grow" or "export".
  * @param capability one AMQ_CAN_* bit.
  * @return a static string, or NULL when capability is not exactly one of
- *   the bits.
+ *   the AMQ_CAN_* bits (the properties AMQ_TAKES_IDS and AMQ_GROWS_IF_ASKED
+ *   have no name).
  */
 AMQ_API const char *amq_capability_name(int capability);
 

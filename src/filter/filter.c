@@ -434,6 +434,11 @@ int amq_family_capabilities(const char *name)
         capabilities |= AMQ_CAN_GROW;
     if (family->export_as)
         capabilities |= AMQ_CAN_EXPORT;
+    /* Properties of one family's design, which its table does not carry. */
+    if (family == &amq__hfb_family)
+        capabilities |= AMQ_TAKES_IDS;
+    if (family == &amq__cuckoo_family)
+        capabilities |= AMQ_GROWS_IF_ASKED;
     return capabilities;
 }
 
