@@ -430,7 +430,9 @@ static void test_past_2_to_the_32_bits(void **state)
 
 /* ---- through the generic handle ------------------------------------------------ */
 
-static void test_generic_round_trip(void **state)
+/* The round trip itself (answers, amq_info, the bytes saved again) is
+ * test_conformance.c's; here a loaded filter keeps working. */
+static void test_generic_loaded_filters_keep_working(void **state)
 {
     char path[AMQ_TEST_PATH_MAX], spec[128];
     amq_test_scratch_path(path, state, "f.amq");
@@ -438,32 +440,20 @@ static void test_generic_round_trip(void **state)
 
     amq_filter *f = NULL;
     assert_int_equal(amq_new(&f, spec, NULL), AMQ_OK);
-    assert_string_equal(amq_filter_family(f), "bloom");
     for (uint64_t i = 0; i < 20000; i++) {
         amq_test_key key = amq_test_make_key(seed, 0, i);
         assert_int_equal(amq_add(f, &key, sizeof key), AMQ_OK);
     }
-    assert_int_equal(amq_remove(f, "x", 1), AMQ_EUNSUPPORTED);
+    amq_info a;
+    assert_int_equal(amq_info_get(&a, f), AMQ_OK);
+    assert_int_equal(a.capacity, 20000);
+    assert_true(fabs(a.estimated_keys / 20000 - 1) < 0.02);
     assert_int_equal(amq_save(f, path, NULL), AMQ_OK);
 
     for (unsigned flags = 0; flags <= AMQ_LOAD_MMAP; flags += AMQ_LOAD_MMAP) {
         amq_filter *g = NULL;
         amq_diag diag = { .message = "" };
         assert_int_equal(amq_load(&g, path, flags, &diag), AMQ_OK);
-        amq_info a, b;
-        assert_int_equal(amq_info_get(&a, f), AMQ_OK);
-        assert_int_equal(amq_info_get(&b, g), AMQ_OK);
-        assert_string_equal(b.family, "bloom");
-        assert_int_equal(a.capacity, 20000);
-        assert_int_equal(b.capacity, a.capacity);
-        assert_true(b.estimated_keys == a.estimated_keys);
-        assert_true(b.expected_fpr == a.expected_fpr);
-        assert_true(b.target_fpr == 0.02);
-        assert_int_equal(b.memory_bytes, a.memory_bytes);
-        assert_memory_equal(&b.hasher, &a.hasher, sizeof a.hasher);
-        assert_true(b.file_checksum != 0);
-        assert_true(fabs(a.estimated_keys / 20000 - 1) < 0.02);
-        amq_test_expect_same_answers(f, g, seed, 40000);
         /* Loaded filters keep working: add, merge. */
         assert_int_equal(amq_add(g, "new key", 7), AMQ_OK);
         assert_int_equal(amq_contains(g, "new key", 7), 1);
@@ -684,7 +674,7 @@ int main(void)
         cmocka_unit_test(test_zero_step_hash_still_spreads),
         cmocka_unit_test(test_every_hash_count_answers_by_its_bits),
         cmocka_unit_test(test_past_2_to_the_32_bits),
-        AMQ_TEST_WITH_SCRATCH(test_generic_round_trip),
+        AMQ_TEST_WITH_SCRATCH(test_generic_loaded_filters_keep_working),
         cmocka_unit_test(test_generic_spec_errors),
         AMQ_TEST_WITH_SCRATCH(test_damaged_files),
         cmocka_unit_test(test_no_pair_floor_at_1e_9),

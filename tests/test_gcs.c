@@ -1274,19 +1274,17 @@ static void test_save_and_load(void **state)
             amq_test_expect_same_answers(f, g, seed, 2 * N);
             assert_int_equal(amq_save(g, again, NULL), AMQ_OK);
             assert_true(amq_test_same_file(path, again));
-            assert_int_equal(amq_add(g, "x", 1), AMQ_EUNSUPPORTED);
             amq_free(g);
         }
         amq_free(f);
     }
-    /* An empty filter. */
+    /* An empty filter, loaded (its answers and round trip:
+     * test_conformance.c), exports an empty set. */
     amq_filter *f = NULL;
     assert_int_equal(amq_build(&f, "gcs", NULL, NULL, 0, NULL), AMQ_OK);
-    assert_int_equal(amq_contains(f, "x", 1), 0);
     assert_int_equal(amq_save(f, path, NULL), AMQ_OK);
     amq_free(f);
     assert_int_equal(amq_load(&f, path, AMQ_LOAD_MMAP, NULL), AMQ_OK);
-    assert_int_equal(amq_contains(f, "x", 1), 0);
     uint8_t *bytes = NULL;
     size_t len = 0;
     assert_int_equal(amq_export(&bytes, &len, f, "bip158", NULL), AMQ_OK);
@@ -1777,14 +1775,11 @@ static void test_info(void **state)
     amq_filter *f = NULL;
     assert_int_equal(
         amq_build(&f, "gcs range=300 index=10", key_set.pointers, key_set.lens, N, NULL), AMQ_OK);
+    /* Family, capacity, keys and bits per key: test_conformance.c. */
     amq_info info;
     amq_info_get(&info, f);
-    assert_string_equal(info.family, "gcs");
-    assert_int_equal(info.capacity, N);
-    assert_int_equal(info.keys, N);
     assert_true(info.target_fpr == 1.0 / 300);
     assert_true(info.expected_fpr > 0.9 / 300 && info.expected_fpr <= 1.0 / 300);
-    assert_true(fabs(info.bits_per_key - (double)info.memory_bytes * 8 / N) < 1e-9);
     assert_true(amq_test_find_detail(&info, "range")->value == 300);
     assert_true(amq_test_find_detail(&info, "universe")->value == 300 * N);
     assert_string_equal(amq_test_find_detail(&info, "code")->text, "golomb");

@@ -654,7 +654,10 @@ static void test_union(void **state)
 
 /* ---- through the generic handle ------------------------------------------------ */
 
-static void test_generic_round_trip(void **state)
+/* The round trip itself (answers, amq_info, the bytes saved again) is
+ * test_conformance.c's; here the figures of a grown filter, and a loaded
+ * one keeps growing and merges. */
+static void test_generic_grown_filter_saved(void **state)
 {
     char path[AMQ_TEST_PATH_MAX], spec[128];
     amq_test_scratch_path(path, state, "f.amq");
@@ -663,47 +666,32 @@ static void test_generic_round_trip(void **state)
 
     amq_filter *f = NULL;
     assert_int_equal(amq_new(&f, spec, NULL), AMQ_OK);
-    assert_string_equal(amq_filter_family(f), "scalable-bloom");
     /* Every add is AMQ_OK, new key or not. */
     for (uint64_t i = 0; i < 20000; i++) {
         amq_test_key key = amq_test_make_key(seed, 0, i);
         assert_int_equal(amq_add(f, &key, sizeof key), AMQ_OK);
         assert_int_equal(amq_add(f, &key, sizeof key), AMQ_OK);
     }
-    assert_int_equal(amq_remove(f, "x", 1), AMQ_EUNSUPPORTED);
     assert_int_equal(amq_save(f, path, NULL), AMQ_OK);
     amq_info a;
     assert_int_equal(amq_info_get(&a, f), AMQ_OK);
-    assert_string_equal(a.family, "scalable-bloom");
     /* Stages of 1000, 3000, 9000, 27000 keys. */
     assert_int_equal(a.capacity, 40000);
     assert_true(a.keys <= 20000 && a.keys > 19500);
     assert_true(fabs(a.estimated_keys / (double)a.keys - 1) < 0.03);
     assert_true(a.target_fpr == 0.02);
     assert_true(a.expected_fpr > 0 && a.expected_fpr < 0.02);
-    assert_true(fabs(a.bits_per_key - (double)a.memory_bytes * 8 / (double)a.keys) < 1e-9);
 
     for (unsigned flags = 0; flags <= AMQ_LOAD_MMAP; flags += AMQ_LOAD_MMAP) {
         amq_filter *g = NULL;
         amq_diag diag = { .message = "" };
         assert_int_equal(amq_load(&g, path, flags, &diag), AMQ_OK);
-        amq_info b;
-        assert_int_equal(amq_info_get(&b, g), AMQ_OK);
-        assert_string_equal(b.family, "scalable-bloom");
-        assert_int_equal(b.capacity, a.capacity);
-        assert_int_equal(b.keys, a.keys);
-        assert_true(b.estimated_keys == a.estimated_keys);
-        assert_true(b.expected_fpr == a.expected_fpr);
-        assert_true(b.target_fpr == a.target_fpr);
-        assert_int_equal(b.memory_bytes, a.memory_bytes);
-        assert_memory_equal(&b.hasher, &a.hasher, sizeof a.hasher);
-        assert_true(b.file_checksum != 0);
-        amq_test_expect_same_answers(f, g, seed, 40000);
         /* A loaded filter keeps growing, and merges. */
         for (uint64_t i = 20000; i < 45000; i++) {
             amq_test_key key = amq_test_make_key(seed, 0, i);
             assert_int_equal(amq_add(g, &key, sizeof key), AMQ_OK);
         }
+        amq_info b;
         assert_int_equal(amq_info_get(&b, g), AMQ_OK);
         assert_int_equal(b.capacity, 40000 + 81000);
         assert_int_equal(amq_merge(g, f, &diag), AMQ_OK);
@@ -1085,7 +1073,7 @@ int main(void)
         cmocka_unit_test(test_blocked_batches_agree),
         cmocka_unit_test(test_stage_count_bound),
         cmocka_unit_test(test_union),
-        AMQ_TEST_WITH_SCRATCH(test_generic_round_trip),
+        AMQ_TEST_WITH_SCRATCH(test_generic_grown_filter_saved),
         cmocka_unit_test(test_generic_spec_errors),
         AMQ_TEST_WITH_SCRATCH(test_damaged_files),
         AMQ_TEST_WITH_SCRATCH(test_blocked_round_trip),
