@@ -891,8 +891,11 @@ typedef struct amq_info {
     uint64_t keys;          /**< keys added, where tracked (else the estimate) */
     double estimated_keys;  /**< distinct keys estimated from the contents */
     uint64_t memory_bytes;  /**< memory the filter's data takes */
-    double bits_per_key;    /**< memory_bytes*8 / capacity (scalable: / keys, the keys
-                                 it holds, as its capacity grows with them) */
+    double bits_per_key;    /**< memory_bytes*8 / capacity, without the at most 63
+                                 bits of padding that round a table up to whole
+                                 64-bit words (bloom: its m bits / capacity);
+                                 scalable: / keys, the keys it holds, as its
+                                 capacity grows with them (/ 1 while empty) */
     double target_fpr;      /**< the false-positive rate asked for */
     double expected_fpr;    /**< the rate to expect at the current fill */
     amq_hasher hasher;      /**< the key hash */
