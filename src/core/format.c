@@ -54,89 +54,28 @@
  * reports the checksum it wrote, so that no caller reads its file back to
  * learn it (the frontier records its filter file's in its manifest).
  *
- * Saving a regular file is atomic: the bytes go to a new file in the
- * file's directory (so the rename stays within one filesystem), which is
- * fsynced, named "<dir>/.<name>.tmp.XXXXXX", closed, renamed over the
- * file, and then the directory is fsynced so the rename itself is durable.
- * A crash at any moment leaves the file either old or new, never a
- * mixture. The new file is unnamed (O_TMPFILE) until it is complete, where
- * the filesystem allows, so a process killed while writing leaves nothing;
- * elsewhere it is named from the start, the suffix XXXXXX encoding the
- * writer's pid, and each save first removes the temporary files of the
- * same file whose writer is gone (see TEMP_PID_LIMIT). Either way a killed
- * save's leftover lives at most until the file's next save. What path
- * names decides the rest:
+ * Reading the header is done here only: amq__format_described_size (the
+ * length its first bytes describe, which a reader of a stream needs
+ * before it has the rest), amq__format_peek (that and every header field
+ * checked) and amq__format_parse (the whole image) share its field checks.
  *
- *   nothing            a new file, mode 0644 less the umask (and a
- *                      directory's default ACL): the temporary file is
- *                      created with open(O_CREAT | O_EXCL, 0644) under a
- *                      random name rather than with mkstemp, which fixes
- *                      mode 0600 and whose repair would need the umask,
- *                      readable only by changing it (a race with threads)
- *   a symbolic link    followed, link after link: the target is replaced
- *                      in its own directory and the link stays a link (a
- *                      dangling link gets its target created)
- *   a regular file     replaced, keeping its mode, owner and group: the
- *                      temporary file is created 0600, given them before a
- *                      byte is written, then renamed. A process that may
- *                      not give it the old owner or group (not root,
- *                      saving another user's file) refuses (AMQ_EIO,
- *                      EPERM), as it refuses a read-only file (AMQ_EIO,
- *                      EACCES): one without write permission for the
- *                      caller, or for root, whom the kernel lets write
- *                      anything, one with no write bit in its mode. The
- *                      name is replaced, so the file's other hard links
- *                      keep the old contents
- *   a character device written into in place: no temporary file, not
- *   or a FIFO          atomic (/dev/null; a FIFO's open waits for a reader)
- *   /proc/PID/fd/N     (where /dev/fd/N and /dev/stdout lead) a file some
- *                      process holds open, whatever its type: written into
- *                      too; a regular one is appended to, as the shell's
- *                      ">" or ">>" that opened it meant, not replaced
- *   anything else      a directory, a socket, a block device: refused
- *                      (AMQ_EINVAL), nothing written
- *
- * A save never changes what kind of thing path names, nor its mode or
- * owner.
- *
- * Reading: amq__file_image_open reads a file whole or maps it read-only.
- * A file whose size changes while it is read is reported as corrupt: such
- * a file is being rewritten in place by someone, never by amq's saves,
- * which replace it. A mapped file must likewise not be truncated in place
- * while mapped (the kernel would raise SIGBUS).
+ * The rest lives beside this file, each job in one place: the atomic file
+ * writer that saves go through (atomic_file.c: temporary files, links
+ * followed, fsync and rename), and the reading or mapping of a file into
+ * an image (file_image.c).
  */
 #include "core/format.h"
 #include "core/alloc.h"
+#include "core/atomic_file.h"
 #include "core/bits.h"
 #include "core/hash.h"
 #include "core/util.h"
 
 #include <assert.h>
-#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
-#include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <time.h>
-#include <unistd.h>
-
-#ifdef __linux__
-#include <sys/vfs.h>
-/* glibc names O_TMPFILE only for _GNU_SOURCE, which would also swap
- * strerror_r for its GNU form; its own name for it is there all the same. */
-#if !defined(O_TMPFILE) && defined(__O_TMPFILE)
-#define O_TMPFILE __O_TMPFILE
-#endif
-#ifndef PROC_SUPER_MAGIC
-#define PROC_SUPER_MAGIC 0x9fa0 /* <linux/magic.h> */
-#endif
-#endif
 
 static const uint8_t format_magic[8] = { 0x89, 'A', 'M', 'Q', '\r', '\n', 0x1a, '\n' };
 
@@ -193,25 +132,50 @@ static const char *hash_kind_name(uint32_t kind)
         return "unknown";
     }
 }
+/* The ids the format assigns (docs/FORMAT.md, "Family ids"), each with
+ * the name a caller knows it by: a filter family's name as its spec and
+ * amq_filter_family give it (a test checks each against its family), or
+ * the word for a container that is not a filter. What such a container is
+ * and how to open it is its own layer's to say: the layer that writes it
+ * defines its description. */
+typedef struct registered_id {
+    uint32_t family;
+    const char *name;
+    const char *not_a_filter; /* NULL for a filter family */
+} registered_id;
+
+static const registered_id registered_ids[] = {
+    { AMQ__FAMILY_BLOOM, "bloom", NULL },
+    { AMQ__FAMILY_BLOCKED_BLOOM, "blocked-bloom", NULL },
+    { AMQ__FAMILY_COUNTING_BLOOM, "counting-bloom", NULL },
+    { AMQ__FAMILY_SCALABLE_BLOOM, "scalable-bloom", NULL },
+    { AMQ__FAMILY_CUCKOO, "cuckoo", NULL },
+    { AMQ__FAMILY_GCS, "gcs", NULL },
+    { AMQ__FAMILY_HFB, "hfb", NULL },
+    { AMQ__FAMILY_FUSE8, "fuse8", NULL },
+    { AMQ__FAMILY_FUSE16, "fuse16", NULL },
+    { AMQ__FAMILY_BUNDLE, "bundle", amq__bundle_description },
+    { AMQ__FAMILY_FRONTIER, "frontier", amq__frontier_description },
+};
+
+static const registered_id *registered(uint32_t family)
+{
+    for (size_t i = 0; i < sizeof registered_ids / sizeof registered_ids[0]; i++)
+        if (registered_ids[i].family == family)
+            return &registered_ids[i];
+    return NULL;
+}
 
 const char *amq__format_non_filter(uint32_t family)
 {
-    switch (family) {
-    case AMQ__FAMILY_BUNDLE:
-        return "a bundle of filters, not one filter: open it with amq_bundle_open ('amq info' "
-               "lists its members)";
-    case AMQ__FAMILY_FRONTIER:
-        return "a crawl frontier's manifest, not a filter: open its directory with "
-               "amq_frontier_open";
-    default:
-        return NULL;
-    }
+    const registered_id *r = registered(family);
+    return r ? r->not_a_filter : NULL;
 }
 
 /* ---- writing --------------------------------------------------------------- */
 
 /* Where encoded bytes go: a buffer (encode), a caller's writer callback
- * (amq__format_write), or a file descriptor (save). */
+ * (amq__format_write), or a file descriptor (a save's fill). */
 typedef struct sink {
     amq__checksum checksum;
     uint8_t *memory;    /* the buffer, or NULL */
@@ -223,29 +187,6 @@ typedef struct sink {
     uint64_t written;
     uint64_t sum; /* the checksum written in the trailer, once written */
 } sink;
-
-int amq__write_all(int fd, const void *data, uint64_t len, int64_t offset)
-{
-    const uint8_t *bytes = data;
-    while (len > 0) {
-        size_t chunk = len < IO_CHUNK ? (size_t)len : IO_CHUNK;
-        ssize_t n = offset < 0 ? write(fd, bytes, chunk) : pwrite(fd, bytes, chunk, (off_t)offset);
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            return -1;
-        }
-        if (n == 0) {
-            errno = EIO;
-            return -1;
-        }
-        bytes += n;
-        len -= (uint64_t)n;
-        if (offset >= 0)
-            offset += n;
-    }
-    return 0;
-}
 
 /* Pass bytes to the sink without checksumming them (the trailer). len is
  * at most IO_CHUNK, so it fits a size_t. */
@@ -519,638 +460,53 @@ int amq__format_write(const amq__container *c, const amq__piece *pieces, size_t 
 
 /* ---- saving ---------------------------------------------------------------- */
 
-int amq__io_fail(amq_diag *diag, int saved_errno, const char *format, ...)
+/* What a save's fill writes: a container, into the descriptor the atomic
+ * writer hands it (each time it asks), its checksum kept. */
+typedef struct container_fill {
+    const amq__container *c;
+    const amq__piece *pieces;
+    size_t piece_count;
+    uint64_t payload_len;
+    uint64_t sum; /* the trailer written, once written */
+} container_fill;
+
+static int fill_container(void *context, int fd, amq_diag *diag)
 {
-    /* Room left for ": " and the reason, so a long path never cuts it off. */
-    char what[sizeof diag->message - 160];
-    va_list args;
-    va_start(args, format);
-    vsnprintf(what, sizeof what, format, args);
-    va_end(args);
-    char reason[128];
-    if (strerror_r(saved_errno, reason, sizeof reason) != 0)
-        snprintf(reason, sizeof reason, "error %d", saved_errno);
-    amq__fail(diag, AMQ_EIO, "%s: %s", what, reason);
-    errno = saved_errno;
-    return AMQ_EIO;
-}
-
-#define TEMP_INFIX      ".tmp."
-#define TEMP_SUFFIX_LEN 6
-
-/*
- * A temporary file's suffix is six base-62 digits, least significant first,
- * of pid + TEMP_PID_LIMIT * (tag + TEMP_TAGS * nonce):
- *
- *   pid    the process that made it (0 if its pid does not fit), so that a
- *          later save can tell a file left by a process that died (kill -9,
- *          a crash, a power cut) from one being written, and remove it
- *   tag    a hash of the host's name, the pid namespace and the pid: a pid
- *          means something only on its host and in its namespace (a
- *          directory shared over NFS or between containers), so a file
- *          whose tag is not ours for its pid is left alone; so is, but for
- *          one in 128, the random-named leftover of an older amq
- *   nonce  random, so that one process's saves (threads) differ
- *
- * Six digits, as long as the random suffix was, so that whoever reads
- * these names (the frontier's directory sweep) sees the same shape.
- */
-#define TEMP_PID_LIMIT 4194304u /* 2^22, Linux's PID_MAX_LIMIT */
-#define TEMP_TAGS      128u
-#define TEMP_NONCES    105u /* 2^22 * 128 * 105 < 62^6 */
-#define TEMP_ATTEMPTS  100u
-
-static const char temp_alphabet[] =
-    "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
-
-/* The paths a save uses, derived from the destination path. */
-typedef struct save_paths {
-    char *directory;  /* for the final fsync; "." when path has no slash */
-    char *temporary;  /* "<dir>/.<name>.tmp.XXXXXX"; the X's replaced per attempt */
-    size_t name_at;   /* where ".<name>.tmp." starts in temporary */
-    size_t suffix_at; /* where the X's start */
-} save_paths;
-
-/* Where this process's pids mean something (see the tag above). */
-typedef struct temp_host {
-    char name[256];
-    uint64_t pid_namespace[2]; /* device and inode of /proc/self/ns/pid, or 0 */
-} temp_host;
-
-static void temp_host_init(temp_host *h)
-{
-    memset(h, 0, sizeof *h);
-    if (gethostname(h->name, sizeof h->name - 1) != 0)
-        memset(h->name, 0, sizeof h->name);
-    struct stat st;
-    if (stat("/proc/self/ns/pid", &st) == 0) {
-        h->pid_namespace[0] = (uint64_t)st.st_dev;
-        h->pid_namespace[1] = (uint64_t)st.st_ino;
-    }
-}
-
-static uint32_t temp_tag(const temp_host *h, uint32_t pid)
-{
-    return (uint32_t)(amq__xxh3_64(h, sizeof *h, pid) % TEMP_TAGS);
-}
-
-static uint32_t own_pid(void)
-{
-    pid_t pid = getpid();
-    return pid > 0 && (uint64_t)pid < TEMP_PID_LIMIT ? (uint32_t)pid : 0;
-}
-
-/* Write the suffix for this process into p->temporary, its nonce drawn
- * afresh for each attempt. */
-static void name_temporary(save_paths *p, const temp_host *h, unsigned attempt)
-{
-    struct {
-        struct timespec now;
-        const void *stack;
-        unsigned attempt;
-    } entropy;
-    memset(&entropy, 0, sizeof entropy);
-    clock_gettime(CLOCK_REALTIME, &entropy.now);
-    entropy.stack = &entropy;
-    entropy.attempt = attempt;
-    uint32_t pid = own_pid();
-    uint64_t nonce = amq__xxh3_64(&entropy, sizeof entropy, pid) % TEMP_NONCES;
-    uint64_t value = pid + (uint64_t)TEMP_PID_LIMIT * (temp_tag(h, pid) + TEMP_TAGS * nonce);
-    for (size_t i = 0; i < TEMP_SUFFIX_LEN; i++) {
-        p->temporary[p->suffix_at + i] = temp_alphabet[value % (sizeof temp_alphabet - 1)];
-        value /= sizeof temp_alphabet - 1;
-    }
-    p->temporary[p->suffix_at + TEMP_SUFFIX_LEN] = '\0';
-}
-
-/* The pid and tag a temporary file's suffix holds; false if it is not a
- * suffix name_temporary writes. */
-static bool parse_temporary_suffix(const char *suffix, uint32_t *pid, uint32_t *tag)
-{
-    if (strlen(suffix) != TEMP_SUFFIX_LEN)
-        return false;
-    uint64_t value = 0;
-    for (size_t i = TEMP_SUFFIX_LEN; i-- > 0;) {
-        const char *digit = strchr(temp_alphabet, suffix[i]);
-        if (!digit)
-            return false;
-        value = value * (sizeof temp_alphabet - 1) + (uint64_t)(digit - temp_alphabet);
-    }
-    uint64_t rest = value / TEMP_PID_LIMIT;
-    if (rest / TEMP_TAGS >= TEMP_NONCES)
-        return false;
-    *pid = (uint32_t)(value % TEMP_PID_LIMIT);
-    *tag = (uint32_t)(rest % TEMP_TAGS);
-    return true;
-}
-
-static int check_file_name(const char *path, amq_diag *diag)
-{
-    const char *slash = strrchr(path, '/');
-    if (*(slash ? slash + 1 : path) == '\0')
-        return amq__fail(diag, AMQ_EINVAL, "cannot save to '%s': it does not end in a file name",
-                         path);
-    return AMQ_OK;
-}
-
-/* The directory part of path in a new string: "name" -> ".", "/name" ->
- * "/", "dir/name" -> "dir". NULL when out of memory. */
-static char *directory_of(const char *path)
-{
-    const char *slash = strrchr(path, '/');
-    const char *directory = slash ? path : ".";
-    size_t len = !slash ? 1 : slash == path ? 1 : (size_t)(slash - path);
-    char *copy = amq__malloc(len + 1);
-    if (copy) {
-        memcpy(copy, directory, len);
-        copy[len] = '\0';
-    }
-    return copy;
-}
-
-static int save_paths_init(save_paths *p, const char *path, amq_diag *diag)
-{
-    int status = check_file_name(path, diag);
-    if (status != AMQ_OK)
-        return status;
-    const char *slash = strrchr(path, '/');
-    const char *name = slash ? slash + 1 : path;
-    size_t head = (size_t)(name - path); /* path up to and including the slash */
-    size_t name_len = strlen(name);
-    p->directory = directory_of(path);
-    p->temporary = amq__malloc(head + 1 + name_len + strlen(TEMP_INFIX) + TEMP_SUFFIX_LEN + 1);
-    if (!p->directory || !p->temporary) {
-        amq__free(p->directory);
-        amq__free(p->temporary);
-        return amq__fail(diag, AMQ_ENOMEM, "out of memory saving '%s'", path);
-    }
-    memcpy(p->temporary, path, head);
-    p->temporary[head] = '.';
-    memcpy(p->temporary + head + 1, name, name_len);
-    memcpy(p->temporary + head + 1 + name_len, TEMP_INFIX, strlen(TEMP_INFIX));
-    p->name_at = head;
-    p->suffix_at = head + 1 + name_len + strlen(TEMP_INFIX);
-    p->temporary[p->suffix_at] = '\0';
-    return AMQ_OK;
-}
-
-static void save_paths_free(save_paths *p)
-{
-    amq__free(p->directory);
-    amq__free(p->temporary);
-}
-
-/* Remove the temporary files of this file's earlier saves whose process is
- * gone: a save killed before its rename (kill -9, a crash) leaves one that
- * nobody else would ever remove. One whose process lives, or may (kill
- * says anything but ESRCH), or that another host or pid namespace made,
- * is being written and stays. Best effort: a directory that cannot be
- * read is reported by the save that follows, if at all. */
-static void remove_stale_temporaries(const save_paths *p, const temp_host *h)
-{
-    const char *prefix = p->temporary + p->name_at; /* ".<name>.tmp." */
-    size_t prefix_len = p->suffix_at - p->name_at;
-    DIR *dir = opendir(p->directory);
-    if (!dir)
-        return;
-    uint32_t self = own_pid();
-    struct dirent *entry;
-    while ((entry = readdir(dir)) != NULL) {
-        uint32_t pid, tag;
-        if (strncmp(entry->d_name, prefix, prefix_len) != 0 ||
-            !parse_temporary_suffix(entry->d_name + prefix_len, &pid, &tag))
-            continue;
-        if (pid == 0 || pid == self || tag != temp_tag(h, pid))
-            continue;
-        if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
-            continue;
-        unlinkat(dirfd(dir), entry->d_name, 0);
-    }
-    closedir(dir);
-}
-
-/* Create the temporary file with the given mode (less the umask) under a
- * fresh name. O_EXCL makes a collision a retry, not a clobber; open rather
- * than mkstemp, which fixes mode 0600 and whose repair would need the
- * umask, readable only by changing it (a race with threads). Returns the
- * descriptor, or -1 with errno set. */
-static int create_temporary(save_paths *p, const temp_host *h, mode_t mode)
-{
-    for (unsigned attempt = 0; attempt < TEMP_ATTEMPTS; attempt++) {
-        name_temporary(p, h, attempt);
-        int fd = open(p->temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
-        if (fd >= 0 || errno != EEXIST)
-            return fd;
-    }
-    errno = EEXIST;
-    return -1;
-}
-
-/* An unnamed file in directory (O_TMPFILE): a process killed while writing
- * it leaves nothing behind, as the kernel frees a file with no name once
- * its last descriptor closes. -1 with errno set where the kernel or the
- * filesystem has no such files. */
-static int open_unnamed(const char *directory, mode_t mode)
-{
-#ifdef O_TMPFILE
-    return open(directory, O_TMPFILE | O_WRONLY | O_CLOEXEC, mode);
-#else
-    (void)directory;
-    (void)mode;
-    errno = EOPNOTSUPP;
-    return -1;
-#endif
-}
-
-/* Give the unnamed file fd a temporary name, for the rename over the file
- * (linkat cannot replace a name). Through /proc/self/fd/N, which anyone
- * may link where /proc is mounted (linkat's AT_EMPTY_PATH needs
- * CAP_DAC_READ_SEARCH). Returns 0, or -1 with errno set. */
-static int link_temporary(int fd, save_paths *p, const temp_host *h)
-{
-    char by_proc[64];
-    snprintf(by_proc, sizeof by_proc, "/proc/self/fd/%d", fd);
-    for (unsigned attempt = 0; attempt < TEMP_ATTEMPTS; attempt++) {
-        name_temporary(p, h, attempt);
-        if (linkat(AT_FDCWD, by_proc, AT_FDCWD, p->temporary, AT_SYMLINK_FOLLOW) == 0)
-            return 0;
-        if (errno != EEXIST)
-            return -1;
-    }
-    errno = EEXIST;
-    return -1;
-}
-
-/* Make a completed rename durable. Filesystems that cannot sync a
- * directory say EINVAL; that is not an error of the save. Returns 0, or -1
- * with errno set. */
-static int sync_directory(const char *directory)
-{
-    int fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0)
-        return -1;
-    int result = fsync(fd);
-    if (result != 0 && errno == EINVAL)
-        result = 0;
-    int saved_errno = errno;
-    close(fd);
-    errno = saved_errno;
-    return result;
-}
-
-/* ---- where a save writes --------------------------------------------------- */
-
-/* How a save treats what its path names. */
-typedef enum save_kind {
-    SAVE_CREATE,  /* nothing: a new file, mode 0644 less the umask */
-    SAVE_REPLACE, /* a regular file: replaced by name, keeping its mode, owner and group */
-    SAVE_INTO     /* a character device, a FIFO, or a file open in some process named by
-                     /proc/PID/fd/N: written into where it is, in place */
-} save_kind;
-
-typedef struct save_target {
-    char *name; /* the path with the symbolic links of its last component followed */
-    save_kind kind;
-    struct stat st; /* what is there (SAVE_REPLACE, SAVE_INTO) */
-} save_target;
-
-/* Links followed before giving up with ELOOP, as many as Linux follows. */
-#define SAVE_MAX_LINKS 40
-
-/* Whether the symbolic link name lives in procfs. /proc/PID/fd/N (where
- * /dev/fd/N and /dev/stdout lead) names a file a process holds open: a
- * pipe, a terminal, or a file its shell opened for appending, or one
- * already deleted. Its text ("pipe:[1234]") is no name to replace: the
- * file is written into, as the shell's own redirection would. */
-static bool link_in_procfs(const char *name)
-{
-#ifdef __linux__
-    char *directory = directory_of(name);
-    struct statfs fs;
-    bool procfs = directory && statfs(directory, &fs) == 0 && fs.f_type == PROC_SUPER_MAGIC;
-    amq__free(directory);
-    return procfs;
-#else
-    (void)name;
-    return false;
-#endif
-}
-
-/* The path the symbolic link name points to, as a path from here: its
- * text, relative to the link's directory unless absolute. size: the link's
- * lstat size (0 when the filesystem does not say). NULL with errno set. */
-static char *follow_link(const char *name, off_t size)
-{
-    size_t capacity = size > 0 ? (size_t)size + 1 : 256;
-    for (;;) {
-        char *text = amq__malloc(capacity);
-        if (!text)
-            return NULL;
-        ssize_t len = readlink(name, text, capacity);
-        if (len < 0) {
-            int saved_errno = errno;
-            amq__free(text);
-            errno = saved_errno;
-            return NULL;
-        }
-        if ((size_t)len < capacity) {
-            text[len] = '\0';
-            const char *slash = strrchr(name, '/');
-            if (text[0] == '/' || !slash)
-                return text;
-            size_t head = (size_t)(slash - name) + 1;
-            char *joined = amq__malloc(head + (size_t)len + 1);
-            if (joined) {
-                memcpy(joined, name, head);
-                memcpy(joined + head, text, (size_t)len + 1);
-            }
-            amq__free(text);
-            if (!joined)
-                errno = ENOMEM;
-            return joined;
-        }
-        amq__free(text);
-        if (capacity > SIZE_MAX / 2) {
-            errno = ENAMETOOLONG;
-            return NULL;
-        }
-        capacity *= 2;
-    }
-}
-
-static const char *file_kind(mode_t mode)
-{
-    return S_ISDIR(mode)    ? "a directory"
-           : S_ISSOCK(mode) ? "a socket"
-           : S_ISBLK(mode)  ? "a block device"
-                            : "neither a regular file, a character device nor a FIFO";
-}
-
-/* Follow path's last component through its symbolic links and say what a
- * save does there. On success the caller frees t->name. */
-static int resolve_target(save_target *t, const char *path, amq_diag *diag)
-{
-    char *name = amq__malloc(strlen(path) + 1);
-    if (!name)
-        return amq__fail(diag, AMQ_ENOMEM, "out of memory saving '%s'", path);
-    strcpy(name, path);
-    bool open_file = false;
-    for (int links = 0;; links++) {
-        if (lstat(name, &t->st) != 0) {
-            if (errno == ENOENT) {
-                t->name = name;
-                t->kind = SAVE_CREATE;
-                return AMQ_OK;
-            }
-            int status = amq__io_fail(diag, errno, "saving '%s': cannot look at '%s'", path, name);
-            amq__free(name);
-            return status;
-        }
-        if (!S_ISLNK(t->st.st_mode))
-            break;
-        if (link_in_procfs(name)) {
-            if (stat(name, &t->st) != 0) {
-                int status =
-                    amq__io_fail(diag, errno, "saving '%s': cannot follow '%s'", path, name);
-                amq__free(name);
-                return status;
-            }
-            open_file = true;
-            break;
-        }
-        char *next = links < SAVE_MAX_LINKS ? follow_link(name, t->st.st_size) : NULL;
-        if (links >= SAVE_MAX_LINKS)
-            errno = ELOOP;
-        if (!next) {
-            int status = amq__io_fail(
-                diag, errno, "saving '%s': cannot follow the symbolic link '%s'", path, name);
-            amq__free(name);
-            return status;
-        }
-        amq__free(name);
-        name = next;
-    }
-    mode_t mode = t->st.st_mode;
-    if (!S_ISREG(mode) && !S_ISCHR(mode) && !S_ISFIFO(mode)) {
-        amq__free(name);
-        return amq__fail(diag, AMQ_EINVAL,
-                         "'%s' is %s: a filter is saved to a regular file, a character device "
-                         "or a FIFO",
-                         path, file_kind(mode));
-    }
-    t->name = name;
-    t->kind = S_ISREG(mode) && !open_file ? SAVE_REPLACE : SAVE_INTO;
-    return AMQ_OK;
-}
-
-/* Refuse to replace a file its mode marks read-only: the mode is the
- * owner's word that it is not to change. For others than root, the
- * kernel's answer for writing (group, ACLs, a read-only mount); root may
- * write any file, so for root only the mode bits count: none set for
- * write is read-only. */
-static int check_writable(const save_target *t, const char *path, amq_diag *diag)
-{
-    bool read_only;
-    if (geteuid() == 0)
-        read_only = (t->st.st_mode & 0222) == 0;
-    else if (faccessat(AT_FDCWD, t->name, W_OK, AT_EACCESS) == 0)
-        read_only = false;
-    else if (errno == EACCES)
-        read_only = true;
-    else
-        return amq__io_fail(diag, errno, "saving '%s': cannot write '%s'", path, t->name);
-    if (!read_only)
-        return AMQ_OK;
-    unsigned mode = (unsigned)(t->st.st_mode & 07777);
-    if (strcmp(t->name, path) == 0)
-        amq__fail(diag, AMQ_EIO, "'%s' is read-only (mode %04o): make it writable to save over it",
-                  path, mode);
-    else
-        amq__fail(diag, AMQ_EIO,
-                  "'%s' is read-only: its target '%s' has mode %04o; make it writable to save "
-                  "over it",
-                  path, t->name, mode);
-    errno = EACCES;
-    return AMQ_EIO;
-}
-
-/* Give the new file the old one's owner, group and mode, before any byte
- * of it is written and before it takes the old one's name, so it is never
- * seen with other permissions. chown comes first: it clears the set-ID
- * bits that chmod then sets. A process that may not give the file the old
- * owner or group (one not root, saving another user's file, or one of a
- * group it is not in) refuses the save rather than hand the file over. */
-static int keep_attributes(int fd, const save_target *t, const char *path, amq_diag *diag)
-{
-    struct stat now;
-    if (fstat(fd, &now) != 0)
-        return amq__io_fail(diag, errno, "saving '%s': cannot stat its temporary file", path);
-    bool chowned = false;
-    if (now.st_uid != t->st.st_uid || now.st_gid != t->st.st_gid) {
-        if (fchown(fd, t->st.st_uid, t->st.st_gid) != 0) {
-            if (errno != EPERM)
-                return amq__io_fail(
-                    diag, errno, "saving '%s': cannot give the new file its owner and group", path);
-            amq__fail(diag, AMQ_EIO,
-                      "'%s' belongs to user %lu, group %lu; this process (user %lu) cannot give "
-                      "a new file that owner and group, so it is left as it is",
-                      path, (unsigned long)t->st.st_uid, (unsigned long)t->st.st_gid,
-                      (unsigned long)geteuid());
-            errno = EPERM;
-            return AMQ_EIO;
-        }
-        chowned = true;
-    }
-    mode_t mode = t->st.st_mode & 07777;
-    if ((chowned || (now.st_mode & 07777) != mode) && fchmod(fd, mode) != 0)
-        return amq__io_fail(diag, errno, "saving '%s': cannot give the new file mode %04o", path,
-                            (unsigned)mode);
-    return AMQ_OK;
-}
-
-/* Write a container into a character device, a FIFO or an open file, in
- * place: there is no name to replace, so this is not atomic. An open
- * regular file is appended to, as the redirection that opened it (">" has
- * emptied it, ">>" keeps what it holds) would. */
-static int save_into(uint64_t *checksum, const save_target *t, const char *path,
-                     const amq__container *c, const amq__piece *pieces, size_t piece_count,
-                     uint64_t payload_len, amq_diag *diag)
-{
-    bool regular = S_ISREG(t->st.st_mode);
-    int fd = open(t->name, O_WRONLY | O_NOCTTY | O_CLOEXEC | (regular ? O_APPEND : 0));
-    if (fd < 0)
-        return amq__io_fail(diag, errno, "saving '%s': cannot open it", path);
-    int status = AMQ_OK;
+    container_fill *f = context;
+    (void)diag; /* the container was checked before the save began */
     sink s = { .memory = NULL, .fd = fd, .written = 0 };
-    if (write_container(&s, c, pieces, piece_count, payload_len) != 0)
-        status = amq__io_fail(diag, errno, "saving '%s': writing it", path);
-    else if (regular && fsync(fd) != 0 && errno != EINVAL)
-        status = amq__io_fail(diag, errno, "saving '%s': syncing it", path);
-    int saved_errno = errno;
-    if (close(fd) != 0 && status == AMQ_OK) {
-        saved_errno = errno;
-        status = amq__io_fail(diag, errno, "saving '%s': closing it", path);
-    }
-    if (status == AMQ_OK)
-        *checksum = s.sum;
-    errno = saved_errno;
-    return status;
-}
-
-/* Write the container into a new file in the target's directory, synced
- * and closed, named paths->temporary, for the rename over the target.
- * unnamed: try an unnamed file first, named only once complete. On failure
- * no file is left. */
-static int write_temporary(uint64_t *sum, save_paths *paths, const temp_host *host, bool unnamed,
-                           const save_target *target, const char *path, const amq__container *c,
-                           const amq__piece *pieces, size_t piece_count, uint64_t payload_len,
-                           amq_diag *diag)
-{
-    /* A replacement starts private and takes the old file's mode before
-     * anything is written to it. */
-    mode_t mode = target->kind == SAVE_REPLACE ? 0600 : 0644;
-    int fd = unnamed ? open_unnamed(paths->directory, mode) : -1;
-    unnamed = fd >= 0;
-    if (!unnamed)
-        fd = create_temporary(paths, host, mode);
-    if (fd < 0)
-        return amq__io_fail(diag, errno, "saving '%s': cannot create a temporary file in '%s'",
-                            path, paths->directory);
-    bool named = !unnamed;
-    int status = AMQ_OK;
-    if (target->kind == SAVE_REPLACE)
-        status = keep_attributes(fd, target, path, diag);
-    sink s = { .memory = NULL, .fd = fd, .written = 0 };
-    if (status == AMQ_OK) {
-        if (write_container(&s, c, pieces, piece_count, payload_len) != 0)
-            status = amq__io_fail(diag, errno, "saving '%s': writing a temporary file in '%s'",
-                                  path, paths->directory);
-        else if (fsync(fd) != 0)
-            status = amq__io_fail(diag, errno, "saving '%s': syncing a temporary file in '%s'",
-                                  path, paths->directory);
-    }
-    if (status == AMQ_OK && unnamed) {
-        if (link_temporary(fd, paths, host) != 0) {
-            /* No way to name it here (no /proc, a filesystem that refuses):
-             * the bytes go again to a file named from the start. */
-            close(fd);
-            return write_temporary(sum, paths, host, false, target, path, c, pieces, piece_count,
-                                   payload_len, diag);
-        }
-        named = true;
-    }
-    int saved_errno = errno;
-    if (close(fd) != 0 && status == AMQ_OK) {
-        saved_errno = errno;
-        status = amq__io_fail(diag, errno, "saving '%s': closing a temporary file in '%s'", path,
-                              paths->directory);
-    }
-    if (status != AMQ_OK && named)
-        unlink(paths->temporary);
-    if (status == AMQ_OK)
-        *sum = s.sum;
-    errno = saved_errno;
-    return status;
+    if (write_container(&s, f->c, f->pieces, f->piece_count, f->payload_len) != 0)
+        return AMQ_EIO; /* errno set; EIO for a piece not of its length */
+    f->sum = s.sum;
+    return AMQ_OK;
 }
 
 int amq__format_save(uint64_t *checksum, const char *path, const amq__container *c,
                      const amq__piece *pieces, size_t piece_count, amq_diag *diag)
 {
-    uint64_t ignored;
-    if (!checksum)
-        checksum = &ignored;
-    uint64_t payload_len = 0;
-    int status = check_container(c, pieces, piece_count, &payload_len, diag);
+    container_fill fill = { .c = c, .pieces = pieces, .piece_count = piece_count };
+    int status = check_container(c, pieces, piece_count, &fill.payload_len, diag);
     if (status == AMQ_OK)
-        status = check_file_name(path, diag);
-    if (status != AMQ_OK)
-        return status;
-    save_target target;
-    status = resolve_target(&target, path, diag);
-    if (status != AMQ_OK)
-        return status;
-    if (target.kind == SAVE_INTO) {
-        status = save_into(checksum, &target, path, c, pieces, piece_count, payload_len, diag);
-        amq__free(target.name);
-        return status;
-    }
-    save_paths paths = { NULL, NULL, 0, 0 };
-    if (target.kind == SAVE_REPLACE)
-        status = check_writable(&target, path, diag);
+        status = amq__atomic_check_name(path, diag);
     if (status == AMQ_OK)
-        status = save_paths_init(&paths, target.name, diag);
-    if (status != AMQ_OK) {
-        int saved_errno = errno;
-        amq__free(target.name);
-        errno = saved_errno;
-        return status;
-    }
+        status = amq__atomic_save(path, fill_container, &fill, diag);
+    if (status == AMQ_OK && checksum)
+        *checksum = fill.sum;
+    return status;
+}
 
-    temp_host host;
-    temp_host_init(&host);
-    remove_stale_temporaries(&paths, &host);
-    uint64_t sum = 0;
-    status = write_temporary(&sum, &paths, &host, true, &target, path, c, pieces, piece_count,
-                             payload_len, diag);
-    int saved_errno = errno;
-    if (status == AMQ_OK && rename(paths.temporary, target.name) != 0) {
-        saved_errno = errno;
-        status =
-            amq__io_fail(diag, errno, "saving '%s': renaming '%s' over it", path, paths.temporary);
-        unlink(paths.temporary);
-    } else if (status == AMQ_OK && sync_directory(paths.directory) != 0) {
-        saved_errno = errno;
-        status = amq__io_fail(diag, errno,
-                              "'%s' was replaced, but syncing its directory '%s' failed, so the "
-                              "replacement may not survive a crash",
-                              path, paths.directory);
-    }
-    save_paths_free(&paths);
-    amq__free(target.name);
-    if (status == AMQ_OK)
-        *checksum = sum;
-    else
-        errno = saved_errno;
+int amq__format_save_at(uint64_t *checksum, int dirfd, const char *dir, const char *name,
+                        const char *temporary, mode_t mode, const amq__container *c,
+                        const amq__piece *pieces, size_t piece_count, amq_diag *diag)
+{
+    container_fill fill = { .c = c, .pieces = pieces, .piece_count = piece_count };
+    amq_diag inner = { .message = "" };
+    int status = check_container(c, pieces, piece_count, &fill.payload_len, &inner);
+    if (status != AMQ_OK)
+        return amq__fail(diag, status, "writing '%s/%s': %s", dir, temporary, inner.message);
+    status = amq__atomic_write_at(dirfd, dir, name, temporary, mode, fill_container, &fill, diag);
+    if (status == AMQ_OK && checksum)
+        *checksum = fill.sum;
     return status;
 }
 
@@ -1167,9 +523,11 @@ static int check_zero(const uint8_t *buf, uint64_t from, uint64_t to, const char
     return AMQ_OK;
 }
 
-static int check_magic(const uint8_t *buf, amq_diag *diag)
+/* The magic, or as much of it as len bytes hold. */
+static int check_magic(const uint8_t *buf, size_t len, amq_diag *diag)
 {
-    if (memcmp(buf, format_magic, sizeof format_magic) == 0)
+    size_t compare = len < sizeof format_magic ? len : sizeof format_magic;
+    if (memcmp(buf, format_magic, compare) == 0)
         return AMQ_OK;
     size_t first = 0;
     while (buf[first] == format_magic[first])
@@ -1278,7 +636,7 @@ int amq__format_parse(amq__container *out, const uint8_t *buf, size_t len, amq_d
                             "header and a %d-byte checksum): truncated",
                             len, minimum, AMQ__FORMAT_HEADER_SIZE, AMQ__FORMAT_TRAILER_SIZE);
     }
-    int status = check_magic(buf, diag);
+    int status = check_magic(buf, len, diag);
     if (status == AMQ_OK)
         status = check_header_fields(buf, diag);
     if (status != AMQ_OK)
@@ -1322,172 +680,33 @@ int amq__format_parse(amq__container *out, const uint8_t *buf, size_t len, amq_d
     return AMQ_OK;
 }
 
-/* ---- file images ----------------------------------------------------------- */
-
-int64_t amq__read_full(int fd, void *buf, size_t len, int64_t offset)
+uint64_t amq__format_described_size(const uint8_t *head)
 {
-    uint8_t *bytes = buf;
-    size_t done = 0;
-    while (done < len) {
-        size_t chunk = len - done < IO_CHUNK ? len - done : IO_CHUNK;
-        ssize_t n = offset < 0 ? read(fd, bytes + done, chunk)
-                               : pread(fd, bytes + done, chunk, (off_t)((uint64_t)offset + done));
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            return -1;
-        }
-        if (n == 0)
-            break;
-        done += (size_t)n;
-    }
-    return (int64_t)done;
+    if (memcmp(head, format_magic, sizeof format_magic) != 0)
+        return 0;
+    return amq__format_encoded_size(amq__load_u32le(head + OFFSET_PARAMS_LEN),
+                                    amq__load_u64le(head + OFFSET_PAYLOAD_LEN));
 }
 
-/* A regular file of a known size: read it exactly, and notice if it
- * shrinks or grows meanwhile. The image goes into a table
- * (amq__alloc_table): 64-byte aligned, as a mapped file is, and from 2 MiB
- * up on huge pages where the system gives them, since the families that
- * query a loaded image in place (fuse, gcs) read it at random, as a built
- * filter's table. */
-static int read_regular(amq__file_image *img, int fd, size_t size, const char *path, amq_diag *diag)
+int amq__format_peek(uint64_t *file_bytes, uint32_t *family, const uint8_t *head, size_t len,
+                     amq_diag *diag)
 {
-    uint8_t *data = amq__alloc_table(size, false);
-    if (!data)
-        return amq__fail(diag, AMQ_ENOMEM, "cannot allocate %zu bytes to read '%s'", size, path);
-    int64_t got = amq__read_full(fd, data, size, -1);
-    uint8_t extra;
-    int64_t beyond = got == (int64_t)size ? amq__read_full(fd, &extra, 1, -1) : 0;
-    if (got < 0 || beyond < 0) {
-        int saved_errno = errno;
-        amq__aligned_free(data);
-        return amq__io_fail(diag, saved_errno, "reading '%s'", path);
+    int status = len > 0 ? check_magic(head, len, diag) : AMQ_OK;
+    if (status != AMQ_OK)
+        return status;
+    if (len < AMQ__FORMAT_HEADER_SIZE) {
+        *file_bytes = AMQ__FORMAT_HEADER_SIZE;
+        return amq__fail_at(diag, AMQ_ERANGE, len,
+                            "%zu bytes of a %d-byte header: the rest is needed to tell the "
+                            "file's length",
+                            len, AMQ__FORMAT_HEADER_SIZE);
     }
-    if (got != (int64_t)size || beyond != 0) {
-        amq__aligned_free(data);
-        return amq__fail(diag, AMQ_ECORRUPT,
-                         "'%s' changed size from %zu bytes while being read: it is being "
-                         "rewritten in place",
-                         path, size);
-    }
-    img->data = data;
-    img->len = size;
+    status = check_header_fields(head, diag);
+    if (status != AMQ_OK)
+        return status;
+    *file_bytes = amq__format_described_size(head);
+    *family = amq__load_u32le(head + OFFSET_FAMILY);
     return AMQ_OK;
-}
-
-/*
- * A pipe or device: read until end of file, growing the buffer, but judge
- * it by its first bytes. The buffer is an aligned block, 64-byte aligned
- * like a regular file's table, so that every image is one kind of block
- * (amq__file_image_close frees them all alike); it grows by copying, as
- * realloc would. The header comes first: without the amq magic,
- * or with lengths no file can have, reading stops there (the parser then
- * says what it is not); with them, at most the size the header describes
- * and one byte more (so that extra bytes are still noticed). /dev/zero or
- * an endless pipe of something else is not read to its end.
- */
-static int read_stream(amq__file_image *img, int fd, const char *path, amq_diag *diag)
-{
-    size_t capacity = 1 << 16, used = 0;
-    uint64_t wanted = AMQ__FORMAT_HEADER_SIZE;
-    bool judged = false;
-    uint8_t *data = NULL;
-    for (;;) {
-        if (used == capacity || !data) {
-            if (data)
-                capacity = capacity > SIZE_MAX / 2 ? 0 : capacity * 2;
-            uint8_t *bigger = capacity ? amq__aligned_alloc(AMQ__FORMAT_ALIGN, capacity) : NULL;
-            if (!bigger) {
-                amq__aligned_free(data);
-                return amq__fail(diag, AMQ_ENOMEM, "out of memory reading '%s'", path);
-            }
-            if (used)
-                memcpy(bigger, data, used);
-            amq__aligned_free(data);
-            data = bigger;
-        }
-        size_t room = capacity - used;
-        if ((uint64_t)room > wanted - used)
-            room = (size_t)(wanted - used);
-        int64_t got = amq__read_full(fd, data + used, room, -1);
-        if (got < 0) {
-            int saved_errno = errno;
-            amq__aligned_free(data);
-            return amq__io_fail(diag, saved_errno, "reading '%s'", path);
-        }
-        used += (size_t)got;
-        if ((size_t)got < room)
-            break; /* end of file */
-        if (used < wanted)
-            continue;
-        if (judged)
-            break; /* one byte past what the header describes */
-        judged = true;
-        uint64_t described =
-            memcmp(data, format_magic, sizeof format_magic) != 0
-                ? 0
-                : amq__format_encoded_size(amq__load_u32le(data + OFFSET_PARAMS_LEN),
-                                           amq__load_u64le(data + OFFSET_PAYLOAD_LEN));
-        if (described == 0 || described >= SIZE_MAX)
-            break;
-        wanted = described + 1;
-    }
-    if (used == 0) {
-        amq__aligned_free(data);
-        data = NULL;
-    }
-    img->data = data;
-    img->len = used;
-    return AMQ_OK;
-}
-
-int amq__file_image_open(amq__file_image *img, const char *path, bool use_mmap, amq_diag *diag)
-{
-    img->data = NULL;
-    img->len = 0;
-    img->mapped = false;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return amq__io_fail(diag, errno, "cannot open '%s'", path);
-    struct stat st;
-    int status = AMQ_OK;
-    if (fstat(fd, &st) != 0) {
-        status = amq__io_fail(diag, errno, "cannot stat '%s'", path);
-    } else if (S_ISDIR(st.st_mode)) {
-        status = amq__fail(diag, AMQ_EFORMAT, "'%s' is a directory, not an amq file", path);
-    } else if (!S_ISREG(st.st_mode)) {
-        status = read_stream(img, fd, path, diag);
-    } else if ((uint64_t)st.st_size > SIZE_MAX) {
-        status = amq__fail(diag, AMQ_ENOMEM, "'%s' is too large for this address space", path);
-    } else if (st.st_size == 0) {
-        status = AMQ_OK; /* nothing to map; the parser rejects the empty image */
-    } else if (use_mmap) {
-        void *map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-        if (map == MAP_FAILED) {
-            status = amq__io_fail(diag, errno, "cannot map '%s'", path);
-        } else {
-            img->data = map;
-            img->len = (size_t)st.st_size;
-            img->mapped = true;
-        }
-    } else {
-        status = read_regular(img, fd, (size_t)st.st_size, path, diag);
-    }
-    int saved_errno = errno;
-    close(fd);
-    errno = saved_errno;
-    return status;
-}
-
-void amq__file_image_close(amq__file_image *img)
-{
-    if (img->mapped)
-        munmap(img->data, img->len);
-    else
-        amq__aligned_free(img->data);
-    img->data = NULL;
-    img->len = 0;
-    img->mapped = false;
 }
 
 int amq__format_open(amq__file_image *img, amq__container *c, const char *path, unsigned flags,

@@ -14,11 +14,14 @@
 #define AMQ_FORMAT_H
 
 #include "amq/amq.h"
+#include "core/atomic_file.h"
+#include "core/file_image.h"
 #include "core/util.h"
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 /* Family identifiers stored in files. Pinned: never renumber. */
 enum amq__family_id {
@@ -39,8 +42,12 @@ enum amq__family_id {
 /* For the ids of containers that are not filters (a bundle, a frontier's
  * manifest): what such a file is and how to open it, e.g. "a bundle of
  * filters, not one filter: open it with amq_bundle_open ..."; NULL for any
- * other id. */
+ * other id. The words are those of the layer that writes the container,
+ * which defines them (the two descriptions below); the format knows only
+ * the ids. */
 const char *amq__format_non_filter(uint32_t family);
+extern const char amq__bundle_description[];   /* src/bundle/bundle_container.c */
+extern const char amq__frontier_description[]; /* src/frontier/frontier_manifest.c */
 
 /* The newest format version this build reads. It writes version 1 for a
  * container without flags, which every amq reads, and version 2 for one
@@ -145,44 +152,27 @@ int amq__format_encode(uint8_t **out, size_t *out_len, const amq__container *c,
 int amq__format_write(const amq__container *c, const amq__piece *pieces, size_t piece_count,
                       amq_write_fn write, void *context, amq_diag *diag);
 
-/* Save atomically: symbolic links at path followed to the file they name,
- * write a new file in that file's directory (mode 0644 less the umask
- * for a new file; an existing file's mode, owner and group), unnamed where
- * the filesystem allows (O_TMPFILE), fsync it, name it
- * directory/.name.tmp.XXXXXX, rename it over the file, fsync the
- * directory. Temporary files that earlier saves of the file left when
- * killed are removed first. On any failure up to the rename the temporary
- * file is removed and the file is untouched. Should
- * only the final directory fsync fail, the file already holds the new
- * contents and the diag says so. A character device, a FIFO or a file
- * named under /proc/PID/fd is written into instead, not atomically. An
- * existing regular file without write permission (for root: without a
- * write bit) is refused (AMQ_EIO, errno EACCES), as is one whose owner or
- * group this process cannot give a new file (AMQ_EIO, EPERM). Returns
- * AMQ_OK, AMQ_EIO (errno kept; the diag names the path and the reason),
- * AMQ_EINVAL (as for encode, a path ending in '/', or a directory, socket
- * or block device), AMQ_ERANGE, AMQ_ENOMEM. format.c's opening comment has
- * the details. On success *checksum (when checksum is not NULL) is the
- * checksum the save wrote: the file's trailer, its last 8 bytes read as a
- * little-endian u64 (for a file written into, the trailer of the container
- * appended), so that a caller need not read the file back to learn it. */
+/* Save atomically (atomic_file.h's amq__atomic_save: symbolic links
+ * followed, a new file in the target's directory, fsync, rename over the
+ * file, fsync the directory; a device or an open file written into).
+ * Returns AMQ_OK, AMQ_EIO (errno kept; the diag names the path and the
+ * reason), AMQ_EINVAL (as for encode, a path ending in '/', or a
+ * directory, socket or block device), AMQ_ERANGE, AMQ_ENOMEM. On success
+ * *checksum (when checksum is not NULL) is the checksum the save wrote:
+ * the file's trailer, its last 8 bytes read as a little-endian u64 (for a
+ * file written into, the trailer of the container appended), so that a
+ * caller need not read the file back to learn it. */
 int amq__format_save(uint64_t *checksum, const char *path, const amq__container *c,
                      const amq__piece *pieces, size_t piece_count, amq_diag *diag);
 
-/* Fill diag with the printf-style message, ": ", and strerror(saved_errno);
- * leave errno at saved_errno; return AMQ_EIO. For every file operation that
- * fails with errno set. */
-int amq__io_fail(amq_diag *diag, int saved_errno, const char *format, ...) AMQ__PRINTF(3, 4);
-
-/* Write all of len bytes to fd at offset (offset < 0: at the file
- * position), resuming after partial writes and EINTR, in calls of at most
- * 1 GiB. Returns 0, or -1 with errno set. */
-int amq__write_all(int fd, const void *data, uint64_t len, int64_t offset);
-
-/* Read up to len bytes from fd at offset (offset < 0: at the file
- * position), short only at the end of the file, resuming after EINTR.
- * Returns the count read, or -1 with errno set. */
-int64_t amq__read_full(int fd, void *buf, size_t len, int64_t offset);
+/* Save as name inside the directory open as dirfd, atomically
+ * (atomic_file.h's amq__atomic_write_at: under the caller's temporary
+ * name, with mode less the umask; dir names the directory in messages).
+ * *checksum (may be NULL) as amq__format_save's. Returns AMQ_OK, AMQ_EIO
+ * (errno kept), or as encode (the diag naming the temporary file). */
+int amq__format_save_at(uint64_t *checksum, int dirfd, const char *dir, const char *name,
+                        const char *temporary, mode_t mode, const amq__container *c,
+                        const amq__piece *pieces, size_t piece_count, amq_diag *diag);
 
 /* Validate a whole file image and describe it; the pointers in *out point
  * into buf, and *out is written only on success. Checks, in order: length
@@ -195,22 +185,20 @@ int64_t amq__read_full(int fd, void *buf, size_t len, int64_t offset);
  * nothing. */
 int amq__format_parse(amq__container *out, const uint8_t *buf, size_t len, amq_diag *diag);
 
-/* A file's bytes, read into memory or mapped. */
-typedef struct amq__file_image {
-    uint8_t *data; /* NULL for an empty file; read: an aligned block (core/alloc.h) */
-    size_t len;
-    bool mapped; /* munmap rather than amq__aligned_free */
-} amq__file_image;
+/* The size of the file whose first AMQ__FORMAT_HEADER_SIZE bytes are at
+ * head, as its magic and its two lengths say, no other field checked; 0
+ * when head does not begin with the magic or its lengths pass the caps.
+ * For a reader of a stream, which learns from it how much to read. */
+uint64_t amq__format_described_size(const uint8_t *head);
 
-/* Read (use_mmap false) or map read-only (true) a whole file. An empty file
- * gives an empty image (data NULL, len 0). Pipes and devices are read to
- * their end even when mapping was asked for.
- * Returns AMQ_OK, AMQ_EIO (open/read/mmap failed; errno kept), AMQ_ECORRUPT
- * (the file changed size while being read), AMQ_ENOMEM. */
-int amq__file_image_open(amq__file_image *img, const char *path, bool use_mmap, amq_diag *diag);
-
-/* Release an image (amq__aligned_free or munmap). Accepts an empty image. */
-void amq__file_image_close(amq__file_image *img);
+/* What a file's first len bytes say: its size (*file_bytes) and family id
+ * (*family), every header field checked as amq__format_parse checks it
+ * (the same statuses and messages). Fewer than AMQ__FORMAT_HEADER_SIZE
+ * bytes that begin like the magic: AMQ_ERANGE, *file_bytes the bytes
+ * needed to tell; ones that do not: AMQ_EFORMAT. Untrusted input: reads
+ * only head[0, len); allocates nothing. */
+int amq__format_peek(uint64_t *file_bytes, uint32_t *family, const uint8_t *head, size_t len,
+                     amq_diag *diag);
 
 /* Open a container file: check flags (0 or AMQ_LOAD_MMAP; else AMQ_EINVAL),
  * read or map it into *img, and parse it into *c (pointing into *img). On

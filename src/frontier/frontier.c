@@ -93,30 +93,18 @@
  * two.
  *
  * The manifest is an amq container (docs/FORMAT.md) of family 11, whose
- * hasher is the filter's. Its parameter block, little-endian:
- *
- *   u32 version (2) | u64 generation
- *   u64 initial capacity | f64 fpr | f64 growth | f64 tightening
- *   u64 pushed | u64 enqueued | u64 popped
- *   u64 filter file checksum (its trailer; 0 at generation 0)
- *   u64 next segment id | u64 read offset | u64 read records | u64 segments
- *   u64 lost | u64 retired segments                            (124 bytes)
- *
- * and its payload the segment table, 24 bytes a segment (u64 id, u64
- * length, u64 records), then the retired segments' ids, u64 each. Version
- * 1, without lost and retired (108 bytes), is still read: nothing lost,
- * nothing retired. Generation 0 is the empty frontier written when the
- * directory is created: it has no filter file (the filter is made anew from
- * the parameters), so creating takes a single atomic write, and a directory
- * with frontier files but no manifest is damage, never a half-made
- * frontier. Reopening checks the container, every field, the counters
- * against each other and against the segment table (I2 with an empty head
- * and tail), the filter file's checksum against the manifest's and its
- * count against enqueued (I5), and each segment file's header and length.
- * Counters never wrap, since a wrapped one would be refused at reopening:
- * a frontier at generation 2^64 - 1 is refused a save, and one that has
- * counted 2^64 - 1 pushes another push, with AMQ_ERANGE (only a damaged
- * manifest can say either).
+ * hasher is the filter's: the filter's parameters, the counters, the
+ * filter file's checksum, the read position and the segment table
+ * (frontier_manifest.c has its layout). Generation 0 is the empty
+ * frontier written when the directory is created: it has no filter file
+ * (the filter is made anew from the parameters), so creating takes a
+ * single atomic write, and a directory with frontier files but no
+ * manifest is damage, never a half-made frontier. Reopening checks the container, every field, the
+ * counters against each other and against the segment table (I2 with an empty head and tail), the
+ * filter file's checksum against the manifest's and its count against enqueued (I5), and each
+ * segment file's header and length. Counters never wrap, since a wrapped one would be refused at
+ * reopening: a frontier at generation 2^64 - 1 is refused a save, and one that has counted 2^64 - 1
+ * pushes another push, with AMQ_ERANGE (only a damaged manifest can say either).
  *
  * The filter is kept in a generic handle (amq_filter, filter/filter.h),
  * which owns it: the filter file holds what the handle describes and is
@@ -137,8 +125,6 @@
  * AMQ_EVERSION (the directory's files), AMQ_ERANGE (filter bounds, a small
  * pop buffer, a counter or the segment ids at their limit), AMQ_ENOMEM.
  */
-#define _DEFAULT_SOURCE /* flock, which the POSIX level alone hides */
-
 #include "amq/frontier.h"
 #include "amq/bloom.h"
 #include "core/alloc.h"
@@ -151,27 +137,13 @@
 #include "frontier/frontier_internal.h"
 
 #include <assert.h>
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <limits.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-#define MANIFEST_NAME      "frontier.amq"
-#define MANIFEST_VERSION   2
-#define MANIFEST_PARAMS_V1 108
-#define MANIFEST_PARAMS    124
-#define FILTER_PREFIX      "filter-"
-#define FILTER_SUFFIX      ".amq"
-#define FILTER_NAME_SIZE   sizeof("filter-0123456789abcdef.amq")
-#define TEMP_SUFFIX        ".tmp"
-#define TEMP_NAME_SIZE     sizeof(".filter-0123456789abcdef.amq.tmp")
 
 #define DEFAULT_FPR              0.01
 #define DEFAULT_INITIAL_CAPACITY ((uint64_t)1 << 20)
@@ -181,34 +153,6 @@
 #define DEFAULT_SEGMENT          ((uint64_t)64 << 20)
 #define HEAD_MAX                 ((size_t)4 << 20)
 #define TAIL_FIRST_CAPACITY      ((size_t)64 << 10)
-
-/* Records in memory, between start and end of bytes[0, capacity). */
-typedef struct record_buffer {
-    uint8_t *bytes;
-    size_t capacity;
-    size_t start;     /* the first record not yet popped */
-    size_t end;       /* the end of the last record */
-    uint64_t records; /* records in [start, end) */
-} record_buffer;
-
-struct amq_frontier {
-    char *dir;                  /* absolute path */
-    int dir_fd;                 /* held with an exclusive flock while open */
-    amq_filter *handle;         /* the filter's owner, through which it is saved and loaded */
-    amq_scalable_bloom *filter; /* the handle's filter, for the typed calls */
-    amq_scalable_bloom_params filter_params; /* as made; stored in the manifest */
-    amq_hasher hasher;
-    amq_frontier_canonicalize_fn canonicalize;
-    void *canonicalize_user;
-    record_buffer head; /* read-ahead of the spill's oldest segment */
-    record_buffer tail; /* the newest URLs, not spilled */
-    size_t head_bytes_max, tail_bytes_max;
-    uint64_t head_urls_max, tail_urls_max;
-    amq__spill spill;
-    uint64_t pushed, enqueued, popped;
-    uint64_t generation; /* of the last checkpoint */
-    char canonical[AMQ_FRONTIER_MAX_URL + 1];
-};
 
 void amq_frontier_options_init(amq_frontier_options *opt)
 {
@@ -220,517 +164,6 @@ void amq_frontier_options_init(amq_frontier_options *opt)
     opt->memory_bytes = DEFAULT_MEMORY;
     opt->memory_urls = UINT64_MAX;
     opt->segment_bytes = DEFAULT_SEGMENT;
-}
-
-/* ---- the directory ---------------------------------------------------------- */
-
-static void filter_name(char out[FILTER_NAME_SIZE], uint64_t generation)
-{
-    amq__frontier_numbered_name(out, FILTER_NAME_SIZE, FILTER_PREFIX, generation, FILTER_SUFFIX);
-}
-
-/* The name a file is written under before it is renamed into place,
- * ".<name>.tmp": one name per file of a checkpoint, so that the checkpoint
- * before says which temporary files can be the frontier's. */
-static void temp_name(char out[TEMP_NAME_SIZE], const char *name)
-{
-    snprintf(out, TEMP_NAME_SIZE, ".%s%s", name, TEMP_SUFFIX);
-}
-
-int amq_frontier_is_filter(char *directory, size_t capacity, const char *path, amq_diag *diag)
-{
-    if (directory && capacity > 0)
-        directory[0] = '\0';
-    if (!path)
-        return amq__fail(diag, AMQ_EINVAL, "the path to ask about is NULL");
-    if (!directory && capacity > 0)
-        return amq__fail(diag, AMQ_EINVAL, "the directory buffer is NULL, its capacity %zu",
-                         capacity);
-    const char *slash = strrchr(path, '/');
-    const char *name = slash ? slash + 1 : path;
-    uint64_t generation;
-    if (!amq__frontier_numbered_name_parse(name, FILTER_PREFIX, FILTER_SUFFIX, &generation))
-        return 0;
-    /* The manifest's path is path with the filter's name replaced: shorter
-     * than path, so one that does not fit in PATH_MAX belongs to a path
-     * stat would refuse in the same way. */
-    size_t head = (size_t)(name - path); /* up to and including the last '/' */
-    char manifest[PATH_MAX];
-    struct stat st;
-    int error = 0;
-    if (head + sizeof MANIFEST_NAME > sizeof manifest) {
-        error = ENAMETOOLONG;
-    } else {
-        memcpy(manifest, path, head);
-        memcpy(manifest + head, MANIFEST_NAME, sizeof MANIFEST_NAME);
-        if (stat(manifest, &st) != 0)
-            error = errno;
-    }
-    if (error == ENOENT || error == ENOTDIR)
-        return 0;
-    if (error != 0)
-        return amq__io_fail(diag, error,
-                            "cannot tell whether '%s' is a frontier's filter: no stat of the "
-                            "manifest beside it",
-                            path);
-    const char *from = slash ? path : ".";
-    size_t len = !slash ? 1 : slash == path ? 1 : (size_t)(slash - path);
-    if (capacity <= len)
-        return amq__fail(diag, AMQ_ERANGE,
-                         "'%s' is a frontier's filter, but its directory (%zu bytes) and a NUL "
-                         "do not fit in %zu bytes",
-                         path, len, capacity);
-    memcpy(directory, from, len);
-    directory[len] = '\0';
-    return 1;
-}
-
-/* What a directory entry's name makes it to the frontier. */
-typedef enum entry_kind {
-    ENTRY_OTHER,     /* not a name the frontier writes: never touched */
-    ENTRY_MANIFEST,  /* frontier.amq */
-    ENTRY_FILTER,    /* filter-<generation>.amq; number = the generation */
-    ENTRY_SEGMENT,   /* segment-<id>.seg; number = the id */
-    ENTRY_TEMPORARY, /* a save's temporary file, ".frontier.amq.tmp" (number = UINT64_MAX)
-                        or ".filter-<generation>.amq.tmp" (number = the generation) */
-} entry_kind;
-
-static entry_kind classify(const char *name, uint64_t *number)
-{
-    if (strcmp(name, MANIFEST_NAME) == 0)
-        return ENTRY_MANIFEST;
-    if (amq__frontier_numbered_name_parse(name, FILTER_PREFIX, FILTER_SUFFIX, number))
-        return ENTRY_FILTER;
-    if (amq__segment_name_parse(name, number))
-        return ENTRY_SEGMENT;
-    size_t len = strlen(name), suffix_len = strlen(TEMP_SUFFIX);
-    if (name[0] != '.' || len <= 1 + suffix_len || len >= TEMP_NAME_SIZE ||
-        strcmp(name + len - suffix_len, TEMP_SUFFIX) != 0)
-        return ENTRY_OTHER;
-    char base[TEMP_NAME_SIZE];
-    memcpy(base, name + 1, len - 1 - suffix_len);
-    base[len - 1 - suffix_len] = '\0';
-    *number = UINT64_MAX;
-    if (strcmp(base, MANIFEST_NAME) == 0 ||
-        amq__frontier_numbered_name_parse(base, FILTER_PREFIX, FILTER_SUFFIX, number))
-        return ENTRY_TEMPORARY;
-    return ENTRY_OTHER;
-}
-
-/* Whether reopening at the checkpoint removes the entry: only a file the
- * frontier wrote and no longer needs. Each is known by the checkpoint's
- * record: the files of the save that would have made the next checkpoint
- * (filter-<g+1>.amq and the temporary files, whose names it fixes), the
- * previous checkpoint's filter and the segments the manifest lists as
- * retired (the removals a crash can interrupt after the commit point),
- * and segments of ids the checkpoint had not yet given out whose header is
- * a segment's of that id (spilled after it). A file named like the
- * frontier's that none of these covers is someone else's. */
-static bool sweepable(const amq_frontier *f, entry_kind kind, uint64_t number, const char *name,
-                      const uint64_t *retired, size_t retired_count)
-{
-    switch (kind) {
-    case ENTRY_TEMPORARY:
-        return number == UINT64_MAX || number == f->generation + 1;
-    case ENTRY_FILTER:
-        return number == f->generation + 1 || (f->generation >= 2 && number == f->generation - 1);
-    case ENTRY_SEGMENT:
-        if (amq__spill_holds(&f->spill, number))
-            return false;
-        for (size_t i = 0; i < retired_count; i++)
-            if (retired[i] == number)
-                return true;
-        return number >= f->spill.next_id && amq__segment_file_is_ours(f->dir_fd, name, number);
-    default:
-        return false;
-    }
-}
-
-/* Walk the directory. fresh (there is no manifest): the manifest's
- * temporary file is removed, any other file of the frontier's names is
- * damage, and any other file at all means this is not a frontier's
- * directory. Otherwise the files sweepable() names are removed. */
-static int sweep_directory(amq_frontier *f, bool fresh, const uint64_t *retired,
-                           size_t retired_count, amq_diag *diag)
-{
-    int fd = openat(f->dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    DIR *dir = fd >= 0 ? fdopendir(fd) : NULL;
-    if (!dir) {
-        int status = amq__io_fail(diag, errno, "cannot list directory '%s'", f->dir);
-        if (fd >= 0)
-            close(fd);
-        return status;
-    }
-    int status = AMQ_OK;
-    struct dirent *entry;
-    while (status == AMQ_OK && (entry = readdir(dir)) != NULL) {
-        const char *name = entry->d_name;
-        if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
-            continue;
-        uint64_t number = 0;
-        entry_kind kind = classify(name, &number);
-        bool remove = fresh ? kind == ENTRY_TEMPORARY && number == UINT64_MAX
-                            : sweepable(f, kind, number, name, retired, retired_count);
-        if (fresh && kind == ENTRY_OTHER)
-            status =
-                amq__fail(diag, AMQ_EINVAL, "'%s' is not empty and holds no frontier (it has '%s')",
-                          f->dir, name);
-        else if (fresh && !remove)
-            status = amq__fail(diag, AMQ_ECORRUPT,
-                               "'%s' holds the frontier file '%s' but no %s: the manifest is "
-                               "missing",
-                               f->dir, name, MANIFEST_NAME);
-        else if (remove && unlinkat(f->dir_fd, name, 0) != 0 && errno != ENOENT)
-            status = amq__io_fail(diag, errno, "cannot remove '%s/%s'", f->dir, name);
-    }
-    closedir(dir);
-    return status;
-}
-
-/* Create dir if needed, open it, lock it, and resolve its path (for
- * messages: every file is reached through the descriptor, so a directory
- * renamed while open is still the one written). */
-static int open_directory(amq_frontier *f, const char *dir, amq_diag *diag)
-{
-    if (*dir == '\0')
-        return amq__fail(diag, AMQ_EINVAL, "the frontier's directory path is empty");
-    if (mkdir(dir, 0777) != 0 && errno != EEXIST)
-        return amq__io_fail(diag, errno, "cannot create directory '%s'", dir);
-    f->dir_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (f->dir_fd < 0) {
-        if (errno == ENOTDIR)
-            return amq__fail(diag, AMQ_EINVAL, "'%s' is not a directory", dir);
-        return amq__io_fail(diag, errno, "cannot open directory '%s'", dir);
-    }
-    /* The lock belongs to this open file description: a second open, in
-     * this process or another, makes its own and is refused. */
-    if (flock(f->dir_fd, LOCK_EX | LOCK_NB) != 0) {
-        if (errno == EWOULDBLOCK)
-            return amq__io_fail(diag, errno,
-                                "frontier directory '%s' is locked: another amq_frontier has it "
-                                "open",
-                                dir);
-        return amq__io_fail(diag, errno, "cannot lock frontier directory '%s'", dir);
-    }
-    /* Into a buffer of our own, not realpath's malloc'd one: every byte
-     * the frontier keeps comes from the library's allocator. */
-    char resolved[PATH_MAX];
-    if (!realpath(dir, resolved))
-        return amq__io_fail(diag, errno, "cannot resolve the path '%s'", dir);
-    size_t len = strlen(resolved);
-    f->dir = amq__malloc(len + 1);
-    if (!f->dir)
-        return amq__fail(diag, AMQ_ENOMEM, "out of memory opening '%s'", dir);
-    memcpy(f->dir, resolved, len + 1);
-    return AMQ_OK;
-}
-
-/* ---- files in the directory ------------------------------------------------------ */
-
-/* A writer for amq__format_write into a file, which keeps the last bytes
- * written: the container's trailer, its checksum. */
-typedef struct file_writer {
-    int fd;
-    uint8_t last[AMQ__FORMAT_TRAILER_SIZE];
-} file_writer;
-
-static int file_write(void *context, const void *data, size_t len)
-{
-    file_writer *w = context;
-    if (amq__write_all(w->fd, data, len, -1) != 0)
-        return -1;
-    size_t keep = sizeof w->last;
-    if (len >= keep) {
-        memcpy(w->last, (const uint8_t *)data + len - keep, keep);
-    } else {
-        memmove(w->last, w->last + len, keep - len);
-        memcpy(w->last + keep - len, data, len);
-    }
-    return 0;
-}
-
-/* Write a container as name in the frontier's directory, atomically: its
- * temporary file, fsync, rename over name, fsync the directory, all
- * relative to the directory's descriptor. mode is the new file's (less the
- * umask). *checksum (may be NULL) receives the trailer written. On a
- * failure before the rename, name is untouched and the temporary file
- * gone. */
-static int write_file(uint64_t *checksum, amq_frontier *f, const char *name, mode_t mode,
-                      const amq__container *c, const amq__piece *pieces, size_t piece_count,
-                      amq_diag *diag)
-{
-    char temp[TEMP_NAME_SIZE];
-    temp_name(temp, name);
-    /* An earlier failed save's, which may be read-only. */
-    if (unlinkat(f->dir_fd, temp, 0) != 0 && errno != ENOENT)
-        return amq__io_fail(diag, errno, "cannot remove '%s/%s'", f->dir, temp);
-    file_writer w = { .fd = openat(f->dir_fd, temp,
-                                   O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode) };
-    if (w.fd < 0)
-        return amq__io_fail(diag, errno, "cannot create '%s/%s'", f->dir, temp);
-    amq_diag inner = { .message = "" };
-    int status = amq__format_write(c, pieces, piece_count, file_write, &w, &inner);
-    if (status == AMQ_EIO)
-        status = amq__io_fail(diag, errno, "writing '%s/%s'", f->dir, temp);
-    else if (status != AMQ_OK)
-        status = amq__fail(diag, status, "writing '%s/%s': %s", f->dir, temp, inner.message);
-    else if (fsync(w.fd) != 0)
-        status = amq__io_fail(diag, errno, "syncing '%s/%s'", f->dir, temp);
-    if (close(w.fd) != 0 && status == AMQ_OK)
-        status = amq__io_fail(diag, errno, "closing '%s/%s'", f->dir, temp);
-    if (status == AMQ_OK && renameat(f->dir_fd, temp, f->dir_fd, name) != 0)
-        status = amq__io_fail(diag, errno, "cannot rename '%s/%s' to '%s'", f->dir, temp, name);
-    if (status != AMQ_OK) {
-        unlinkat(f->dir_fd, temp, 0);
-        return status;
-    }
-    /* Filesystems that cannot sync a directory say EINVAL. */
-    if (fsync(f->dir_fd) != 0 && errno != EINVAL)
-        return amq__io_fail(diag, errno, "syncing directory '%s' after writing '%s'", f->dir, name);
-    if (checksum)
-        *checksum = amq__load_u64le(w.last);
-    return AMQ_OK;
-}
-
-/* Read the whole file name of the frontier's directory into *image (a
- * symbolic link is not followed). AMQ_EIO (errno ENOENT for a missing
- * file), AMQ_ECORRUPT (not a regular file, or it changed size while read),
- * AMQ_ENOMEM. */
-static int read_file(amq__file_image *image, const amq_frontier *f, const char *name,
-                     amq_diag *diag)
-{
-    memset(image, 0, sizeof *image);
-    int fd = openat(f->dir_fd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-    if (fd < 0)
-        return amq__io_fail(diag, errno, "cannot open '%s/%s'", f->dir, name);
-    struct stat st;
-    uint8_t *data = NULL;
-    int status = AMQ_OK;
-    if (fstat(fd, &st) != 0)
-        status = amq__io_fail(diag, errno, "cannot stat '%s/%s'", f->dir, name);
-    else if (!S_ISREG(st.st_mode))
-        status = amq__fail(diag, AMQ_ECORRUPT, "'%s/%s' is not a regular file", f->dir, name);
-    else if ((uint64_t)st.st_size > SIZE_MAX ||
-             (st.st_size > 0 && !(data = amq__alloc_table((uint64_t)st.st_size, false))))
-        status = amq__fail(diag, AMQ_ENOMEM, "out of memory reading '%s/%s'", f->dir, name);
-    if (status == AMQ_OK) {
-        int64_t got = amq__read_full(fd, data, (size_t)st.st_size, 0);
-        if (got < 0)
-            status = amq__io_fail(diag, errno, "reading '%s/%s'", f->dir, name);
-        else if (got != (int64_t)st.st_size)
-            status = amq__fail(diag, AMQ_ECORRUPT, "'%s/%s' changed size while being read", f->dir,
-                               name);
-    }
-    close(fd);
-    if (status != AMQ_OK) {
-        amq__aligned_free(data);
-        return status;
-    }
-    image->data = data;
-    image->len = (size_t)st.st_size;
-    image->mapped = false;
-    return AMQ_OK;
-}
-
-/* ---- the filter's file ------------------------------------------------------ */
-
-/* Write the filter as filter-<generation>.amq, as the generic handle saves
- * it, and learn the checksum written. The file is read-only: its checksum
- * is the manifest's, so a change by any other writer (amq add, which
- * refuses a file without a write bit) would make the checkpoint
- * unopenable. */
-static int save_filter(uint64_t *checksum, amq_frontier *f, uint64_t generation, amq_diag *diag)
-{
-    char name[FILTER_NAME_SIZE];
-    filter_name(name, generation);
-    amq__container c;
-    amq__saved saved;
-    int status = amq__filter_describe(&saved, &c, f->handle, diag);
-    if (status != AMQ_OK)
-        return status;
-    return write_file(checksum, f, name, 0444, &c, saved.pieces, saved.piece_count, diag);
-}
-
-/* Load filter-<generation>.amq: a scalable Bloom filter's file, which must
- * be the one whose checksum the manifest holds. */
-static int load_filter(amq_frontier *f, uint64_t checksum, amq_diag *diag)
-{
-    char name[FILTER_NAME_SIZE];
-    filter_name(name, f->generation);
-    amq__file_image image;
-    amq__container c;
-    amq_diag inner = { .message = "" };
-    int status = read_file(&image, f, name, &inner);
-    if (status == AMQ_EIO && errno == ENOENT)
-        return amq__fail(diag, AMQ_ECORRUPT,
-                         "frontier '%s': the checkpoint's filter file '%s' is missing", f->dir,
-                         name);
-    if (status == AMQ_OK) {
-        status = amq__format_parse(&c, image.data, image.len, &inner);
-        if (status == AMQ_OK && c.family != amq__scalable_bloom_family.id)
-            status =
-                amq__fail(&inner, AMQ_ECORRUPT,
-                          "it holds family %" PRIu32 ", not a scalable-bloom filter", c.family);
-        if (status != AMQ_OK)
-            amq__file_image_close(&image);
-    }
-    uint64_t trailer = 0;
-    amq_filter *handle = NULL;
-    if (status == AMQ_OK) {
-        trailer = amq__load_u64le(image.data + image.len - AMQ__FORMAT_TRAILER_SIZE);
-        status = amq__filter_from_container(&handle, &c, &image, name, &inner);
-    }
-    if (status != AMQ_OK)
-        return amq__fail(diag, status, "frontier '%s': filter file '%s': %s", f->dir, name,
-                         inner.message);
-    amq_scalable_bloom *filter = amq_scalable_bloom_unwrap(handle);
-    assert(filter);
-    if (trailer != checksum) {
-        /* A sound filter file, but not the one the checkpoint wrote: the
-         * frontier cannot tell which URLs were added to it (and would skip
-         * them, never having queued them), nor rebuild it, the popped URLs
-         * being gone. */
-        status =
-            amq__fail(diag, AMQ_ECORRUPT,
-                      "frontier '%s': its filter file '%s' was changed outside the "
-                      "frontier (or belongs to another checkpoint): its checksum %016" PRIx64
-                      " is not the %016" PRIx64 " checkpoint %" PRIu64
-                      " wrote, and it holds %" PRIu64 " URLs where the checkpoint enqueued %" PRIu64
-                      "; restore the file the checkpoint wrote",
-                      f->dir, name, trailer, checksum, f->generation,
-                      amq_scalable_bloom_keys(filter), f->enqueued);
-        amq_free(handle);
-        return status;
-    }
-    f->handle = handle;
-    f->filter = filter;
-    return AMQ_OK;
-}
-
-/* ---- the manifest ------------------------------------------------------------ */
-
-/* What a manifest says besides the segment table. */
-typedef struct manifest {
-    uint64_t generation;
-    amq_scalable_bloom_params filter;
-    uint64_t pushed, enqueued, popped;
-    uint64_t filter_checksum;
-    uint64_t next_segment;
-    uint64_t read_offset, read_records;
-    uint64_t segments;
-    uint64_t lost;              /* version 2: records skipped as damaged */
-    uint64_t retired;           /* version 2: segments awaiting removal */
-    const uint8_t *retired_ids; /* their ids, u64 each, after the segment table */
-} manifest;
-
-static int write_manifest(amq_frontier *f, const manifest *m, amq_diag *diag)
-{
-    amq__params_writer *w = amq__malloc(sizeof *w);
-    size_t table_len = f->spill.count * AMQ__SPILL_ENTRY_SIZE;
-    size_t retired_len = m->retired * 8;
-    uint8_t *table = table_len + retired_len ? amq__malloc(table_len + retired_len) : NULL;
-    int status = AMQ_OK;
-    if (!w || (table_len + retired_len && !table)) {
-        status = amq__fail(diag, AMQ_ENOMEM, "out of memory writing the manifest");
-    } else {
-        amq__params_init(w);
-        amq__params_put_u32(w, MANIFEST_VERSION);
-        amq__params_put_u64(w, m->generation);
-        amq__params_put_u64(w, m->filter.capacity);
-        amq__params_put_f64(w, m->filter.fpr);
-        amq__params_put_f64(w, m->filter.growth);
-        amq__params_put_f64(w, m->filter.tightening);
-        amq__params_put_u64(w, m->pushed);
-        amq__params_put_u64(w, m->enqueued);
-        amq__params_put_u64(w, m->popped);
-        amq__params_put_u64(w, m->filter_checksum);
-        amq__params_put_u64(w, m->next_segment);
-        amq__params_put_u64(w, m->read_offset);
-        amq__params_put_u64(w, m->read_records);
-        amq__params_put_u64(w, m->segments);
-        amq__params_put_u64(w, m->lost);
-        amq__params_put_u64(w, m->retired);
-        assert(w->len == MANIFEST_PARAMS);
-        amq__spill_table_store(&f->spill, table);
-        for (size_t i = 0; i < m->retired; i++)
-            amq__store_u64le(table + table_len + i * 8, f->spill.retired[i]);
-        amq__container c = {
-            .family = AMQ__FAMILY_FRONTIER,
-            .hasher = m->filter.hasher,
-            .params = w->bytes,
-            .params_len = w->len,
-        };
-        amq__piece piece = { .data = table, .len = table_len + retired_len };
-        status = write_file(NULL, f, MANIFEST_NAME, 0644, &c, &piece, 1, diag);
-    }
-    amq__free(w);
-    amq__free(table);
-    return status;
-}
-
-/* Read the manifest's fields and check them against each other; the
- * segment table is checked by the spill. */
-static int parse_manifest(manifest *m, const amq__container *c, amq_diag *diag)
-{
-    if (c->family != AMQ__FAMILY_FRONTIER)
-        return amq__fail(diag, AMQ_ECORRUPT,
-                         "it is an amq file of family %" PRIu32 ", not a frontier manifest",
-                         c->family);
-    amq__params_reader r;
-    amq__params_reader_init(&r, c->params, c->params_len);
-    uint32_t version = 0;
-    if (amq__params_get_u32(&r, &version) != AMQ_OK)
-        return amq__fail(diag, AMQ_ECORRUPT, "its parameter block is empty");
-    if (version > MANIFEST_VERSION)
-        return amq__fail(diag, AMQ_EVERSION,
-                         "manifest version %" PRIu32 " is newer than the %d this library reads",
-                         version, MANIFEST_VERSION);
-    memset(m, 0, sizeof *m);
-    m->filter.hasher = c->hasher;
-    if (version < 1 || amq__params_get_u64(&r, &m->generation) ||
-        amq__params_get_u64(&r, &m->filter.capacity) || amq__params_get_f64(&r, &m->filter.fpr) ||
-        amq__params_get_f64(&r, &m->filter.growth) ||
-        amq__params_get_f64(&r, &m->filter.tightening) || amq__params_get_u64(&r, &m->pushed) ||
-        amq__params_get_u64(&r, &m->enqueued) || amq__params_get_u64(&r, &m->popped) ||
-        amq__params_get_u64(&r, &m->filter_checksum) || amq__params_get_u64(&r, &m->next_segment) ||
-        amq__params_get_u64(&r, &m->read_offset) || amq__params_get_u64(&r, &m->read_records) ||
-        amq__params_get_u64(&r, &m->segments) ||
-        (version >= 2 &&
-         (amq__params_get_u64(&r, &m->lost) || amq__params_get_u64(&r, &m->retired))) ||
-        amq__params_end(&r) != AMQ_OK)
-        return amq__fail(diag, AMQ_ECORRUPT,
-                         "its parameter block is %" PRIu32 " bytes of version %" PRIu32
-                         "; version 1 has %d, version 2 %d",
-                         c->params_len, version, MANIFEST_PARAMS_V1, MANIFEST_PARAMS);
-    if (m->enqueued > m->pushed || m->popped > m->enqueued || m->lost > m->enqueued - m->popped)
-        return amq__fail(diag, AMQ_ECORRUPT,
-                         "its counters are inconsistent: %" PRIu64 " pushed, %" PRIu64
-                         " enqueued, %" PRIu64 " popped, %" PRIu64 " lost",
-                         m->pushed, m->enqueued, m->popped, m->lost);
-    if (m->next_segment < 1)
-        return amq__fail(diag, AMQ_ECORRUPT, "its next segment id is 0");
-    if (m->filter.capacity < 1 || !(m->filter.fpr > 0 && m->filter.fpr < 1))
-        return amq__fail(diag, AMQ_ECORRUPT,
-                         "its filter's first-stage capacity %" PRIu64 " or fpr %g is out of range",
-                         m->filter.capacity, m->filter.fpr);
-    if (m->generation == 0 && (m->pushed || m->segments || m->filter_checksum || m->retired))
-        return amq__fail(diag, AMQ_ECORRUPT, "generation 0 is not the empty frontier");
-    if (m->segments > c->payload_len / AMQ__SPILL_ENTRY_SIZE || m->retired > c->payload_len / 8 ||
-        c->payload_len != m->segments * AMQ__SPILL_ENTRY_SIZE + m->retired * 8)
-        return amq__fail(diag, AMQ_ECORRUPT,
-                         "its segment table is %" PRIu64 " bytes, not %d for each of %" PRIu64
-                         " segments and 8 for each of %" PRIu64 " retired ones",
-                         c->payload_len, AMQ__SPILL_ENTRY_SIZE, m->segments, m->retired);
-    m->retired_ids = c->payload + m->segments * AMQ__SPILL_ENTRY_SIZE;
-    for (uint64_t i = 0; i < m->retired; i++) {
-        uint64_t id = amq__load_u64le(m->retired_ids + i * 8);
-        if (id == 0 || id >= m->next_segment)
-            return amq__fail(diag, AMQ_ECORRUPT,
-                             "retired segment %" PRIu64 " has id %" PRIu64
-                             ", not above 0 and below %" PRIu64,
-                             i, id, m->next_segment);
-    }
-    return AMQ_OK;
 }
 
 /* The filter a manifest describes, made empty (generation 0), in its
@@ -762,13 +195,13 @@ static int reopen(amq_frontier *f, amq_diag *diag)
     amq__file_image image;
     amq_diag inner = { .message = "" };
     amq__container c;
-    manifest m;
+    amq__manifest m;
     uint64_t *retired = NULL;
-    int status = read_file(&image, f, MANIFEST_NAME, &inner);
+    int status = amq__frontier_read_file(&image, f, AMQ__FRONTIER_MANIFEST_NAME, &inner);
     if (status == AMQ_OK) {
         status = amq__format_parse(&c, image.data, image.len, &inner);
         if (status == AMQ_OK)
-            status = parse_manifest(&m, &c, &inner);
+            status = amq__manifest_parse(&m, &c, &inner);
         if (status == AMQ_OK) {
             f->generation = m.generation;
             f->filter_params = m.filter;
@@ -790,7 +223,7 @@ static int reopen(amq_frontier *f, amq_diag *diag)
     }
     if (status != AMQ_OK) {
         amq__free(retired);
-        return amq__fail(diag, status, "manifest '%s/%s': %s", f->dir, MANIFEST_NAME,
+        return amq__fail(diag, status, "manifest '%s/%s': %s", f->dir, AMQ__FRONTIER_MANIFEST_NAME,
                          inner.message);
     }
     if (f->spill.unread_records != m.enqueued - m.popped - m.lost)
@@ -798,9 +231,10 @@ static int reopen(amq_frontier *f, amq_diag *diag)
             amq__fail(diag, AMQ_ECORRUPT,
                       "manifest '%s/%s': its segments hold %" PRIu64 " unread URLs, but %" PRIu64
                       " were enqueued, %" PRIu64 " popped and %" PRIu64 " lost",
-                      f->dir, MANIFEST_NAME, f->spill.unread_records, m.enqueued, m.popped, m.lost);
+                      f->dir, AMQ__FRONTIER_MANIFEST_NAME, f->spill.unread_records, m.enqueued,
+                      m.popped, m.lost);
     else if (m.generation > 0)
-        status = load_filter(f, m.filter_checksum, diag);
+        status = amq__frontier_load_filter(f, m.filter_checksum, diag);
     else if ((status = make_filter(f, &inner)) != AMQ_OK) {
         if (status == AMQ_EINVAL || status == AMQ_ERANGE)
             status = AMQ_ECORRUPT;
@@ -812,14 +246,14 @@ static int reopen(amq_frontier *f, amq_diag *diag)
                            " URLs; the manifest says %" PRIu64 " were enqueued",
                            f->dir, amq_scalable_bloom_keys(f->filter), f->enqueued);
     if (status == AMQ_OK)
-        status = sweep_directory(f, false, retired, (size_t)m.retired, diag);
+        status = amq__frontier_sweep(f, false, retired, (size_t)m.retired, diag);
     amq__free(retired);
     return status;
 }
 
 static int create(amq_frontier *f, const amq_frontier_options *opt, amq_diag *diag)
 {
-    int status = sweep_directory(f, true, NULL, 0, diag);
+    int status = amq__frontier_sweep(f, true, NULL, 0, diag);
     if (status != AMQ_OK)
         return status;
     f->filter_params = (amq_scalable_bloom_params){
@@ -832,12 +266,12 @@ static int create(amq_frontier *f, const amq_frontier_options *opt, amq_diag *di
     status = make_filter(f, diag);
     if (status != AMQ_OK)
         return status;
-    manifest m = {
+    amq__manifest m = {
         .filter = f->filter_params,
         .next_segment = f->spill.next_id,
         .read_offset = f->spill.read_offset,
     };
-    return write_manifest(f, &m, diag);
+    return amq__manifest_write(f, &m, diag);
 }
 
 /* ---- open and close -------------------------------------------------------------- */
@@ -908,16 +342,17 @@ int amq_frontier_open(amq_frontier **out, const char *dir, const amq_frontier_op
     f->canonicalize = opt->canonicalize;
     f->canonicalize_user = opt->canonicalize_user;
     share_memory(f, opt);
-    status = open_directory(f, dir, diag);
+    status = amq__frontier_open_directory(f, dir, diag);
     if (status == AMQ_OK) {
         amq__spill_init(&f->spill, f->dir_fd, f->dir, opt->segment_bytes);
         struct stat st;
-        if (fstatat(f->dir_fd, MANIFEST_NAME, &st, 0) == 0)
+        if (fstatat(f->dir_fd, AMQ__FRONTIER_MANIFEST_NAME, &st, 0) == 0)
             status = reopen(f, diag);
         else if (errno == ENOENT)
             status = create(f, opt, diag);
         else
-            status = amq__io_fail(diag, errno, "cannot stat '%s/%s'", f->dir, MANIFEST_NAME);
+            status = amq__io_fail(diag, errno, "cannot stat '%s/%s'", f->dir,
+                                  AMQ__FRONTIER_MANIFEST_NAME);
     }
     if (status != AMQ_OK) {
         destroy(f);
@@ -941,7 +376,7 @@ void amq_frontier_close(amq_frontier *f)
 /* Spill the tail; on failure, what was written has left it (I1 holds). */
 static int spill_tail(amq_frontier *f, amq_diag *diag)
 {
-    record_buffer *t = &f->tail;
+    amq__record_buffer *t = &f->tail;
     size_t done = 0;
     uint64_t records = 0;
     int status =
@@ -956,7 +391,7 @@ static int spill_tail(amq_frontier *f, amq_diag *diag)
 /* Make room at the tail's end for need more bytes and one more record. */
 static int make_room(amq_frontier *f, size_t need, amq_diag *diag)
 {
-    record_buffer *t = &f->tail;
+    amq__record_buffer *t = &f->tail;
     size_t live = t->end - t->start;
     if (t->records >= f->tail_urls_max || live + need > f->tail_bytes_max) {
         int status = spill_tail(f, diag);
@@ -1034,7 +469,7 @@ int amq_frontier_push(amq_frontier *f, const char *url, size_t len, amq_diag *di
 
 static int refill_head(amq_frontier *f, amq_diag *diag)
 {
-    record_buffer *h = &f->head;
+    amq__record_buffer *h = &f->head;
     if (!h->bytes) {
         h->bytes = amq__malloc(f->head_bytes_max);
         if (!h->bytes)
@@ -1065,7 +500,7 @@ int amq_frontier_pop(char *buffer, size_t capacity, size_t *len, amq_frontier *f
         if (status != AMQ_OK)
             return status;
     }
-    record_buffer *from = f->head.records ? &f->head : f->tail.records ? &f->tail : NULL;
+    amq__record_buffer *from = f->head.records ? &f->head : f->tail.records ? &f->tail : NULL;
     if (!from)
         return 0;
     const uint8_t *record = from->bytes + from->start;
@@ -1101,7 +536,7 @@ int amq_frontier_save(amq_frontier *f, amq_diag *diag)
         status = amq__spill_retire_read(&f->spill, diag);
     if (status == AMQ_OK)
         status = amq__spill_sync(&f->spill, diag);
-    manifest m = {
+    amq__manifest m = {
         .generation = f->generation + 1,
         .filter = f->filter_params,
         .pushed = f->pushed,
@@ -1116,20 +551,20 @@ int amq_frontier_save(amq_frontier *f, amq_diag *diag)
         .retired = f->spill.retired_count,
     };
     if (status == AMQ_OK)
-        status = save_filter(&m.filter_checksum, f, m.generation, diag);
+        status = amq__frontier_save_filter(&m.filter_checksum, f, m.generation, diag);
     if (status == AMQ_OK) {
-        status = write_manifest(f, &m, diag);
+        status = amq__manifest_write(f, &m, diag);
         if (status != AMQ_OK) {
-            char name[FILTER_NAME_SIZE];
-            filter_name(name, m.generation);
+            char name[AMQ__FRONTIER_FILTER_NAME_SIZE];
+            amq__frontier_filter_name(name, m.generation);
             unlinkat(f->dir_fd, name, 0);
         }
     }
     if (status != AMQ_OK)
         return status;
     if (f->generation > 0) {
-        char name[FILTER_NAME_SIZE];
-        filter_name(name, f->generation);
+        char name[AMQ__FRONTIER_FILTER_NAME_SIZE];
+        amq__frontier_filter_name(name, f->generation);
         unlinkat(f->dir_fd, name, 0);
     }
     amq__spill_commit(&f->spill);
@@ -1161,7 +596,7 @@ void amq_frontier_stats_get(amq_frontier_stats *out, const amq_frontier *f)
 }
 
 /* I4 for one buffer: whole records from start to end, as many as it says. */
-static int check_buffer(const record_buffer *b, const char *which, amq_diag *diag)
+static int check_buffer(const amq__record_buffer *b, const char *which, amq_diag *diag)
 {
     if (b->start > b->end || b->end > b->capacity)
         return amq__fail(diag, AMQ_ECORRUPT, "%s: start %zu, end %zu, capacity %zu (I4)", which,

@@ -1,19 +1,24 @@
 /*
- * frontier_internal.h - what the crawl frontier's two files share:
- * frontier.c (the queue's memory part, the filter, checkpoints) and
- * frontier_segments.c (the spill: the part of the queue kept in segment
- * files). Both are described in those files' opening comments.
+ * frontier_internal.h - what the crawl frontier's files share:
+ * frontier.c (the queue's memory part, the filter, checkpoints),
+ * frontier_store.c (its directory: file names, the sweep, atomic writes),
+ * frontier_manifest.c (the manifest's encoding) and frontier_segments.c
+ * (the spill: the part of the queue kept in segment files). Each is
+ * described in its opening comment.
  */
 #ifndef AMQ_FRONTIER_INTERNAL_H
 #define AMQ_FRONTIER_INTERNAL_H
 
 #include "amq/amq.h"
+#include "amq/bloom.h"
 #include "amq/frontier.h"
+#include "core/format.h"
 #include "core/util.h"
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 /* ---- records ------------------------------------------------------------------ */
 
@@ -155,6 +160,108 @@ bool amq__frontier_numbered_name_parse(const char *name, const char *prefix, con
                                        uint64_t *id);
 
 /* ---- the frontier ---------------------------------------------------------------- */
+
+/* The directory's files (frontier_store.c names them). */
+#define AMQ__FRONTIER_MANIFEST_NAME    "frontier.amq"
+#define AMQ__FRONTIER_FILTER_NAME_SIZE sizeof("filter-0123456789abcdef.amq")
+
+/* Records in memory, between start and end of bytes[0, capacity). */
+typedef struct amq__record_buffer {
+    uint8_t *bytes;
+    size_t capacity;
+    size_t start;     /* the first record not yet popped */
+    size_t end;       /* the end of the last record */
+    uint64_t records; /* records in [start, end) */
+} amq__record_buffer;
+
+struct amq_frontier {
+    char *dir;                  /* absolute path */
+    int dir_fd;                 /* held with an exclusive flock while open */
+    amq_filter *handle;         /* the filter's owner, through which it is saved and loaded */
+    amq_scalable_bloom *filter; /* the handle's filter, for the typed calls */
+    amq_scalable_bloom_params filter_params; /* as made; stored in the manifest */
+    amq_hasher hasher;
+    amq_frontier_canonicalize_fn canonicalize;
+    void *canonicalize_user;
+    amq__record_buffer head; /* read-ahead of the spill's oldest segment */
+    amq__record_buffer tail; /* the newest URLs, not spilled */
+    size_t head_bytes_max, tail_bytes_max;
+    uint64_t head_urls_max, tail_urls_max;
+    amq__spill spill;
+    uint64_t pushed, enqueued, popped;
+    uint64_t generation; /* of the last checkpoint */
+    char canonical[AMQ_FRONTIER_MAX_URL + 1];
+};
+
+/* ---- the directory (frontier_store.c) ------------------------------------------------ */
+
+/* "filter-<generation as 16 hex digits>.amq", the checkpoint's filter file. */
+void amq__frontier_filter_name(char out[AMQ__FRONTIER_FILTER_NAME_SIZE], uint64_t generation);
+
+/* Create dir if needed, open it into f->dir_fd, lock it, and resolve its
+ * path into f->dir (for messages: every file is reached through the
+ * descriptor). AMQ_EINVAL (empty path, not a directory), AMQ_EIO (the
+ * lock among them), AMQ_ENOMEM. */
+int amq__frontier_open_directory(amq_frontier *f, const char *dir, amq_diag *diag);
+
+/* Walk the directory. fresh (there is no manifest): the manifest's
+ * temporary file is removed, any other file of the frontier's names is
+ * damage (AMQ_ECORRUPT), and any other file at all means this is not a
+ * frontier's directory (AMQ_EINVAL). Otherwise the files the checkpoint
+ * f is at records as the frontier's and unneeded are removed (retired:
+ * the segments its manifest lists as retired). AMQ_EIO. */
+int amq__frontier_sweep(amq_frontier *f, bool fresh, const uint64_t *retired, size_t retired_count,
+                        amq_diag *diag);
+
+/* Write a container as name in the directory, atomically, with mode (less
+ * the umask); *checksum (may be NULL) receives its trailer. */
+int amq__frontier_write_file(uint64_t *checksum, amq_frontier *f, const char *name, mode_t mode,
+                             const amq__container *c, const amq__piece *pieces, size_t piece_count,
+                             amq_diag *diag);
+
+/* Read the whole file name of the directory into *image (a symbolic link
+ * is not followed). AMQ_EIO (errno ENOENT for a missing file),
+ * AMQ_ECORRUPT (not a regular file, or it changed size while read),
+ * AMQ_ENOMEM. */
+int amq__frontier_read_file(amq__file_image *image, const amq_frontier *f, const char *name,
+                            amq_diag *diag);
+
+/* Write f's filter as filter-<generation>.amq, read-only, and learn the
+ * checksum written. */
+int amq__frontier_save_filter(uint64_t *checksum, amq_frontier *f, uint64_t generation,
+                              amq_diag *diag);
+
+/* Load the checkpoint's filter file into f->handle and f->filter: a
+ * scalable Bloom filter's file whose trailer is checksum. AMQ_ECORRUPT
+ * when it is missing, damaged or not the checkpoint's. */
+int amq__frontier_load_filter(amq_frontier *f, uint64_t checksum, amq_diag *diag);
+
+/* ---- the manifest (frontier_manifest.c) --------------------------------------------- */
+
+/* What a manifest says besides the segment table. */
+typedef struct amq__manifest {
+    uint64_t generation;
+    amq_scalable_bloom_params filter;
+    uint64_t pushed, enqueued, popped;
+    uint64_t filter_checksum;
+    uint64_t next_segment;
+    uint64_t read_offset, read_records;
+    uint64_t segments;
+    uint64_t lost;              /* version 2: records skipped as damaged */
+    uint64_t retired;           /* version 2: segments awaiting removal */
+    const uint8_t *retired_ids; /* their ids, u64 each, after the segment table */
+} amq__manifest;
+
+/* Write the manifest m, with f's segment table, as the directory's
+ * frontier.amq: the commit point of a checkpoint. */
+int amq__manifest_write(amq_frontier *f, const amq__manifest *m, amq_diag *diag);
+
+/* Read a manifest's fields from its container and check them against
+ * each other; the segment table (c->payload) is the spill's to check.
+ * AMQ_ECORRUPT, AMQ_EVERSION. */
+int amq__manifest_parse(amq__manifest *m, const amq__container *c, amq_diag *diag);
+
+/* ---- invariants ------------------------------------------------------------------ */
 
 /* AMQ_OK if the frontier's invariants (frontier.c, I1 to I5) hold, else
  * AMQ_ECORRUPT naming the broken one in *diag (may be NULL). O(URLs in
