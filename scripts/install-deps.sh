@@ -25,7 +25,7 @@
 # gcc-multilib).
 set -eu
 
-packages="gcc clang make cmake pkg-config libxxhash-dev libssl-dev libcmocka-dev libclang-rt-14-dev clang-format groff-base zlib1g-dev libzstd-dev gzip pigz zstd python3 redis-server redis-tools python3-redis python3-hypothesis binutils-s390x-linux-gnu libc6-dev-s390x-cross libgcc-12-dev-s390x-cross qemu-user"
+packages="gcc clang make cmake pkg-config libxxhash-dev libssl-dev libcmocka-dev libclang-rt-14-dev clang-format groff-base zlib1g-dev libzstd-dev gzip pigz zstd python3 redis-server redis-tools python3-redis python3-hypothesis binutils-s390x-linux-gnu libc6-dev-s390x-cross libgcc-12-dev-s390x-cross qemu-user abigail-tools"
 if [ "$(dpkg --print-architecture 2>/dev/null || true)" = amd64 ]; then
     packages="$packages gcc-multilib"
 fi

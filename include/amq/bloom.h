@@ -159,51 +159,12 @@ AMQ_API void amq_bloom_add_many(uint8_t *added, amq_bloom *filter, const void *c
                                 const size_t *lens, size_t count);
 
 /**
- * Add a key as amq_bloom_add does, safely beside other threads adding to the
- * same filter with this call and querying it with
- * amq_bloom_contains_concurrent (see the top of this header): each of the
- * key's k bits is set with an atomic OR on its 64-bit word (relaxed order),
- * skipped when the bit is set already, and the bits it set are added to the
- * set-bit count X atomically, so amq_bloom_bits_set and the estimates stay
- * exact while adds run. After the adding threads are joined the filter is
- * bit for bit the one amq_bloom_add of the same keys makes, in any order.
- * A query on another thread is certain to find the key once the add
- * happens-before it (the threads were joined, or synchronized otherwise);
- * a query racing the add may answer either way.
- * @param filter the filter; not NULL.
- * @param key the key's bytes; may be NULL when len is 0.
- * @param len the key's length in bytes.
- * Allocates: never. Complexity: one hash, k bit reads and at most k atomic
- * read-modify-writes and one atomic add; slower than amq_bloom_add on one
- * thread (docs/PERFORMANCE.md has both). Thread safety: may run
- * concurrently with itself and amq_bloom_contains_concurrent on the same
- * filter; no other call that reads or changes the bits may overlap it.
- */
-AMQ_API void amq_bloom_add_concurrent(amq_bloom *filter, const void *key, size_t len);
-
-/**
  * Ask whether a key may be in the filter.
  * @return true: maybe present; false: certainly absent.
  * Allocates: never. Complexity: one hash, at most k bit reads (two at a
  * time; stops after the first pair with a clear bit).
  */
 AMQ_API bool amq_bloom_contains(const amq_bloom *filter, const void *key, size_t len);
-
-/**
- * Ask as amq_bloom_contains does, safely beside threads adding to the filter
- * with amq_bloom_add_concurrent: the words are read with atomic loads
- * (relaxed order). The answer is amq_bloom_contains's for the bits set at
- * the moment of each read; a key whose add happens-before the query is
- * found.
- * @param filter the filter; not NULL.
- * @param key the key's bytes; may be NULL when len is 0.
- * @param len the key's length in bytes.
- * @return true: maybe present; false: certainly absent (at the time of the
- *   reads).
- * Allocates: never. Complexity: as amq_bloom_contains. Thread safety: may
- * run concurrently with amq_bloom_add_concurrent and with any query.
- */
-AMQ_API bool amq_bloom_contains_concurrent(const amq_bloom *filter, const void *key, size_t len);
 
 /** As amq_bloom_contains, by the key's 128-bit hash. */
 AMQ_API bool amq_bloom_contains_hash(const amq_bloom *filter, amq_u128 hash);
@@ -232,19 +193,6 @@ AMQ_API void amq_bloom_contains_many_hash(uint8_t *results, const amq_bloom *fil
                                           const amq_u128 *hashes, size_t count);
 
 /**
- * Estimate the number of distinct keys added from the number of set bits X:
- * n = -(m/k) ln(1 - X/m) (Swamidass and Baldi, 2007). O(1): X is kept as
- * keys are added.
- * @return the estimate; infinity when every bit is set.
- */
-AMQ_API double amq_bloom_estimated_keys(const amq_bloom *filter);
-
-/**
- * The false-positive rate to expect now, from the fill: (X/m)^k.
- */
-AMQ_API double amq_bloom_expected_fpr(const amq_bloom *filter);
-
-/**
  * Make into the union of into and other (bitwise OR): it then answers
  * "maybe" for every key either filter answered "maybe" for, and equals the
  * filter built from both key sets.
@@ -252,26 +200,6 @@ AMQ_API double amq_bloom_expected_fpr(const amq_bloom *filter);
  * @return AMQ_OK; AMQ_EINCOMPATIBLE if m, k or the hasher differ.
  */
 AMQ_API int amq_bloom_merge(amq_bloom *into, const amq_bloom *other, amq_diag *diag);
-
-/**
- * Make into the intersection of into and other (bitwise AND). Every key in
- * both sets stays "maybe"; the result's FPR is at most either input's, and
- * its estimated count overstates the true intersection.
- * @param diag on failure, what was wrong; may be NULL.
- * @return AMQ_OK; AMQ_EINCOMPATIBLE if m, k or the hasher differ.
- */
-AMQ_API int amq_bloom_intersect(amq_bloom *into, const amq_bloom *other, amq_diag *diag);
-
-/** m, the number of bits. */
-AMQ_API uint64_t amq_bloom_bits(const amq_bloom *filter);
-/** k, the number of bits set per key. */
-AMQ_API uint32_t amq_bloom_hashes(const amq_bloom *filter);
-/** X, the number of bits set. */
-AMQ_API uint64_t amq_bloom_bits_set(const amq_bloom *filter);
-/** The capacity the filter was sized for (0 if sized by bits alone). */
-AMQ_API uint64_t amq_bloom_capacity(const amq_bloom *filter);
-/** The key hash; valid as long as the filter. */
-AMQ_API const amq_hasher *amq_bloom_hasher(const amq_bloom *filter);
 
 /* ==== Blocked Bloom filters =================================================
  *
@@ -348,15 +276,6 @@ typedef struct amq_blocked_bloom_params {
 AMQ_API void amq_blocked_bloom_params_init(amq_blocked_bloom_params *params);
 
 /**
- * The FPR of a blocked filter of the given layout, bits (whole blocks) and
- * k after n distinct keys, by the Poisson-mix formula above. This is what
- * amq_blocked_bloom_new sizes by.
- * @return the FPR in [0, 1]; NAN if layout, bits or k is invalid.
- */
-AMQ_API double amq_blocked_bloom_formula_fpr(amq_blocked_layout layout, uint64_t n, uint64_t bits,
-                                             uint32_t k);
-
-/**
  * Create an empty blocked Bloom filter.
  *
  * With capacity and fpr: the fewest blocks (and for the block layout the k)
@@ -422,51 +341,10 @@ AMQ_API void amq_blocked_bloom_add(amq_blocked_bloom *filter, const void *key, s
  */
 AMQ_API void amq_blocked_bloom_add_hash(amq_blocked_bloom *filter, uint64_t hash);
 
-/**
- * Add a key as amq_blocked_bloom_add does, safely beside other threads
- * adding to the same filter with this call and querying it with
- * amq_blocked_bloom_contains_concurrent (see the top of this header): each
- * 64-bit lane (two of the block's words) that holds some of the key's bits
- * gets them with one atomic OR (relaxed order), skipped when they are set
- * already. After the adding threads are joined the filter is bit for bit
- * the one amq_blocked_bloom_add of the same keys makes, in any order. A query on another thread is
- * certain to find the key once the add happens-before it; a query racing the add may answer either
- * way.
- * @param filter the filter; not NULL.
- * @param key the key's bytes; may be NULL when len is 0.
- * @param len the key's length in bytes.
- * Allocates: never. Complexity: one hash, one block: at most 4 (split) or
- * min(k, 8) (block) lane reads and atomic ORs, without AVX2; slower than
- * amq_blocked_bloom_add on one thread (docs/PERFORMANCE.md has both).
- * Thread safety: may run concurrently with itself and
- * amq_blocked_bloom_contains_concurrent on the same filter; no other call
- * that reads or changes the bits (the statistics included: they count
- * them) may overlap it.
- */
-AMQ_API void amq_blocked_bloom_add_concurrent(amq_blocked_bloom *filter, const void *key,
-                                              size_t len);
-
 /** Ask whether a key may be in the filter. true: maybe; false: certainly
  *  absent. Allocates: never. */
 AMQ_API bool amq_blocked_bloom_contains(const amq_blocked_bloom *filter, const void *key,
                                         size_t len);
-
-/**
- * Ask as amq_blocked_bloom_contains does, safely beside threads adding to
- * the filter with amq_blocked_bloom_add_concurrent: the block's 64-bit
- * lanes are read with atomic loads (relaxed order), without AVX2. A key whose add
- * happens-before the query is found.
- * @param filter the filter; not NULL.
- * @param key the key's bytes; may be NULL when len is 0.
- * @param len the key's length in bytes.
- * @return true: maybe present; false: certainly absent (at the time of the
- *   reads).
- * Allocates: never. Complexity: one hash, at most 8 lane reads in one block.
- * Thread safety: may run concurrently with amq_blocked_bloom_add_concurrent
- * and with any query.
- */
-AMQ_API bool amq_blocked_bloom_contains_concurrent(const amq_blocked_bloom *filter, const void *key,
-                                                   size_t len);
 
 /** As amq_blocked_bloom_contains, by the key's 64-bit hash. */
 AMQ_API bool amq_blocked_bloom_contains_hash(const amq_blocked_bloom *filter, uint64_t hash);
@@ -492,47 +370,6 @@ AMQ_API void amq_blocked_bloom_contains_many_hash(uint8_t *results, const amq_bl
  */
 AMQ_API int amq_blocked_bloom_merge(amq_blocked_bloom *into, const amq_blocked_bloom *other,
                                     amq_diag *diag);
-
-/** Intersection (bitwise AND) of into and other, as amq_bloom_intersect.
- *  @return AMQ_OK; AMQ_EINCOMPATIBLE as for the union.
- * @param diag on failure, what was wrong; may be NULL.
- */
-AMQ_API int amq_blocked_bloom_intersect(amq_blocked_bloom *into, const amq_blocked_bloom *other,
-                                        amq_diag *diag);
-
-/**
- * Estimate the number of distinct keys added from the set bits X:
- * n = -blocks * ln(1 - X/m) / (1 - (1 - 1/w)^b), where a key sets b bits
- * in a unit of w bits (split: b = 1 per 32-bit word; block: b = k per
- * 512-bit block). Complexity: O(m) (counts the set bits).
- */
-AMQ_API double amq_blocked_bloom_estimated_keys(const amq_blocked_bloom *filter);
-
-/**
- * The FPR to expect now, from the actual fill of every block: the mean over
- * blocks of the chance that a random key's bits in that block are all set.
- * Complexity: O(m).
- */
-AMQ_API double amq_blocked_bloom_expected_fpr(const amq_blocked_bloom *filter);
-
-/** m, the number of bits (blocks * block bits). */
-AMQ_API uint64_t amq_blocked_bloom_bits(const amq_blocked_bloom *filter);
-/** The number of blocks. */
-AMQ_API uint64_t amq_blocked_bloom_blocks(const amq_blocked_bloom *filter);
-/** k, the bits set per key. */
-AMQ_API uint32_t amq_blocked_bloom_hashes(const amq_blocked_bloom *filter);
-/** The layout. */
-AMQ_API amq_blocked_layout amq_blocked_bloom_layout(const amq_blocked_bloom *filter);
-/** X, the number of set bits. Complexity: O(m). */
-AMQ_API uint64_t amq_blocked_bloom_bits_set(const amq_blocked_bloom *filter);
-/** The capacity the filter was sized for. */
-AMQ_API uint64_t amq_blocked_bloom_capacity(const amq_blocked_bloom *filter);
-/** The key hash; valid as long as the filter. */
-AMQ_API const amq_hasher *amq_blocked_bloom_hasher(const amq_blocked_bloom *filter);
-/** The block words, 32-bit, blocks * (block bits / 32) of them: the
- *  filter's bits as Parquet stores a split-block filter (little-endian on
- *  disk). Valid as long as the filter; do not modify. */
-AMQ_API const uint32_t *amq_blocked_bloom_words(const amq_blocked_bloom *filter);
 
 /* ==== Counting Bloom filter ==================================================
  *
@@ -701,26 +538,6 @@ AMQ_API uint32_t amq_counting_bloom_count(const amq_counting_bloom *filter, cons
  */
 AMQ_API int amq_counting_bloom_merge(amq_counting_bloom *into, const amq_counting_bloom *other,
                                      amq_diag *diag);
-
-/** Estimated distinct keys held, from the non-zero counters as
- *  amq_bloom_estimated_keys does from set bits. O(1). */
-AMQ_API double amq_counting_bloom_estimated_keys(const amq_counting_bloom *filter);
-/** The FPR to expect now: (non-zero counters / m)^k. O(1). */
-AMQ_API double amq_counting_bloom_expected_fpr(const amq_counting_bloom *filter);
-/** m, the number of counters. */
-AMQ_API uint64_t amq_counting_bloom_counters(const amq_counting_bloom *filter);
-/** k, the counters per key. */
-AMQ_API uint32_t amq_counting_bloom_hashes(const amq_counting_bloom *filter);
-/** 4 or 8. */
-AMQ_API uint32_t amq_counting_bloom_counter_bits(const amq_counting_bloom *filter);
-/** The counters that are not 0. */
-AMQ_API uint64_t amq_counting_bloom_nonzero(const amq_counting_bloom *filter);
-/** The counters that are saturated. */
-AMQ_API uint64_t amq_counting_bloom_saturated(const amq_counting_bloom *filter);
-/** The capacity the filter was sized for. */
-AMQ_API uint64_t amq_counting_bloom_capacity(const amq_counting_bloom *filter);
-/** The key hash; valid as long as the filter. */
-AMQ_API const amq_hasher *amq_counting_bloom_hasher(const amq_counting_bloom *filter);
 
 /* ==== Scalable Bloom filter ==================================================
  *
@@ -901,34 +718,254 @@ AMQ_API void amq_scalable_bloom_contains_many(uint8_t *results, const amq_scalab
 AMQ_API int amq_scalable_bloom_merge(amq_scalable_bloom *into, const amq_scalable_bloom *other,
                                      amq_diag *diag);
 
+/* ------------------------------------------------------------------------ */
+/* Experimental tier (docs/CONVENTIONS.md, "Tiers"): declared only when    */
+/* AMQ_EXPERIMENTAL is defined before the include, exported, and free to   */
+/* change or go in any release.                                            */
+/* ------------------------------------------------------------------------ */
+#ifdef AMQ_EXPERIMENTAL
+
+/**
+ * Add a key as amq_bloom_add does, safely beside other threads adding to the
+ * same filter with this call and querying it with
+ * amq_bloom_contains_concurrent (see the top of this header): each of the
+ * key's k bits is set with an atomic OR on its 64-bit word (relaxed order),
+ * skipped when the bit is set already, and the bits it set are added to the
+ * set-bit count X atomically, so amq_bloom_bits_set and the estimates stay
+ * exact while adds run. After the adding threads are joined the filter is
+ * bit for bit the one amq_bloom_add of the same keys makes, in any order.
+ * A query on another thread is certain to find the key once the add
+ * happens-before it (the threads were joined, or synchronized otherwise);
+ * a query racing the add may answer either way.
+ * @param filter the filter; not NULL.
+ * @param key the key's bytes; may be NULL when len is 0.
+ * @param len the key's length in bytes.
+ * Allocates: never. Complexity: one hash, k bit reads and at most k atomic
+ * read-modify-writes and one atomic add; slower than amq_bloom_add on one
+ * thread (docs/PERFORMANCE.md has both). Thread safety: may run
+ * concurrently with itself and amq_bloom_contains_concurrent on the same
+ * filter; no other call that reads or changes the bits may overlap it.
+ */
+AMQ_API void amq_bloom_add_concurrent(amq_bloom *filter, const void *key, size_t len);
+
+/**
+ * Ask as amq_bloom_contains does, safely beside threads adding to the filter
+ * with amq_bloom_add_concurrent: the words are read with atomic loads
+ * (relaxed order). The answer is amq_bloom_contains's for the bits set at
+ * the moment of each read; a key whose add happens-before the query is
+ * found.
+ * @param filter the filter; not NULL.
+ * @param key the key's bytes; may be NULL when len is 0.
+ * @param len the key's length in bytes.
+ * @return true: maybe present; false: certainly absent (at the time of the
+ *   reads).
+ * Allocates: never. Complexity: as amq_bloom_contains. Thread safety: may
+ * run concurrently with amq_bloom_add_concurrent and with any query.
+ */
+AMQ_API bool amq_bloom_contains_concurrent(const amq_bloom *filter, const void *key, size_t len);
+
+/**
+ * Make into the intersection of into and other (bitwise AND). Every key in
+ * both sets stays "maybe"; the result's FPR is at most either input's, and
+ * its estimated count overstates the true intersection.
+ * @param diag on failure, what was wrong; may be NULL.
+ * @return AMQ_OK; AMQ_EINCOMPATIBLE if m, k or the hasher differ.
+ */
+AMQ_API int amq_bloom_intersect(amq_bloom *into, const amq_bloom *other, amq_diag *diag);
+
+/**
+ * Estimate the number of distinct keys added from the number of set bits X:
+ * n = -(m/k) ln(1 - X/m) (Swamidass and Baldi, 2007). O(1): X is kept as
+ * keys are added.
+ * @return the estimate; infinity when every bit is set.
+ */
+AMQ_API double amq_bloom_estimated_keys(const amq_bloom *filter);
+
+/**
+ * The false-positive rate to expect now, from the fill: (X/m)^k.
+ */
+AMQ_API double amq_bloom_expected_fpr(const amq_bloom *filter);
+
+/** m, the number of bits. */
+AMQ_API uint64_t amq_bloom_bits(const amq_bloom *filter);
+
+/** k, the number of bits set per key. */
+AMQ_API uint32_t amq_bloom_hashes(const amq_bloom *filter);
+
+/** X, the number of bits set. */
+AMQ_API uint64_t amq_bloom_bits_set(const amq_bloom *filter);
+
+/** The capacity the filter was sized for (0 if sized by bits alone). */
+AMQ_API uint64_t amq_bloom_capacity(const amq_bloom *filter);
+
+/** The key hash; valid as long as the filter. */
+AMQ_API const amq_hasher *amq_bloom_hasher(const amq_bloom *filter);
+
+/**
+ * The FPR of a blocked filter of the given layout, bits (whole blocks) and
+ * k after n distinct keys, by the Poisson-mix formula above. This is what
+ * amq_blocked_bloom_new sizes by.
+ * @return the FPR in [0, 1]; NAN if layout, bits or k is invalid.
+ */
+AMQ_API double amq_blocked_bloom_formula_fpr(amq_blocked_layout layout, uint64_t n, uint64_t bits,
+                                             uint32_t k);
+
+/**
+ * Add a key as amq_blocked_bloom_add does, safely beside other threads
+ * adding to the same filter with this call and querying it with
+ * amq_blocked_bloom_contains_concurrent (see the top of this header): each
+ * 64-bit lane (two of the block's words) that holds some of the key's bits
+ * gets them with one atomic OR (relaxed order), skipped when they are set
+ * already. After the adding threads are joined the filter is bit for bit
+ * the one amq_blocked_bloom_add of the same keys makes, in any order. A query on another thread is
+ * certain to find the key once the add happens-before it; a query racing the add may answer either
+ * way.
+ * @param filter the filter; not NULL.
+ * @param key the key's bytes; may be NULL when len is 0.
+ * @param len the key's length in bytes.
+ * Allocates: never. Complexity: one hash, one block: at most 4 (split) or
+ * min(k, 8) (block) lane reads and atomic ORs, without AVX2; slower than
+ * amq_blocked_bloom_add on one thread (docs/PERFORMANCE.md has both).
+ * Thread safety: may run concurrently with itself and
+ * amq_blocked_bloom_contains_concurrent on the same filter; no other call
+ * that reads or changes the bits (the statistics included: they count
+ * them) may overlap it.
+ */
+AMQ_API void amq_blocked_bloom_add_concurrent(amq_blocked_bloom *filter, const void *key,
+                                              size_t len);
+
+/**
+ * Ask as amq_blocked_bloom_contains does, safely beside threads adding to
+ * the filter with amq_blocked_bloom_add_concurrent: the block's 64-bit
+ * lanes are read with atomic loads (relaxed order), without AVX2. A key whose add
+ * happens-before the query is found.
+ * @param filter the filter; not NULL.
+ * @param key the key's bytes; may be NULL when len is 0.
+ * @param len the key's length in bytes.
+ * @return true: maybe present; false: certainly absent (at the time of the
+ *   reads).
+ * Allocates: never. Complexity: one hash, at most 8 lane reads in one block.
+ * Thread safety: may run concurrently with amq_blocked_bloom_add_concurrent
+ * and with any query.
+ */
+AMQ_API bool amq_blocked_bloom_contains_concurrent(const amq_blocked_bloom *filter, const void *key,
+                                                   size_t len);
+
+/** Intersection (bitwise AND) of into and other, as amq_bloom_intersect.
+ *  @return AMQ_OK; AMQ_EINCOMPATIBLE as for the union.
+ * @param diag on failure, what was wrong; may be NULL.
+ */
+AMQ_API int amq_blocked_bloom_intersect(amq_blocked_bloom *into, const amq_blocked_bloom *other,
+                                        amq_diag *diag);
+
+/**
+ * Estimate the number of distinct keys added from the set bits X:
+ * n = -blocks * ln(1 - X/m) / (1 - (1 - 1/w)^b), where a key sets b bits
+ * in a unit of w bits (split: b = 1 per 32-bit word; block: b = k per
+ * 512-bit block). Complexity: O(m) (counts the set bits).
+ */
+AMQ_API double amq_blocked_bloom_estimated_keys(const amq_blocked_bloom *filter);
+
+/**
+ * The FPR to expect now, from the actual fill of every block: the mean over
+ * blocks of the chance that a random key's bits in that block are all set.
+ * Complexity: O(m).
+ */
+AMQ_API double amq_blocked_bloom_expected_fpr(const amq_blocked_bloom *filter);
+
+/** m, the number of bits (blocks * block bits). */
+AMQ_API uint64_t amq_blocked_bloom_bits(const amq_blocked_bloom *filter);
+
+/** The number of blocks. */
+AMQ_API uint64_t amq_blocked_bloom_blocks(const amq_blocked_bloom *filter);
+
+/** k, the bits set per key. */
+AMQ_API uint32_t amq_blocked_bloom_hashes(const amq_blocked_bloom *filter);
+
+/** The layout. */
+AMQ_API amq_blocked_layout amq_blocked_bloom_layout(const amq_blocked_bloom *filter);
+
+/** X, the number of set bits. Complexity: O(m). */
+AMQ_API uint64_t amq_blocked_bloom_bits_set(const amq_blocked_bloom *filter);
+
+/** The capacity the filter was sized for. */
+AMQ_API uint64_t amq_blocked_bloom_capacity(const amq_blocked_bloom *filter);
+
+/** The key hash; valid as long as the filter. */
+AMQ_API const amq_hasher *amq_blocked_bloom_hasher(const amq_blocked_bloom *filter);
+
+/** The block words, 32-bit, blocks * (block bits / 32) of them: the
+ *  filter's bits as Parquet stores a split-block filter (little-endian on
+ *  disk). Valid as long as the filter; do not modify. */
+AMQ_API const uint32_t *amq_blocked_bloom_words(const amq_blocked_bloom *filter);
+
+/** Estimated distinct keys held, from the non-zero counters as
+ *  amq_bloom_estimated_keys does from set bits. O(1). */
+AMQ_API double amq_counting_bloom_estimated_keys(const amq_counting_bloom *filter);
+
+/** The FPR to expect now: (non-zero counters / m)^k. O(1). */
+AMQ_API double amq_counting_bloom_expected_fpr(const amq_counting_bloom *filter);
+
+/** m, the number of counters. */
+AMQ_API uint64_t amq_counting_bloom_counters(const amq_counting_bloom *filter);
+
+/** k, the counters per key. */
+AMQ_API uint32_t amq_counting_bloom_hashes(const amq_counting_bloom *filter);
+
+/** 4 or 8. */
+AMQ_API uint32_t amq_counting_bloom_counter_bits(const amq_counting_bloom *filter);
+
+/** The counters that are not 0. */
+AMQ_API uint64_t amq_counting_bloom_nonzero(const amq_counting_bloom *filter);
+
+/** The counters that are saturated. */
+AMQ_API uint64_t amq_counting_bloom_saturated(const amq_counting_bloom *filter);
+
+/** The capacity the filter was sized for. */
+AMQ_API uint64_t amq_counting_bloom_capacity(const amq_counting_bloom *filter);
+
+/** The key hash; valid as long as the filter. */
+AMQ_API const amq_hasher *amq_counting_bloom_hasher(const amq_counting_bloom *filter);
+
 /** Keys added (adds that answered 1); after a union, partly estimated (see
  *  amq_scalable_bloom_merge). */
 AMQ_API uint64_t amq_scalable_bloom_keys(const amq_scalable_bloom *filter);
+
 /** The number of stages. */
 AMQ_API size_t amq_scalable_bloom_stages(const amq_scalable_bloom *filter);
+
 /** Stage i (i < amq_scalable_bloom_stages), a classic filter owned by the
  *  scalable one: read it, never modify or free it. NULL when the stages are
  *  blocked (amq_scalable_bloom_params.stage_layout). */
 AMQ_API const amq_bloom *amq_scalable_bloom_stage(const amq_scalable_bloom *filter, size_t i);
+
 /** Keys the filter holds before it adds its next stage. */
 AMQ_API uint64_t amq_scalable_bloom_capacity(const amq_scalable_bloom *filter);
+
 /** Bytes of all stages' bits. */
 AMQ_API uint64_t amq_scalable_bloom_memory_bytes(const amq_scalable_bloom *filter);
+
 /** The FPR to expect now: 1 - prod(1 - f_i), where stage i's rate f_i is
  *  its fill to the power k_i, plus its keys / m_i^2 for the keys whose hash
  *  halves both coincide with a stored key's (which matters only in small
  *  stages); for blocked stages, the blocked formula at the stage's keys
  *  (amq_blocked_bloom_formula_fpr). */
 AMQ_API double amq_scalable_bloom_expected_fpr(const amq_scalable_bloom *filter);
+
 /** p, the bound on the compound false-positive rate, as used (the default
  *  filled in). */
 AMQ_API double amq_scalable_bloom_fpr(const amq_scalable_bloom *filter);
+
 /** s, the growth of each stage's capacity over the one before, as used. */
 AMQ_API double amq_scalable_bloom_growth(const amq_scalable_bloom *filter);
+
 /** r, the tightening of each stage's rate over the one before, as used. */
 AMQ_API double amq_scalable_bloom_tightening(const amq_scalable_bloom *filter);
+
 /** The key hash; valid as long as the filter. */
 AMQ_API const amq_hasher *amq_scalable_bloom_hasher(const amq_scalable_bloom *filter);
+
+#endif /* AMQ_EXPERIMENTAL */
 
 #ifdef __cplusplus
 }

@@ -168,33 +168,51 @@ AMQ_API void amq_fuse_contains_many(uint8_t *results, const amq_fuse *filter,
 AMQ_API void amq_fuse_contains_many_hash(uint8_t *results, const amq_fuse *filter,
                                          const uint64_t *hashes, size_t count);
 
-/* ---- what a filter is ---------------------------------------------------- */
+/* ------------------------------------------------------------------------ */
+/* Experimental tier (docs/CONVENTIONS.md, "Tiers"): declared only when    */
+/* AMQ_EXPERIMENTAL is defined before the include, exported, and free to   */
+/* change or go in any release.                                            */
+/* ------------------------------------------------------------------------ */
+#ifdef AMQ_EXPERIMENTAL
 
 /** Distinct keys (hashes) in the set: the keys given less duplicates. */
 AMQ_API uint64_t amq_fuse_keys(const amq_fuse *filter);
+
 /** f: 8 or 16. */
 AMQ_API uint32_t amq_fuse_fingerprint_bits(const amq_fuse *filter);
+
 /** Slots per key: 3 or 4. */
 AMQ_API uint32_t amq_fuse_arity(const amq_fuse *filter);
+
 /** Slots per segment (a power of two, at most AMQ_FUSE_MAX_SEGMENT_LENGTH). */
 AMQ_API uint64_t amq_fuse_segment_length(const amq_fuse *filter);
+
 /** Segments a key's first slot may fall in; the array has arity - 1 more. */
 AMQ_API uint64_t amq_fuse_segment_count(const amq_fuse *filter);
+
 /** Slots: (segment count + arity - 1) x segment length. */
 AMQ_API uint64_t amq_fuse_array_length(const amq_fuse *filter);
+
 /** Bytes of the fingerprint array: array length x f / 8. */
 AMQ_API uint64_t amq_fuse_memory_bytes(const amq_fuse *filter);
+
 /** Size in bits over the distinct keys (over 1 for an empty filter). */
 AMQ_API double amq_fuse_bits_per_key(const amq_fuse *filter);
+
 /** The false-positive rate: 2^-f (0 for an empty filter, which answers "no" to
  *  every key). */
 AMQ_API double amq_fuse_expected_fpr(const amq_fuse *filter);
+
 /** The seed the keys' hashes were mixed with in the attempt that succeeded. */
 AMQ_API uint64_t amq_fuse_seed(const amq_fuse *filter);
+
 /** Attempts the construction took (1 unless a peeling failed). */
 AMQ_API uint32_t amq_fuse_attempts(const amq_fuse *filter);
+
 /** The hasher keys are hashed with. */
 AMQ_API const amq_hasher *amq_fuse_hasher(const amq_fuse *filter);
+
+#endif /* AMQ_EXPERIMENTAL */
 
 #ifdef __cplusplus
 }

@@ -323,42 +323,58 @@ AMQ_API int amq_gcs_bip158_serialize(uint8_t **out, size_t *len, const amq_gcs *
  */
 AMQ_API void amq_gcs_stream(const uint8_t **bytes, uint64_t *bit_count, const amq_gcs *filter);
 
-/* ---- statistics ---------------------------------------------------------- */
+/* ------------------------------------------------------------------------ */
+/* Experimental tier (docs/CONVENTIONS.md, "Tiers"): declared only when    */
+/* AMQ_EXPERIMENTAL is defined before the include, exported, and free to   */
+/* change or go in any release.                                            */
+/* ------------------------------------------------------------------------ */
+#ifdef AMQ_EXPERIMENTAL
 
 /** N: the values held (distinct key hashes; a union sums its parts'). */
 AMQ_API uint64_t amq_gcs_keys(const amq_gcs *filter);
+
 /** Distinct values held: N less the collisions (zero gaps). */
 AMQ_API uint64_t amq_gcs_distinct_values(const amq_gcs *filter);
+
 /** M, the range multiplier. */
 AMQ_API uint64_t amq_gcs_range(const amq_gcs *filter);
+
 /** The universe N·M the values live in (a union: the sum over its segments). */
 AMQ_API uint64_t amq_gcs_universe(const amq_gcs *filter);
+
 /** D, the Golomb divisor (2^P for a Rice code). */
 AMQ_API uint64_t amq_gcs_divisor(const amq_gcs *filter);
+
 /** P when the divisor is a power of two (a Rice code), else -1. */
 AMQ_API int amq_gcs_rice_bits(const amq_gcs *filter);
+
 /** S, the seek-index entries (0: none). */
 AMQ_API uint64_t amq_gcs_index_entries(const amq_gcs *filter);
+
 /** Bits of the codes in the stream, without the padding. */
 AMQ_API uint64_t amq_gcs_stream_bits(const amq_gcs *filter);
+
 /** Bytes of the stream: ceil(stream bits / 8). */
 AMQ_API uint64_t amq_gcs_stream_bytes(const amq_gcs *filter);
+
 /** Bytes of the seek index's packed entries. */
 AMQ_API uint64_t amq_gcs_index_bytes(const amq_gcs *filter);
+
 /** Bytes of the filter's data: stream and index. */
 AMQ_API uint64_t amq_gcs_memory_bytes(const amq_gcs *filter);
+
 /** Segments: 1 for a built filter (0 when empty), more for a union. */
 AMQ_API size_t amq_gcs_segments(const amq_gcs *filter);
+
 /**
  * The FPR of an absent key: for one segment d/(N·M), d its distinct values
  * (d/2^32 for MD5 when N·M exceeds 2^32: its values come from 32 bits);
  * over segments 1 - the product of (1 - each).
  */
 AMQ_API double amq_gcs_expected_fpr(const amq_gcs *filter);
+
 /** The hasher keys are hashed with. */
 AMQ_API const amq_hasher *amq_gcs_hasher(const amq_gcs *filter);
-
-/* ---- choosing parameters ------------------------------------------------- */
 
 /**
  * The expected length in bits of one gap's code with divisor D when the
@@ -388,6 +404,8 @@ AMQ_API uint64_t amq_gcs_best_divisor(uint64_t range);
  * @return P, or 0 for M < 2.
  */
 AMQ_API uint32_t amq_gcs_best_rice_bits(uint64_t range);
+
+#endif /* AMQ_EXPERIMENTAL */
 
 #ifdef __cplusplus
 }

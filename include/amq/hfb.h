@@ -240,33 +240,48 @@ AMQ_API void amq_hfb_contains_many_hash(uint8_t *results, const amq_hfb *filter,
 AMQ_API size_t amq_hfb_select_hash(uint8_t *kept, const amq_hfb *filter, const uint8_t *ids,
                                    size_t count);
 
-/* ---- statistics ---------------------------------------------------------- */
+/* ------------------------------------------------------------------------ */
+/* Experimental tier (docs/CONVENTIONS.md, "Tiers"): declared only when    */
+/* AMQ_EXPERIMENTAL is defined before the include, exported, and free to   */
+/* change or go in any release.                                            */
+/* ------------------------------------------------------------------------ */
+#ifdef AMQ_EXPERIMENTAL
 
 /** What the filter's IDs are (AMQ_HFB_IDS_RAW or AMQ_HFB_IDS_MD5). */
 AMQ_API amq_hfb_ids amq_hfb_id_kind(const amq_hfb *filter);
+
 /** Distinct IDs the filter was built from. */
 AMQ_API uint64_t amq_hfb_keys(const amq_hfb *filter);
+
 /** len: every bank has 2^len bits. */
 AMQ_API uint32_t amq_hfb_bank_bits(const amq_hfb *filter);
+
 /** Banks kept (and asked, in order). */
 AMQ_API size_t amq_hfb_bank_count(const amq_hfb *filter);
+
 /** The slices of width len the 128-bit ID offers: floor(128 / len). */
 AMQ_API size_t amq_hfb_slice_count(const amq_hfb *filter);
+
 /**
  * Describe kept bank i (0 = the first asked).
  * @param out filled on success; not NULL.
  * @return AMQ_OK; AMQ_EINVAL when i is not below amq_hfb_bank_count.
  */
 AMQ_API int amq_hfb_bank_get(amq_hfb_bank *out, const amq_hfb *filter, size_t i);
+
 /** The target rate asked for. */
 AMQ_API double amq_hfb_target_fpr(const amq_hfb *filter);
+
 /** The product of the kept banks' fill ratios: the false-positive rate for
  *  random absent IDs. */
 AMQ_API double amq_hfb_expected_fpr(const amq_hfb *filter);
+
 /** Bytes of the banks in memory: 2^len bits each, in whole 64-bit words. */
 AMQ_API uint64_t amq_hfb_memory_bytes(const amq_hfb *filter);
+
 /** Bytes of the banks as saved (the container's payload). */
 AMQ_API uint64_t amq_hfb_stored_bytes(const amq_hfb *filter);
+
 /**
  * How far the banks' weights are from what random IDs give, at the build:
  * over every slice, the largest |weight - E| / (sigma + 0.5), where E and
@@ -275,11 +290,10 @@ AMQ_API uint64_t amq_hfb_stored_bytes(const amq_hfb *filter);
  * fill almost surely exactly from being judged by a tiny sigma).
  */
 AMQ_API double amq_hfb_deviation(const amq_hfb *filter);
+
 /** True when amq_hfb_deviation exceeds AMQ_HFB_NONRANDOM_DEVIATION: the IDs
  *  do not look random, and the FPR may be far from amq_hfb_expected_fpr. */
 AMQ_API bool amq_hfb_nonrandom(const amq_hfb *filter);
-
-/* ---- sizing --------------------------------------------------------------- */
 
 /**
  * The stored bits to expect for n random IDs in banks of 2^bank_bits bits at
@@ -301,6 +315,8 @@ AMQ_API double amq_hfb_expected_bits(uint64_t n, double fpr, uint32_t bank_bits)
  * @return the len; 0 when none reaches fpr for n random IDs.
  */
 AMQ_API uint32_t amq_hfb_choose_bank_bits(uint64_t n, double fpr);
+
+#endif /* AMQ_EXPERIMENTAL */
 
 #ifdef __cplusplus
 }

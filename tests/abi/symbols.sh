@@ -18,6 +18,13 @@ nm -D --defined-only "$library" | awk 'NF == 3 && $3 !~ /^__(start|stop)_/ { pri
 grep -h '^AMQ_API [^(]*(' "$include"/amq/*.h | sed 's/(.*//; s/.*[ *]//' | sort -u \
     >"$scratch/declared"
 sort -u "$list" >"$scratch/listed"
+# The stable tier: the declarations outside the headers' experimental
+# blocks (#ifdef AMQ_EXPERIMENTAL ... #endif /* AMQ_EXPERIMENTAL */),
+# listed in stable.txt beside the list.
+stable_list=$(dirname "$list")/stable.txt
+awk '/^#ifdef AMQ_EXPERIMENTAL$/ { hidden = 1 } /^#endif \/\* AMQ_EXPERIMENTAL \*\/$/ { hidden = 0 }
+     !hidden && /^AMQ_API [^(]*\(/ { print }' "$include"/amq/*.h | sed 's/(.*//; s/.*[ *]//' |
+    sort -u >"$scratch/stable"
 
 failed=0
 if ! cmp -s "$scratch/listed" "$list"; then
@@ -36,6 +43,14 @@ report "$scratch/listed" "$scratch/exported" \
 report "$scratch/listed" "$scratch/declared" \
     "declared with AMQ_API in include/amq, not in the list" \
     "in the list, not declared with AMQ_API in include/amq"
+if [ -f "$stable_list" ]; then
+    report "$stable_list" "$scratch/stable" \
+        "declared in the stable tier, not in stable.txt" \
+        "in stable.txt, not declared in the stable tier (experimental, or gone)"
+else
+    echo "$stable_list is missing"
+    failed=1
+fi
 
 if [ "$failed" -ne 0 ]; then
     cat <<MSG
@@ -44,7 +59,9 @@ A symbol that is not public API: drop AMQ_API from it (hidden is the
 default). A deliberate change of the API: declare the function with AMQ_API
 in include/amq/, say so in CHANGELOG.md, and update the list:
   nm -D --defined-only $library | awk 'NF == 3 { print \$3 }' | LC_ALL=C sort -u >$list
+and the stable tier's, stable.txt, as tests/abi/README.md says.
 MSG
     exit 1
 fi
-echo "symbols: $(wc -l <"$scratch/listed") exported, as listed and declared"
+echo "symbols: $(wc -l <"$scratch/listed") exported, as listed and declared;" \
+    "$(wc -l <"$scratch/stable") of them the stable tier"

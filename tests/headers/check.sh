@@ -2,7 +2,8 @@
 # Every public header compiles on its own, with gcc and with clang where they
 # are installed: as C99 and C11 with -pedantic, as C11 for a 32-bit target
 # (gcc -m32, when a 32-bit toolchain is installed: Debian's gcc-multilib),
-# as C11 for Windows with the MSVC ABI (clang, freestanding), and as C++11.
+# as C11 for Windows with the MSVC ABI (clang, freestanding), and as C++11,
+# and with the experimental tier declared (AMQ_EXPERIMENTAL) as well.
 # A user may build against the headers with any of these, so none may use
 # unsigned __int128 or another extension, nor name an internal (amq__,
 # AMQ__) helper.
@@ -73,6 +74,21 @@ for header in "$include"/amq/*.h; do
         command -v $cxx >/dev/null 2>&1 || continue
         compile "as C++11 with $cxx" $cxx -std=c++11 -pedantic -Wall -Wextra -Werror -x c++
     done
+    # The experimental tier too (AMQ_EXPERIMENTAL), under the strictest
+    # of the same: C99, the MSVC ABI, C++.
+    if command -v gcc >/dev/null 2>&1; then
+        # shellcheck disable=SC2086
+        compile "as C99 with gcc and AMQ_EXPERIMENTAL" gcc -std=c99 -DAMQ_EXPERIMENTAL $c_flags
+    fi
+    if command -v clang >/dev/null 2>&1; then
+        # shellcheck disable=SC2086
+        compile "as C11 for x86_64-pc-windows-msvc with AMQ_EXPERIMENTAL" \
+            clang --target=x86_64-pc-windows-msvc -ffreestanding -std=c11 -DAMQ_EXPERIMENTAL $c_flags
+    fi
+    if command -v g++ >/dev/null 2>&1; then
+        compile "as C++11 with g++ and AMQ_EXPERIMENTAL" g++ -std=c++11 -pedantic -Wall -Wextra \
+            -Werror -DAMQ_EXPERIMENTAL -x c++
+    fi
 done
 [ "$checked" -gt 0 ] || { echo "no compiler found"; exit 1; }
 [ "$failed" -eq 0 ] && echo "headers: $checked compilations ok"
