@@ -49,6 +49,15 @@
 extern "C" {
 #endif
 
+/*
+ * amq_info details of a bloom filter (amq_info_get), in this order:
+ *   bits             number  m, the bits of the table
+ *   hashes           number  k, the bits each key sets
+ *   probe_version    number  how the k positions are derived: 1 enhanced
+ *                            double hashing (files of early versions), 2 a
+ *                            multiplicative rehash chain (every new filter)
+ *   fpr_at_capacity  number  the rate to expect once capacity keys are in
+ */
 /** A classic Bloom filter; opaque. */
 typedef struct amq_bloom amq_bloom;
 
@@ -231,6 +240,14 @@ AMQ_API int amq_bloom_merge(amq_bloom *into, const amq_bloom *other, amq_diag *d
  *                      filter. Smaller than split at low FPRs (p < 0.5%).
  */
 
+/*
+ * amq_info details of a blocked-bloom filter (amq_info_get), in this order:
+ *   layout   word    "split" (eight words, a bit in each) or "block" (k
+ *                    bits anywhere in the 512-bit block)
+ *   blocks   number  the 64-byte blocks of the table
+ *   hashes   number  k, the bits each key sets in its block
+ *   simd     word    the kernel this process runs: "avx2" or "portable"
+ */
 /** A blocked Bloom filter; opaque. */
 typedef struct amq_blocked_bloom amq_blocked_bloom;
 
@@ -388,6 +405,17 @@ AMQ_API int amq_blocked_bloom_merge(amq_blocked_bloom *into, const amq_blocked_b
  * or one key added many times.
  */
 
+/*
+ * amq_info details of a counting-bloom filter (amq_info_get), in this order:
+ *   counters         number  m, the counters of the table
+ *   counter_bits     number  the width of a counter: 4 or 8
+ *   hashes           number  k, the counters each key increments
+ *   nonzero          number  counters above zero
+ *   saturated        number  counters stuck at their maximum (a key
+ *                            removed there may leave a trace)
+ *   probe_version    number  as bloom's: 1 double hashing, 2 rehash chain
+ *   fpr_at_capacity  number  the rate to expect once capacity keys are in
+ */
 /** A counting Bloom filter; opaque. */
 typedef struct amq_counting_bloom amq_counting_bloom;
 
@@ -570,6 +598,15 @@ AMQ_API int amq_counting_bloom_merge(amq_counting_bloom *into, const amq_countin
  * amq_scalable_bloom_stage has no classic filter to lend for them.
  */
 
+/*
+ * amq_info details of a scalable-bloom filter (amq_info_get), in this order:
+ *   stages            number  the stages chained so far
+ *   initial_capacity  number  the keys the first stage was sized for
+ *   growth            number  s, each stage's capacity over the one before
+ *   tightening        number  r, each stage's rate over the one before
+ *   stage_layout      word    "split-block" or "block" (only for blocked
+ *                             stages; classic stages report none)
+ */
 /** A scalable Bloom filter; opaque. */
 typedef struct amq_scalable_bloom amq_scalable_bloom;
 

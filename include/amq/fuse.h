@@ -44,6 +44,18 @@
 extern "C" {
 #endif
 
+/*
+ * amq_info details of a fuse8 or fuse16 filter (amq_info_get), in order:
+ *   fingerprint_bits  number  f: 8 or 16
+ *   arity             number  slots per key: 3 or 4
+ *   segment_length    number  slots per segment
+ *   segment_count     number  segments a key's first slot may fall in
+ *   array_length      number  the slots of the array
+ *   attempts          number  the constructions tried (1 unless a peeling
+ *                             failed)
+ *   seed              word    the seed of the successful attempt, 16 hex
+ *                             digits
+ */
 /** A binary fuse filter; opaque. */
 typedef struct amq_fuse amq_fuse;
 

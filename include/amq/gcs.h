@@ -46,6 +46,26 @@
 extern "C" {
 #endif
 
+/*
+ * amq_info details of a gcs filter (amq_info_get), in this order:
+ *   range             number  M: hashes are reduced to [0, n x M)
+ *   universe          number  n x M, the values' range
+ *   code              word    "rice" (a power-of-two divisor) or "golomb"
+ *   rice_bits         number  log2 of the divisor (only when code is rice)
+ *   divisor           number  the Golomb divisor
+ *   distinct_values   number  the values stored (keys less collisions)
+ *   stream_bits       number  the bits of the coded stream
+ *   layout            word    "bucketed" or "continuous"
+ *   buckets           number  buckets of the index (bucketed only)
+ *   bucket_keys       number  keys a bucket is sized for (bucketed only)
+ *   index_block       number  buckets per index block (bucketed only)
+ *   index_entries     number  entries of the seek index (continuous only)
+ *   index_bytes       number  the bytes of the index
+ *   segments          number  stream segments (one unless merged or huge)
+ *   query_codes       number  codes a query decodes, on average
+ *   alt_layout_bits   number  bits per key the other layout would take
+ *   alt_layout_codes  number  codes a query would decode in the other layout
+ */
 /** A Golomb-coded set; opaque. */
 typedef struct amq_gcs amq_gcs;
 

@@ -47,6 +47,23 @@
 extern "C" {
 #endif
 
+/*
+ * amq_info details of an hfb filter (amq_info_get), in this order (I is a
+ * bank's number, from 0, for the first banks_listed banks):
+ *   ids                 word    "raw" (16-byte IDs) or "md5" (keys hashed)
+ *   bank_bits           number  the bits of each bank's bitmap
+ *   banks               number  the banks a query reads
+ *   banks_total         number  the slices stored (banks a query may pick)
+ *   stored_bits_per_id  number  the stored bits over the IDs
+ *   random_fill         number  the fill a bank of random IDs would have
+ *   deviation           number  how far the fill is from random_fill
+ *   warning             word    "ids look non-random" (only then)
+ *   banks_listed        number  the banks described one by one below
+ *   bankI_slice         word    "START+LEN": the ID bits the bank reads
+ *   bankI_fill          number  the fraction of the bank's bits set
+ *   bankI_stored_bits   number  the bits the bank is stored in
+ *   bankI_encoding      word    "raw" or "golomb"
+ */
 /** A hash-free Bloom bank filter; opaque. */
 typedef struct amq_hfb amq_hfb;
 
