@@ -14,14 +14,6 @@
 
 #define LOAD_MAGIC "AMQRLOD1"
 
-/* The image is the value's header, then amq's file, which begins with a
- * 64-byte header (docs/FORMAT.md). */
-#define FILE_HEADER_BYTES 64
-/* docs/FORMAT.md: the largest parameter block; payload lengths beyond
- * 2^62 are refused as no image of this module can have them. */
-#define FILE_MAX_PARAMS  4096
-#define FILE_MAX_PAYLOAD ((uint64_t)1 << 62)
-
 /* What every load claims, freed on any thread (load.h). */
 static _Atomic uint64_t claimed;
 
@@ -30,22 +22,14 @@ uint64_t load_claimed(void)
     return atomic_load(&claimed);
 }
 
-/*
- * The length of a filter file from its header (docs/FORMAT.md: the magic;
- * params length P at 40, at most 4096; payload length N at 56; the file is
- * round_up(round_up(64 + P, 64) + N, 8) + 8 bytes). 0 when it is not one.
- * The rest is checked when the image is complete.
- */
+/* The length of a filter file from its first bytes, every header field
+ * checked by the library (amq_image_peek); 0 when they are not the header
+ * of one, or not all of it yet. The rest is checked when the image is
+ * complete. */
 static uint64_t file_length(const uint8_t *file, size_t len)
 {
-    static const uint8_t file_magic[8] = { 0x89, 'A', 'M', 'Q', '\r', '\n', 0x1a, '\n' };
-    if (len < FILE_HEADER_BYTES || memcmp(file, file_magic, sizeof file_magic) != 0)
-        return 0;
-    uint64_t params = bytes_get_le(file + 40, 4), payload = bytes_get_le(file + 56, 8);
-    if (params > FILE_MAX_PARAMS || payload > FILE_MAX_PAYLOAD)
-        return 0;
-    uint64_t offset = (FILE_HEADER_BYTES + params + 63) / 64 * 64;
-    return (offset + payload + 7) / 8 * 8 + 8;
+    uint64_t length = 0;
+    return amq_image_peek(&length, NULL, file, len, NULL) == AMQ_OK ? length : 0;
 }
 
 size_t load_image_length(const void *bytes, size_t len, value_kind *kind)

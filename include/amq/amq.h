@@ -731,6 +731,40 @@ AMQ_API int amq_load_from_memory(amq_filter **out, const void *data, size_t len,
                                  amq_diag *diag);
 
 /**
+ * What the first bytes of a saved file (or of its image in memory) say:
+ * the whole file's length and its family, from the 64-byte header alone,
+ * every header field checked as amq_load checks it (magic, version, family
+ * id, hash kind and key, flags, reserved bytes, the caps on the parameter
+ * block and the payload). For a caller that receives an image in pieces (a
+ * stream, a Redis RESTORE in chunks): it learns how many bytes to expect,
+ * and to refuse early what is no amq file, before it has them all. The
+ * payload and the checksum are not read: amq_load_from_memory checks them
+ * once the image is whole.
+ * @param file_bytes receives the file's length in bytes, header and
+ *   checksum included; on AMQ_ERANGE, the bytes needed to tell (the
+ *   header's 64); else 0. Not NULL.
+ * @param family NULL, or receives the family's name as amq_filter_family
+ *   gives it ("bloom", "cuckoo", ...), "bundle" for a bundle of filters
+ *   (amq_bundle_open), "frontier" for a crawl frontier's manifest (not a
+ *   filter either), or NULL for a family id this build does not know
+ *   (amq_load then answers AMQ_EUNSUPPORTED). A static string.
+ * @param head the image's first head_len bytes; may be NULL if head_len
+ *   is 0.
+ * @param head_len how many bytes head holds; any beyond the header are
+ *   not read.
+ * @param diag on failure, which field is wrong and at what offset, as
+ *   amq_load says it; may be NULL.
+ * @return AMQ_OK; AMQ_ERANGE (fewer than 64 bytes, all of them the start
+ *   of an amq file: wait for more); AMQ_EFORMAT (not an amq file, as far as
+ *   head goes); AMQ_EVERSION (a newer format); AMQ_ECORRUPT (a damaged
+ *   header); AMQ_EINVAL (file_bytes NULL, or head NULL with head_len > 0).
+ * Allocates: never. Thread safety: safe; head must not change during the
+ * call.
+ */
+AMQ_API int amq_image_peek(uint64_t *file_bytes, const char **family, const void *head,
+                           size_t head_len, amq_diag *diag);
+
+/**
  * Merge other into into: afterwards into answers "maybe" for every key
  * either answered "maybe" for (the union). Both must be of the same family
  * and built with the same parameters and hasher.

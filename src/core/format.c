@@ -709,6 +709,27 @@ int amq__format_peek(uint64_t *file_bytes, uint32_t *family, const uint8_t *head
     return AMQ_OK;
 }
 
+int amq_image_peek(uint64_t *file_bytes, const char **family, const void *head, size_t head_len,
+                   amq_diag *diag)
+{
+    if (file_bytes)
+        *file_bytes = 0;
+    if (family)
+        *family = NULL;
+    if (!file_bytes || (!head && head_len > 0))
+        return amq__fail(diag, AMQ_EINVAL, "%s is NULL", !file_bytes ? "file_bytes" : "head");
+    uint64_t bytes = 0;
+    uint32_t id = 0;
+    int status = amq__format_peek(&bytes, &id, head, head_len, diag);
+    if (status == AMQ_OK || status == AMQ_ERANGE)
+        *file_bytes = bytes;
+    if (status == AMQ_OK && family) {
+        const registered_id *r = registered(id);
+        *family = r ? r->name : NULL;
+    }
+    return status;
+}
+
 int amq__format_open(amq__file_image *img, amq__container *c, const char *path, unsigned flags,
                      amq_diag *diag)
 {
