@@ -77,6 +77,7 @@
  *
  *     params:  u32 layout | u32 k | u64 blocks | u64 capacity | f64 target p
  */
+#include "amq/inline.h"
 #include "bloom/bloom_internal.h"
 #include "core/alloc.h"
 #include "core/bits.h"

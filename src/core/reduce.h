@@ -10,8 +10,6 @@
 #ifndef AMQ_REDUCE_H
 #define AMQ_REDUCE_H
 
-#include "amq/inline.h"
-
 #include <stdint.h>
 
 #if !defined(__SIZEOF_INT128__)
@@ -22,10 +20,13 @@ __extension__ typedef unsigned __int128 amq__uint128;
 
 /* Map a 64-bit hash uniformly onto [0, range) by multiply-high:
  * (hash * range) >> 64. Faster than % and unbiased for uniform hashes; a
- * range of 0 gives 0. */
+ * range of 0 gives 0. The product amq/inline.h's amq_inline_mulhi computes
+ * for the views (there with a fallback for compilers without 128-bit
+ * integers); tests/test_hash.c and tests/test_inline.c check both against
+ * the 128-bit product. */
 static inline uint64_t amq__reduce(uint64_t hash, uint64_t range)
 {
-    return amq_inline_mulhi(hash, range);
+    return (uint64_t)(((amq__uint128)hash * range) >> 64);
 }
 
 #endif /* AMQ_REDUCE_H */

@@ -7,7 +7,6 @@
 #define AMQ_UTIL_H
 
 #include "amq/amq.h"
-#include "amq/inline.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -55,10 +54,15 @@ static inline unsigned amq__ceil_log2(uint64_t x)
 
 /* The splitmix64 finalizer: a bijection of 64-bit values whose every output
  * bit depends on every input bit. Stepping a state by 0x9E3779B97F4A7C15
- * and mixing it gives the splitmix64 sequence. */
+ * and mixing it gives the splitmix64 sequence. The same function as
+ * amq/inline.h's amq_inline_mix64, the fuse view's mix, which the fuse
+ * family takes from there: core/ includes no family header (CONTRIBUTING.md,
+ * "Layout"), so it keeps these three lines of its own. */
 static inline uint64_t amq__mix64(uint64_t z)
 {
-    return amq_inline_mix64(z);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
 }
 
 static inline uint16_t amq__load_u16le(const uint8_t *p)
