@@ -41,13 +41,10 @@
 #include "amq/bloom.h"
 #include "amq/cuckoo.h"
 #include "amq/fuse.h"
+#include "amq/split_block.h"
 
 #include <stdbool.h>
 #include <stdint.h>
-
-#if defined(__AVX2__) && !defined(AMQ_INLINE_PORTABLE)
-#include <immintrin.h>
-#endif
 
 #ifdef __cplusplus
 extern "C" {
@@ -175,9 +172,10 @@ static inline bool amq_fuse_view_contains_hash(const amq_fuse_view *view, uint64
 /**
  * A split-block Bloom filter's query state (layout AMQ_INLINE_LAYOUT):
  * 256-bit blocks of eight 32-bit words. A key's block is
- * (hash >> 32) * blocks >> 32, and it sets, in word i of the block, bit
- * (key32 * amq_split_block_salt(i)) >> 27 of the 32, key32 being the low
- * half of the hash (the layout of Parquet's split-block filters).
+ * amq_split_block_index(hash, blocks), (hash >> 32) * blocks >> 32, and it
+ * sets, in word i of the block, bit (key32 * amq_split_block_salt(i)) >> 27
+ * of the 32, key32 being the low half of the hash (the layout of Parquet's
+ * split-block filters; the kernel is amq/split_block.h's).
  */
 typedef struct amq_split_block_view {
     const uint32_t *words; /**< blocks x 8 words, in the host's byte order */
@@ -203,25 +201,11 @@ typedef struct amq_split_block_view {
 AMQ_API int amq_split_block_view_get(amq_split_block_view *out, const amq_blocked_bloom *filter,
                                      uint32_t layout, amq_diag *diag);
 
-/** The odd constant of word i (0..7) of a split block: Parquet's eight. */
-static inline uint32_t amq_split_block_salt(unsigned word)
-{
-    static const uint32_t salts[8] = { 0x47b6137bU, 0x44974d91U, 0x8824ad5bU, 0xa2b7289dU,
-                                       0x705495c7U, 0x2df1424bU, 0x9efc4947U, 0x5c6bfb31U };
-    return salts[word & 7];
-}
-
-/** The bit key32 sets in word i of its block. */
-static inline uint32_t amq_split_block_bit(uint32_t key32, unsigned word)
-{
-    return (uint32_t)1 << ((key32 * amq_split_block_salt(word)) >> 27);
-}
-
 /** The first of the eight words of the block of a key whose hash is hash. */
 static inline const uint32_t *amq_split_block_view_block(const amq_split_block_view *view,
                                                          uint64_t hash)
 {
-    return view->words + 8 * ((hash >> 32) * view->blocks >> 32);
+    return view->words + AMQ_SPLIT_BLOCK_WORDS * amq_split_block_index(hash, view->blocks);
 }
 
 /**
@@ -241,20 +225,10 @@ static inline bool amq_split_block_view_contains_hash(const amq_split_block_view
                                                       uint64_t hash)
 {
     const uint32_t *block = amq_split_block_view_block(view, hash);
-    uint32_t key32 = (uint32_t)hash;
 #if defined(__AVX2__) && !defined(AMQ_INLINE_PORTABLE)
-    const __m256i salts = _mm256_setr_epi32(
-        (int)amq_split_block_salt(0), (int)amq_split_block_salt(1), (int)amq_split_block_salt(2),
-        (int)amq_split_block_salt(3), (int)amq_split_block_salt(4), (int)amq_split_block_salt(5),
-        (int)amq_split_block_salt(6), (int)amq_split_block_salt(7));
-    __m256i products = _mm256_mullo_epi32(_mm256_set1_epi32((int)key32), salts);
-    __m256i masks = _mm256_sllv_epi32(_mm256_set1_epi32(1), _mm256_srli_epi32(products, 27));
-    return _mm256_testc_si256(_mm256_loadu_si256((const __m256i *)(const void *)block), masks);
+    return amq_split_block_test_avx2(block, (uint32_t)hash);
 #else
-    uint32_t missing = 0;
-    for (unsigned i = 0; i < 8; i++)
-        missing |= ~block[i] & amq_split_block_bit(key32, i);
-    return missing == 0;
+    return amq_split_block_test(block, (uint32_t)hash);
 #endif
 }
 

@@ -23,7 +23,10 @@
  * constants Parquet's specification gives (amq_split_block_salt), so with Parquet's hash (XXH64 of
  * the value, seed 0, through amq_blocked_bloom_add_hash) the bits are Parquet's bit for bit.
  * BLOCK_SALT are the first 32 bits of the fractional parts of the cube roots of the first 16
- * primes, made odd: constants with no structure.
+ * primes, made odd: constants with no structure. The add and test of a
+ * block are written once, in bloom/block_kernel.h, for this filter and the
+ * scalable filter's blocked stages; the split layout's are amq/split_block.h's,
+ * the kernel the inline view (amq_split_block_view) compiles into callers.
  *
  * The split layout's eight multiplies, shifts and masks are one AVX2
  * instruction each, and its query one 256-bit test. The block layout's query
@@ -77,6 +80,8 @@
  *
  *     params:  u32 layout | u32 k | u64 blocks | u64 capacity | f64 target p
  */
+#include "bloom/block_kernel.h" /* first: it asks amq/split_block.h for the AVX2 forms */
+
 #include "amq/inline.h"
 #include "bloom/bloom_internal.h"
 #include "core/alloc.h"
@@ -91,13 +96,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#define BLOCKED_HAVE_AVX2 1
-#include <immintrin.h>
-#else
-#define BLOCKED_HAVE_AVX2 0
-#endif
-
 struct amq_blocked_bloom {
     uint32_t *words; /* blocks * words_per_block, 64-byte aligned */
     uint64_t blocks;
@@ -109,12 +107,6 @@ struct amq_blocked_bloom {
     uint64_t capacity; /* n it was sized for */
     double target_fpr; /* p it was sized for */
     amq_hasher hasher;
-};
-
-static const uint32_t BLOCK_SALT[AMQ_BLOCKED_BLOOM_MAX_HASHES] = {
-    0x428a2f99U, 0x71374491U, 0xb5c0fbcfU, 0xe9b5dba5U, 0x3956c25bU, 0x59f111f1U,
-    0x923f82a5U, 0xab1c5ed5U, 0xd807aa99U, 0x12835b01U, 0x243185bfU, 0x550c7dc3U,
-    0x72be5d75U, 0x80deb1ffU, 0x9bdc06a7U, 0xc19bf175U,
 };
 
 #define SPLIT_BLOCK_BITS 256
@@ -306,16 +298,6 @@ static int size_filter(blocked_size *out, const amq_blocked_bloom_params *params
 
 /* ---- creating ---------------------------------------------------------------- */
 
-static bool cpu_has_avx2(void)
-{
-#if BLOCKED_HAVE_AVX2
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx2");
-#else
-    return false;
-#endif
-}
-
 /* An empty filter of the given shape; the caller fills in the rest. */
 static int allocate(amq_blocked_bloom **out, amq_blocked_layout layout, uint64_t blocks,
                     amq_diag *diag)
@@ -333,7 +315,7 @@ static int allocate(amq_blocked_bloom **out, amq_blocked_layout layout, uint64_t
         return amq__fail(diag, AMQ_ENOMEM, "cannot allocate %llu bytes of blocks",
                          (unsigned long long)bytes);
     }
-    f->use_avx2 = cpu_has_avx2();
+    f->use_avx2 = amq__block_cpu_has_avx2();
     *out = f;
     return AMQ_OK;
 }
@@ -398,130 +380,24 @@ void amq_blocked_bloom_clear(amq_blocked_bloom *f)
 
 static inline uint32_t *block_of(const amq_blocked_bloom *f, uint64_t hash)
 {
-    uint64_t index = (hash >> 32) * f->blocks >> 32;
-    return f->words + index * f->words_per_block;
+    return f->words + amq_split_block_index(hash, f->blocks) * f->words_per_block;
 }
 
-/* The split layout's arithmetic is amq/inline.h's, which callers may
- * compile into their own loops (amq_split_block_view). */
-static inline uint32_t split_bit(uint32_t key, unsigned word)
-{
-    return amq_split_block_bit(key, word);
-}
-
-/* The add functions return whether a bit changed: false when the key was
- * maybe present already. */
-static inline bool split_add_portable(uint32_t *block, uint32_t key)
-{
-    uint32_t changed = 0;
-    for (unsigned i = 0; i < 8; i++) {
-        uint32_t bit = split_bit(key, i);
-        changed |= ~block[i] & bit;
-        block[i] |= bit;
-    }
-    return changed != 0;
-}
-
-/* Tests all eight words without branching, as the AVX2 path does: one
- * cache line, and a branch per word would mispredict on absent keys. */
-static inline bool split_contains_portable(const uint32_t *block, uint32_t key)
-{
-    uint32_t missing = 0;
-    for (unsigned i = 0; i < 8; i++)
-        missing |= ~block[i] & split_bit(key, i);
-    return missing == 0;
-}
-
-#if BLOCKED_HAVE_AVX2
-/* The split block's eight one-bit masks of key, one per 32-bit lane. */
-__attribute__((target("avx2"))) static inline __m256i split_masks_avx2(uint32_t key)
-{
-    const __m256i salts = _mm256_setr_epi32(
-        (int)amq_split_block_salt(0), (int)amq_split_block_salt(1), (int)amq_split_block_salt(2),
-        (int)amq_split_block_salt(3), (int)amq_split_block_salt(4), (int)amq_split_block_salt(5),
-        (int)amq_split_block_salt(6), (int)amq_split_block_salt(7));
-    __m256i products = _mm256_mullo_epi32(_mm256_set1_epi32((int)key), salts);
-    return _mm256_sllv_epi32(_mm256_set1_epi32(1), _mm256_srli_epi32(products, 27));
-}
-
-__attribute__((target("avx2"))) static inline bool split_add_avx2(uint32_t *block, uint32_t key)
-{
-    __m256i *lanes = (__m256i *)(void *)block;
-    __m256i old = _mm256_load_si256(lanes), masks = split_masks_avx2(key);
-    _mm256_store_si256(lanes, _mm256_or_si256(old, masks));
-    return !_mm256_testc_si256(old, masks);
-}
-
-__attribute__((target("avx2"))) static inline bool split_contains_avx2(const uint32_t *block,
-                                                                       uint32_t key)
-{
-    const __m256i *lanes = (const __m256i *)(const void *)block;
-    return _mm256_testc_si256(_mm256_load_si256(lanes), split_masks_avx2(key));
-}
-
-/* The block layout's query (see the top of the file): positions j .. j + 7
- * of key in one vector, their words gathered from the block's two halves,
- * lanes at or past k left out of the test. */
-__attribute__((target("avx2"))) static inline bool block_contains_avx2(const uint32_t *block,
-                                                                       uint32_t key, uint32_t k)
-{
-    const __m256i *halves = (const __m256i *)(const void *)block;
-    const __m256i low = _mm256_load_si256(halves), high = _mm256_load_si256(halves + 1);
-    const __m256i keys = _mm256_set1_epi32((int)key), ones = _mm256_set1_epi32(1);
-    const __m256i lane_numbers = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-    __m256i missing = _mm256_setzero_si256();
-    for (uint32_t first = 0; first < k; first += 8) {
-        __m256i salts = _mm256_loadu_si256((const __m256i *)(const void *)(BLOCK_SALT + first));
-        __m256i positions = _mm256_srli_epi32(_mm256_mullo_epi32(keys, salts), 23);
-        __m256i word_indexes = _mm256_srli_epi32(positions, 5);
-        __m256i from_low = _mm256_permutevar8x32_epi32(low, word_indexes);
-        __m256i from_high = _mm256_permutevar8x32_epi32(high, word_indexes);
-        __m256i words = _mm256_castps_si256(
-            _mm256_blendv_ps(_mm256_castsi256_ps(from_low), _mm256_castsi256_ps(from_high),
-                             _mm256_castsi256_ps(_mm256_slli_epi32(word_indexes, 28))));
-        __m256i bits = _mm256_sllv_epi32(ones, _mm256_and_si256(positions, _mm256_set1_epi32(31)));
-        __m256i in_use = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)(k - first)), lane_numbers);
-        missing =
-            _mm256_or_si256(missing, _mm256_andnot_si256(words, _mm256_and_si256(bits, in_use)));
-    }
-    return _mm256_testz_si256(missing, missing);
-}
-#endif
-
-static inline bool block_add(uint32_t *block, uint32_t key, uint32_t k)
-{
-    uint32_t changed = 0;
-    for (uint32_t i = 0; i < k; i++) {
-        uint32_t position = (key * BLOCK_SALT[i]) >> 23, bit = 1U << (position & 31);
-        changed |= ~block[position >> 5] & bit;
-        block[position >> 5] |= bit;
-    }
-    return changed != 0;
-}
-
-/* Reads all k bits without branching: they are in one cache line, which the
- * first read brings in. */
-static inline bool block_contains(const uint32_t *block, uint32_t key, uint32_t k)
-{
-    uint32_t all = 1;
-    for (uint32_t i = 0; i < k; i++) {
-        uint32_t position = (key * BLOCK_SALT[i]) >> 23;
-        all &= block[position >> 5] >> (position & 31);
-    }
-    return all & 1;
-}
+/* The bits of a block are block_kernel.h's: amq/split_block.h's kernel
+ * for the split layout (the one amq_split_block_view's queries compile
+ * into callers) and the 512-bit layout's beside it. */
 
 /* Add by hash; whether a bit changed (false: maybe present already). */
 static bool add_hash_changed(amq_blocked_bloom *f, uint64_t hash)
 {
     uint32_t *block = block_of(f, hash), key = (uint32_t)hash;
     if (f->layout == AMQ_BLOCKED_BLOCK)
-        return block_add(block, key, f->hashes);
-#if BLOCKED_HAVE_AVX2
+        return amq__block_add(block, key, f->hashes) != 0;
+#if AMQ__BLOCK_HAVE_AVX2
     if (f->use_avx2)
-        return split_add_avx2(block, key);
+        return amq_split_block_add_avx2(block, key);
 #endif
-    return split_add_portable(block, key);
+    return amq_split_block_add(block, key) != 0;
 }
 
 /* Add a key; whether a bit changed. */
@@ -544,14 +420,14 @@ bool amq_blocked_bloom_contains_hash(const amq_blocked_bloom *f, uint64_t hash)
 {
     const uint32_t *block = block_of(f, hash);
     uint32_t key = (uint32_t)hash;
-#if BLOCKED_HAVE_AVX2
+#if AMQ__BLOCK_HAVE_AVX2
     if (f->use_avx2)
-        return f->layout == AMQ_BLOCKED_SPLIT ? split_contains_avx2(block, key)
-                                              : block_contains_avx2(block, key, f->hashes);
+        return f->layout == AMQ_BLOCKED_SPLIT ? amq_split_block_test_avx2(block, key)
+                                              : amq__block_test_avx2(block, key, f->hashes);
 #endif
     if (f->layout == AMQ_BLOCKED_BLOCK)
-        return block_contains(block, key, f->hashes);
-    return split_contains_portable(block, key);
+        return amq__block_test(block, key, f->hashes);
+    return amq_split_block_test(block, key);
 }
 
 int amq_split_block_view_get(amq_split_block_view *out, const amq_blocked_bloom *filter,
@@ -596,10 +472,10 @@ static unsigned key_lanes(uint64_t lanes[8], const amq_blocked_bloom *f, uint32_
     uint32_t masks[16] = { 0 };
     if (f->layout == AMQ_BLOCKED_SPLIT) {
         for (unsigned i = 0; i < 8; i++)
-            masks[i] = split_bit(key, i);
+            masks[i] = amq_split_block_bit(key, i);
     } else {
         for (uint32_t i = 0; i < f->hashes; i++) {
-            uint32_t position = (key * BLOCK_SALT[i]) >> 23;
+            uint32_t position = (key * amq__block_salts()[i]) >> 23;
             masks[position >> 5] |= 1U << (position & 31);
         }
     }
@@ -648,18 +524,18 @@ typedef bool (*block_test)(const uint32_t *block, uint32_t key, uint32_t k);
 static inline bool test_split_portable(const uint32_t *block, uint32_t key, uint32_t k)
 {
     (void)k;
-    return split_contains_portable(block, key);
+    return amq_split_block_test(block, key);
 }
 
 static inline bool test_block_portable(const uint32_t *block, uint32_t key, uint32_t k)
 {
-    return block_contains(block, key, k);
+    return amq__block_test(block, key, k);
 }
 
 static AMQ__ALWAYS_INLINE const uint32_t *batch_block(const uint32_t *words, uint64_t blocks,
                                                       uint32_t words_per_block, uint64_t hash)
 {
-    return words + ((hash >> 32) * blocks >> 32) * words_per_block;
+    return words + amq_split_block_index(hash, blocks) * words_per_block;
 }
 
 /* A pipeline BLOCKED_PREFETCH_DISTANCE keys deep: key i + D is hashed (or
@@ -734,18 +610,18 @@ static void batch_block_portable(BATCH_ARGS)
               false);
 }
 
-#if BLOCKED_HAVE_AVX2
+#if AMQ__BLOCK_HAVE_AVX2
 __attribute__((target("avx2"))) static inline bool test_split_avx2(const uint32_t *block,
                                                                    uint32_t key, uint32_t k)
 {
     (void)k;
-    return split_contains_avx2(block, key);
+    return amq_split_block_test_avx2(block, key);
 }
 
 __attribute__((target("avx2"))) static inline bool test_block_avx2(const uint32_t *block,
                                                                    uint32_t key, uint32_t k)
 {
-    return block_contains_avx2(block, key, k);
+    return amq__block_test_avx2(block, key, k);
 }
 
 __attribute__((target("avx2"))) static void batch_split_avx2(BATCH_ARGS)
@@ -772,7 +648,7 @@ static void contains_many(const amq_blocked_bloom *f, const void *const *keys, c
                           const uint64_t *hashes, size_t count, uint8_t *results)
 {
     bool split = f->layout == AMQ_BLOCKED_SPLIT;
-#if BLOCKED_HAVE_AVX2
+#if AMQ__BLOCK_HAVE_AVX2
     if (f->use_avx2) {
         (split ? batch_split_avx2 : batch_block_avx2)(f, keys, lens, hashes, count, results);
         return;

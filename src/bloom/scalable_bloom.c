@@ -108,11 +108,12 @@
  * reads one cache line instead of k. Stage i's view of the hash is
  * stage_hash's: the top 32 bits of its high half pick the block by
  * multiply-high, the top 32 bits of its low half (key32) the bits inside
- * it, as blocked_bloom.c does with the same salts: split-block sets bit
- * (key32 * SPLIT_SALT[w]) >> 27 of each of the eight 32-bit words of a
- * 256-bit block; block sets bit (key32 * BLOCK_SALT[t]) >> 23 of a 512-bit
- * block for t < k. A stage is the fewest blocks (and for 512-bit blocks the
- * k in [1, 16] needing fewest) at which the blocked filter's formula
+ * it, by the same kernel as blocked_bloom.c (bloom/block_kernel.h):
+ * split-block sets bit (key32 * amq_split_block_salt(w)) >> 27 of each of
+ * the eight 32-bit words of a 256-bit block; block sets bit
+ * (key32 * amq__block_salts()[t]) >> 23 of a 512-bit block for t < k.
+ * A stage is the fewest blocks (and for 512-bit blocks the k in [1, 16]
+ * needing fewest) at which the blocked filter's formula
  * (amq_blocked_bloom_formula_fpr: keys fall into blocks by a Poisson law)
  * plus c / (blocks 2^32) is at most p_i; the second term is the absent keys
  * whose block and key32 both equal a stored key's, which then share all its
@@ -164,6 +165,7 @@
  * stage past the bounds above), AMQ_ENOMEM, AMQ_EINCOMPATIBLE (union),
  * AMQ_ECORRUPT (load).
  */
+#include "bloom/block_kernel.h"
 #include "bloom/bloom_internal.h"
 #include "core/alloc.h"
 
@@ -219,22 +221,9 @@ struct amq_scalable_bloom {
  * apart (see stage_hash). */
 #define GOLDEN 0x9e3779b97f4a7c15ULL
 
-/* Blocked stages. The salts are blocked_bloom.c's: SPLIT_SALT Parquet's
- * eight constants, BLOCK_SALT the first 32 bits of the fractional parts of
- * the cube roots of the first 16 primes, made odd. */
-#define SPLIT_WORDS      8  /* 32-bit words in a split block, one bit set in each */
-#define BLOCK_WORDS      16 /* 32-bit words in a 512-bit block */
-#define MAX_BLOCK_HASHES 16
+/* Blocked stages: their bits are blocked_bloom.c's, by the kernel both
+ * take from bloom/block_kernel.h (the split one is amq/split_block.h's). */
 #define MAX_STAGE_BLOCKS ((uint64_t)1 << 32) /* the block index is 32 bits times blocks */
-static const uint32_t SPLIT_SALT[SPLIT_WORDS] = {
-    0x47b6137bU, 0x44974d91U, 0x8824ad5bU, 0xa2b7289dU,
-    0x705495c7U, 0x2df1424bU, 0x9efc4947U, 0x5c6bfb31U,
-};
-static const uint32_t BLOCK_SALT[MAX_BLOCK_HASHES] = {
-    0x428a2f99U, 0x71374491U, 0xb5c0fbcfU, 0xe9b5dba5U, 0x3956c25bU, 0x59f111f1U,
-    0x923f82a5U, 0xab1c5ed5U, 0xd807aa99U, 0x12835b01U, 0x243185bfU, 0x550c7dc3U,
-    0x72be5d75U, 0x80deb1ffU, 0x9bdc06a7U, 0xc19bf175U,
-};
 
 static const char *const stage_layout_names[] = { "classic", "split-block", "block", NULL };
 
@@ -245,7 +234,7 @@ static bool blocked(const amq_scalable_bloom *f)
 
 static uint32_t words_per_block(amq_scalable_bloom_layout layout)
 {
-    return layout == AMQ_SCALABLE_STAGES_SPLIT_BLOCK ? SPLIT_WORDS : BLOCK_WORDS;
+    return layout == AMQ_SCALABLE_STAGES_SPLIT_BLOCK ? AMQ_SPLIT_BLOCK_WORDS : AMQ__BLOCK_WORDS;
 }
 
 static amq_blocked_layout blocked_layout(amq_scalable_bloom_layout layout)
@@ -415,7 +404,7 @@ static int size_blocked(blocked_shape *out, const amq_scalable_bloom *f, size_t 
     uint32_t first = 8, last = 8;
     if (f->layout == AMQ_SCALABLE_STAGES_BLOCK) {
         first = 1;
-        last = MAX_BLOCK_HASHES;
+        last = AMQ__BLOCK_MAX_HASHES;
     }
     uint64_t best = 0;
     uint32_t best_k = 0;
@@ -576,30 +565,8 @@ typedef struct block_view {
 static inline block_view blocked_view(amq_u128 hash, size_t i, uint64_t blocks)
 {
     amq_u128 mixed = stage_hash(hash, i);
-    block_view v = { ((mixed.high >> 32) * blocks) >> 32, (uint32_t)(mixed.low >> 32) };
+    block_view v = { amq_split_block_index(mixed.high, blocks), (uint32_t)(mixed.low >> 32) };
     return v;
-}
-
-/* Whether every bit of the key is set in a split block: bit
- * (key32 * SPLIT_SALT[w]) >> 27 of word w, for each of the eight words. */
-static inline bool split_contains(const uint32_t *block, uint32_t key32)
-{
-    uint32_t missing = 0;
-    for (unsigned w = 0; w < SPLIT_WORDS; w++)
-        missing |= ~block[w] & (1u << ((key32 * SPLIT_SALT[w]) >> 27));
-    return missing == 0;
-}
-
-/* Whether the key's k bits (key32 * BLOCK_SALT[t]) >> 23 of a 512-bit block
- * are set; bit b is bit b mod 32 of word b / 32. */
-static inline bool block_contains(const uint32_t *block, uint32_t key32, uint32_t k)
-{
-    uint32_t missing = 0;
-    for (uint32_t t = 0; t < k; t++) {
-        uint32_t bit = (key32 * BLOCK_SALT[t]) >> 23;
-        missing |= ~block[bit >> 5] & (1u << (bit & 31));
-    }
-    return missing == 0;
 }
 
 static inline const uint32_t *block_at(const amq_scalable_bloom *f, const stage *st, uint64_t block)
@@ -615,8 +582,8 @@ static inline bool stage_contains(const amq_scalable_bloom *f, size_t i, amq_u12
     block_view v = blocked_view(hash, i, st->blocks);
     const uint32_t *block = block_at(f, st, v.block);
     return f->layout == AMQ_SCALABLE_STAGES_SPLIT_BLOCK
-               ? split_contains(block, v.key32)
-               : block_contains(block, v.key32, st->hashes);
+               ? amq_split_block_test(block, v.key32)
+               : amq__block_test(block, v.key32, st->hashes);
 }
 
 /* Set a key's bits in stage i, counting the ones it newly sets. */
@@ -629,21 +596,9 @@ static void stage_add(amq_scalable_bloom *f, size_t i, amq_u128 hash)
     }
     block_view v = blocked_view(hash, i, st->blocks);
     uint32_t *block = st->words + v.block * words_per_block(f->layout);
-    uint64_t set = 0;
-    if (f->layout == AMQ_SCALABLE_STAGES_SPLIT_BLOCK) {
-        for (unsigned w = 0; w < SPLIT_WORDS; w++) {
-            uint32_t mask = 1u << ((v.key32 * SPLIT_SALT[w]) >> 27);
-            set += (block[w] & mask) == 0;
-            block[w] |= mask;
-        }
-    } else {
-        for (uint32_t t = 0; t < st->hashes; t++) {
-            uint32_t bit = (v.key32 * BLOCK_SALT[t]) >> 23, mask = 1u << (bit & 31);
-            set += (block[bit >> 5] & mask) == 0;
-            block[bit >> 5] |= mask;
-        }
-    }
-    st->bits_set += set;
+    st->bits_set += f->layout == AMQ_SCALABLE_STAGES_SPLIT_BLOCK
+                        ? amq_split_block_add(block, v.key32)
+                        : amq__block_add(block, v.key32, st->hashes);
 }
 
 bool amq_scalable_bloom_contains_hash(const amq_scalable_bloom *f, amq_u128 hash)
