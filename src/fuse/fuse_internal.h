@@ -1,6 +1,7 @@
 /*
- * fuse_internal.h - what the binary fuse filter's two files share (fuse.c:
- * queries, accessors, saving and loading; fuse_build.c: construction) and
+ * fuse_internal.h - what the binary fuse filter's files share (fuse.c:
+ * queries and accessors; fuse_build.c: construction; fuse_family.c:
+ * saving, loading and the generic handle's view) and
  * what the tests reach beyond the public API: the filter's layout, the map
  * from a key's hash to its slots, and construction with a cap on attempts
  * and a chosen array size, so a test can make construction fail on purpose.

@@ -1,9 +1,9 @@
 /*
  * fuse_shape.c - a binary fuse filter's shape (segment length and count,
  * array length) from its parameters, and the check of invariants I1-I5
- * (fuse.c) that construction ends with and loading starts with. Both
- * fuse.c and fuse_build.c stand on this file; neither reaches into the
- * other except that the generic handle's build in fuse.c calls
+ * (fuse.c) that construction ends with and loading starts with. The
+ * fuse files stand on this file; fuse.c and fuse_build.c do not reach into
+ * each other, and the generic handle's build in fuse_family.c calls
  * amq_fuse_build.
  */
 #include "amq/fuse.h"
