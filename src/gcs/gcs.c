@@ -6,8 +6,9 @@
  *
  * This file chooses the parameters, builds the set and makes unions;
  * gcs_stream.c checks a stream and makes and checks its seek index;
- * gcs_query.c decodes for queries and batch matching; gcs_file.c is the
- * generic handle's view (specs, files, exports).
+ * gcs_query.c decodes for queries and batch matching; gcs_family.c is the
+ * generic handle's view (specs, files, exports); gcs_file.c is BIP158's
+ * serialization.
  *
  * The set
  * -------

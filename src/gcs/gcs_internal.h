@@ -1,9 +1,10 @@
 /*
- * gcs_internal.h - the Golomb-coded set's state, shared by its four files:
+ * gcs_internal.h - the Golomb-coded set's state, shared by its files:
  * gcs.c (parameters, building, unions), gcs_stream.c (checking a stream,
  * the seek index), gcs_query.c (decoding for single queries and batch
- * matching) and gcs_file.c (the generic handle's view: specs, saving,
- * loading, exports, BIP158 serialization). The algorithm, the layout and
+ * matching), gcs_bucket.c (the bucketed layout), gcs_family.c (the generic
+ * handle's view: specs, saving, loading, exports) and gcs_file.c (BIP158
+ * serialization). The algorithm, the layout and
  * the invariants are described at the top of gcs.c.
  */
 #ifndef AMQ_GCS_INTERNAL_H
