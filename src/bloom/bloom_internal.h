@@ -7,6 +7,7 @@
 #define AMQ_BLOOM_INTERNAL_H
 
 #include "amq/bloom.h"
+#include "core/bits.h"
 #include "core/format.h"
 #include "core/hash.h"
 #include "core/reduce.h"
@@ -31,6 +32,23 @@ enum {
  * generators", Software: Practice and Experience 52(2), 2022). */
 #define AMQ__BLOOM_REHASH_MULTIPLIER 0xd1342543de82ef95ULL
 
+/* A classic filter (bloom.c, and its generic handle's view in
+ * bloom_family.c). */
+struct amq_bloom {
+    /* What every add and query reads, ... */
+    amq__bitvec bits;       /* m bits */
+    uint32_t hashes;        /* k */
+    unsigned probe_version; /* AMQ__BLOOM_PROBE_*: the sequence of positions */
+    amq_hasher hasher;
+    /* ... a cache line apart from X, which concurrent adds write (atomically),
+     * so that their writes do not take the line the others read from every
+     * core. */
+    char apart[64];
+    uint64_t bits_set; /* X */
+    uint64_t capacity; /* n it was sized for (0: sized by m alone) */
+    double target_fpr; /* p it was sized for */
+};
+
 /* amq_bloom_new with a diagnostic, for a filter probing with version (one
  * of the enum above). */
 int amq__bloom_new(amq_bloom **out, const amq_bloom_params *params, unsigned version,
@@ -42,6 +60,10 @@ int amq__bloom_size(uint64_t *bits, uint32_t *hashes, uint64_t *capacity,
 
 /* The probe sequence of a filter (its version: AMQ__BLOOM_PROBE_*). */
 unsigned amq__bloom_probe_version(const amq_bloom *filter);
+
+/* Set the key's k bits; the number of them that were 0 (none: the key was
+ * maybe present already, and nothing changed). */
+uint32_t amq__bloom_add_hash_new_bits(amq_bloom *filter, amq_u128 hash);
 
 /* A key's k positions among m, one at a time, by the given version's
  * sequence (see bloom.c):
@@ -350,6 +372,34 @@ const uint64_t *amq__bloom_words(const amq_bloom *filter);
  * portable split-block path even on a CPU with AVX2; whether it uses AVX2. */
 void amq__blocked_bloom_use_portable(amq_blocked_bloom *filter);
 bool amq__blocked_bloom_uses_avx2(const amq_blocked_bloom *filter);
+
+/* A counting filter (counting_bloom.c, and its generic handle's view in
+ * counting_bloom_family.c). */
+struct amq_counting_bloom {
+    uint8_t *counters;      /* m packed counters, then zero padding to 8 bytes */
+    uint64_t counter_count; /* m */
+    uint64_t stored_bytes;  /* ceil(m * w / 8): the bytes that hold counters */
+    uint32_t hashes;        /* k */
+    unsigned width_log2;    /* w = 2^width_log2 bits per counter: 2 or 3 */
+    uint64_t nonzero;       /* counters that are not 0 (I3) */
+    uint64_t saturated;     /* counters at their maximum (I4) */
+    uint64_t capacity;      /* n it was sized for */
+    double target_fpr;      /* p it was sized for */
+    unsigned probe_version; /* AMQ__BLOOM_PROBE_*: the sequence of positions */
+    amq_hasher hasher;
+};
+
+/* Bytes holding m counters of 2^width_log2 bits: the saved payload. */
+static inline uint64_t amq__counting_bloom_stored_bytes(uint64_t m, unsigned width_log2)
+{
+    return ((m << width_log2) + 7) / 8;
+}
+
+/* An empty counting filter of m counters of 2^width_log2 bits, its array
+ * zeroed; the caller sets the rest. AMQ_ERANGE or AMQ_ENOMEM with a
+ * message in *diag (may be NULL). */
+int amq__counting_bloom_allocate(amq_counting_bloom **out, uint64_t m, unsigned width_log2,
+                                 amq_diag *diag);
 
 /* amq_counting_bloom_new with a diagnostic, for a filter probing with
  * version (AMQ__BLOOM_PROBE_*). */
