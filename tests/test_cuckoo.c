@@ -987,6 +987,57 @@ static void test_growth(void **state)
     amq_cuckoo_free(f);
 }
 
+/* Add keys until an add answers AMQ_EFULL: amq_cuckoo_why_full says
+ * NOT_FULL before every add that stores its key and a reason before the
+ * one that fails, which it returns. */
+static int fill_until_full(amq_cuckoo *f)
+{
+    for (uint64_t i = 0;; i++) {
+        int why = amq_cuckoo_why_full(f);
+        amq_test_key key = amq_test_make_key(seed, 0, i);
+        int status = amq_cuckoo_add(f, &key, sizeof key);
+        assert_int_equal(status == AMQ_EFULL, why != AMQ_CUCKOO_NOT_FULL);
+        if (status == AMQ_EFULL) {
+            assert_int_equal(amq_cuckoo_why_full(f), why);
+            return why;
+        }
+        assert_int_equal(status, AMQ_OK);
+        assert_true(i < 100000);
+    }
+}
+
+/* amq_cuckoo_why_full tells each reason a full filter has: a fixed size's
+ * failed walk, with short fingerprints flagged; the most tables chained.
+ * (The third, a next table past AMQ_CUCKOO_MAX_BUCKETS, needs a newest
+ * table of 2^28 buckets or more to reach.) A removal that lets the stash
+ * back in makes it not full again. */
+static void test_why_full(void **state)
+{
+    (void)state;
+    amq_cuckoo *f = new_filter(200, 12, 4, 0);
+    assert_int_equal(fill_until_full(f), AMQ_CUCKOO_FULL_NO_FREE_SLOT);
+    amq_test_key first = amq_test_make_key(seed, 0, 0);
+    assert_int_equal(amq_cuckoo_remove(f, &first, sizeof first), AMQ_OK);
+    assert_false(amq_cuckoo_full(f));
+    assert_int_equal(amq_cuckoo_why_full(f), AMQ_CUCKOO_NOT_FULL);
+    amq_cuckoo_free(f);
+
+    f = new_filter(200, 4, 4, 0);
+    assert_int_equal(fill_until_full(f),
+                     AMQ_CUCKOO_FULL_NO_FREE_SLOT | AMQ_CUCKOO_FULL_SHORT_FINGERPRINTS);
+    amq_cuckoo_free(f);
+
+    f = new_filter(10, 12, 4, 1);
+    assert_int_equal(fill_until_full(f), AMQ_CUCKOO_FULL_MOST_TABLES);
+    assert_int_equal(amq_cuckoo_tables(f), AMQ_CUCKOO_MAX_TABLES);
+    amq_cuckoo_free(f);
+
+    f = new_filter(10, 6, 4, 1);
+    assert_int_equal(fill_until_full(f) & 0xff, AMQ_CUCKOO_FULL_MOST_TABLES);
+    assert_true(amq_cuckoo_why_full(f) & AMQ_CUCKOO_FULL_SHORT_FINGERPRINTS);
+    amq_cuckoo_free(f);
+}
+
 /* Copies of one key never chain a table nor make the filter refuse keys:
  * past b / 2 of them in its two buckets they are counted. For every growth and
  * bucket size, the smallest filter takes 10,000 copies of one key in its
@@ -2513,6 +2564,7 @@ int main(void)
         cmocka_unit_test(test_removal_empties_the_stash),
         cmocka_unit_test(test_removing_absent_keys_changes_nothing),
         cmocka_unit_test(test_growth),
+        cmocka_unit_test(test_why_full),
         cmocka_unit_test(test_copies_of_one_key_do_not_grow_without_end),
         cmocka_unit_test(test_counted_copies_saved),
         cmocka_unit_test(test_overflow_map_order),

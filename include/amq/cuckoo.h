@@ -331,6 +331,44 @@ AMQ_API uint64_t amq_cuckoo_table_buckets(const amq_cuckoo *filter, size_t i);
 /** True when the newest table's stash is occupied: the filter is full
  *  unless it may grow. */
 AMQ_API bool amq_cuckoo_full(const amq_cuckoo *filter);
+
+/** Why an add finds a cuckoo filter full: amq_cuckoo_why_full's answer,
+ *  with AMQ_CUCKOO_FULL_SHORT_FINGERPRINTS or'ed in when it applies. */
+typedef enum amq_cuckoo_full_reason {
+    AMQ_CUCKOO_NOT_FULL = 0,            /**< an add stores the key (after chaining
+                                             a table, in a filter that grows) */
+    AMQ_CUCKOO_FULL_NO_FREE_SLOT = 1,   /**< growth 0: a walk of max_kicks
+                                             relocations found no free slot, and
+                                             its homeless fingerprint fills the
+                                             stash */
+    AMQ_CUCKOO_FULL_MOST_TABLES = 2,    /**< the newest table is full and the
+                                             filter chains AMQ_CUCKOO_MAX_TABLES,
+                                             the most it may */
+    AMQ_CUCKOO_FULL_TABLE_TOO_LARGE = 3 /**< the newest table is full and the next
+                                             would have more than
+                                             AMQ_CUCKOO_MAX_BUCKETS buckets */
+} amq_cuckoo_full_reason;
+
+/** Or'ed into a reason when fingerprints are shorter than 8 bits: a key's
+ *  alternate bucket, taken from its fingerprint, has few choices, so
+ *  tables fill below the load they were sized for. */
+#define AMQ_CUCKOO_FULL_SHORT_FINGERPRINTS 0x100
+
+/**
+ * Say why an add finds the filter full (the add is refused as full), for a
+ * message that names the cause and the remedy: a fixed-size filter's walk
+ * found no free slot (build it larger, or growing), a growing filter has
+ * the most tables (larger, or a larger growth) or its next table would be
+ * too large (a smaller growth).
+ * @param filter the filter; not NULL.
+ * @return one amq_cuckoo_full_reason, AMQ_CUCKOO_NOT_FULL when an add would
+ *   store its key; a full one with AMQ_CUCKOO_FULL_SHORT_FINGERPRINTS
+ *   or'ed in when fingerprints are under 8 bits (take the reason with
+ *   "& 0xff").
+ * Allocates: never. Thread safety: as the other const calls (any number
+ *   of threads at once).
+ */
+AMQ_API int amq_cuckoo_why_full(const amq_cuckoo *filter);
 /**
  * The FPR to expect at the current loads: for each table
  * 1 - (1 - 1/(2^f - 1))^(2·b·load), combined over the tables as independent

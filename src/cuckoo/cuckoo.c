@@ -322,15 +322,28 @@ int amq__cuckoo_table_open(amq_cuckoo *f, unsigned shift)
     return AMQ_OK;
 }
 
+/* Why a filter whose newest table is full cannot chain another (0: it
+ * can), as amq_cuckoo_why_full tells it; the shift of the next table into
+ * *shift when it can. */
+static amq_cuckoo_full_reason growth_limit(const amq_cuckoo *f, unsigned *shift)
+{
+    if (f->growth == 0)
+        return AMQ_CUCKOO_FULL_NO_FREE_SLOT;
+    if (f->table_count == AMQ_CUCKOO_MAX_TABLES)
+        return AMQ_CUCKOO_FULL_MOST_TABLES;
+    *shift = f->tables[f->table_count - 1].shift + amq__cuckoo_growth_shift(f->growth);
+    if (*shift >= 32 || (f->base_buckets << *shift) > AMQ_CUCKOO_MAX_BUCKETS)
+        return AMQ_CUCKOO_FULL_TABLE_TOO_LARGE;
+    return AMQ_CUCKOO_NOT_FULL;
+}
+
 /* Chain a new table after a full newest one: AMQ_EFULL when the filter may
  * not grow, has AMQ_CUCKOO_MAX_TABLES tables, or the next one would exceed
  * AMQ_CUCKOO_MAX_BUCKETS. */
 static int grow(amq_cuckoo *f)
 {
-    if (f->growth == 0 || f->table_count == AMQ_CUCKOO_MAX_TABLES)
-        return AMQ_EFULL;
-    unsigned shift = f->tables[f->table_count - 1].shift + amq__cuckoo_growth_shift(f->growth);
-    if (shift >= 32 || (f->base_buckets << shift) > AMQ_CUCKOO_MAX_BUCKETS)
+    unsigned shift = 0;
+    if (growth_limit(f, &shift) != AMQ_CUCKOO_NOT_FULL)
         return AMQ_EFULL;
     return amq__cuckoo_table_open(f, shift);
 }
@@ -993,6 +1006,19 @@ uint64_t amq_cuckoo_table_buckets(const amq_cuckoo *filter, size_t i)
 bool amq_cuckoo_full(const amq_cuckoo *filter)
 {
     return filter->tables[filter->table_count - 1].stash_fingerprint != 0;
+}
+
+int amq_cuckoo_why_full(const amq_cuckoo *filter)
+{
+    if (!amq_cuckoo_full(filter))
+        return AMQ_CUCKOO_NOT_FULL;
+    unsigned shift = 0;
+    int reason = (int)growth_limit(filter, &shift);
+    /* Below 8 bits a fingerprint leaves few alternate buckets (the
+     * alternate is taken from it), so walks fail early. */
+    if (reason != AMQ_CUCKOO_NOT_FULL && filter->fingerprint_bits < 8)
+        reason |= AMQ_CUCKOO_FULL_SHORT_FINGERPRINTS;
+    return reason;
 }
 
 double amq_cuckoo_expected_fpr(const amq_cuckoo *filter)
