@@ -187,9 +187,10 @@ int cli_input_print_text(cli_input *in, FILE *out, const char *line, size_t len,
 /* Close the input and end its progress bar. */
 void cli_input_close(cli_input *in);
 
-/* Whether the keys of a filter are hfb IDs, read as 32 hex digits a line:
- * a filter of type hfb without --hash md5 (hash: the option's value, or
- * NULL), or a loaded filter that holds raw hfb IDs. */
+/* Whether the keys of a filter are 16-byte IDs, read as 32 hex digits a
+ * line: a filter of a type whose keys are IDs (AMQ_TAKES_IDS: hfb) without
+ * --hash md5 (hash: the option's value, or NULL), or a loaded filter of
+ * such a type that holds raw IDs. */
 bool cli_type_takes_ids(const char *type, const char *hash);
 bool cli_filter_takes_ids(const amq_filter *filter);
 
@@ -286,6 +287,8 @@ const amq_info_detail *cli_info_detail(const amq_info *info, const char *name);
 bool cli_family_is_dynamic(const char *family);
 bool cli_family_removes(const char *family);
 bool cli_family_grows(const char *family);
+/* Whether the type's spec takes the option name (amq_family_option). */
+bool cli_family_takes_option(const char *family, const char *name);
 
 /* The type names this build has for which keep holds (NULL: all) into out,
  * as "a, b<last>c": last is ", " or " or ". Cut short if cap is too small. */
@@ -408,7 +411,7 @@ double cli_undelivered_rate(const amq_filter *filter);
  * the filter's type, for AMQ_ERANGE from a growing filter the limit its next
  * stage would pass, and what to do about it. where: "FILE:LINE" of the key
  * that did not fit. */
-void cli_add_error(const char *command, const char *where, const amq_filter *filter, int status);
+void cli_add_error(const char *command, const char *where, amq_filter *filter, int status);
 
 /* ---- the subcommands -------------------------------------------------------- */
 

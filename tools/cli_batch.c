@@ -3,7 +3,7 @@
  * ask or add together through a filter's batch call.
  *
  * `amq query` and `amq add` answer line by line, but a filter's batch call
- * (amq_contains_many, the typed add_many calls) hashes keys ahead and
+ * (amq_contains_many, amq_add_many) hashes keys ahead and
  * fetches their memory while it tests the ones before, which a call per
  * key cannot. So the keys are copied into a batch as they are read, with
  * what the answers need later: the line as written with its line end (for

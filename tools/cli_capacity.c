@@ -17,7 +17,6 @@
 #include "amq/cuckoo.h"
 
 #include <math.h>
-#include <string.h>
 
 /* A family detail's number, or fallback when the family has none. */
 static double detail_value(const amq_info *info, const char *name, double fallback)
@@ -82,43 +81,48 @@ double cli_undelivered_rate(const amq_filter *filter)
     return at_capacity > 1.5 * info.target_fpr ? at_capacity : 0;
 }
 
-static void full_error(const char *command, const char *where, const amq_filter *filter)
+/* A full filter's error: a cuckoo filter's names why it is full
+ * (amq_cuckoo_why_full) and the remedy for that cause. */
+static void full_error(const char *command, const char *where, amq_filter *filter)
 {
     amq_info info;
     amq_info_get(&info, filter);
-    if (strcmp(info.family, "cuckoo") != 0) {
+    const amq_cuckoo *cuckoo = amq_cuckoo_unwrap(filter);
+    if (!cuckoo) {
         cli_error("%s: %s: the %s filter is full (%llu keys, made for %llu); build it with a "
                   "larger -n",
                   command, where, info.family, (unsigned long long)info.keys,
                   (unsigned long long)info.capacity);
         return;
     }
-    double fingerprint_bits = detail_value(&info, "fingerprint_bits", 0);
-    double max_kicks = detail_value(&info, "max_kicks", 0);
-    double tables = detail_value(&info, "tables", 1);
-    char short_fingerprint[160] = "";
-    if (fingerprint_bits > 0 && fingerprint_bits < 8)
-        snprintf(short_fingerprint, sizeof short_fingerprint,
-                 ", or a larger --fingerprint-bits (with %.0f bits a key's second bucket has "
-                 "few choices and tables fill early)",
-                 fingerprint_bits);
-    if (detail_value(&info, "growth", 0) > 0) {
-        if (tables >= AMQ_CUCKOO_MAX_TABLES)
-            cli_error("%s: %s: the cuckoo filter is full: its %.0f tables, the most a filter "
-                      "chains, hold %llu keys; build it with a larger -n or --growth",
-                      command, where, tables, (unsigned long long)info.keys);
-        else
-            cli_error("%s: %s: the cuckoo filter is full: it holds %llu keys in %.0f tables, "
-                      "and its next table would have more than 2^32 buckets, the most a table "
-                      "has; build it with a smaller --growth",
-                      command, where, (unsigned long long)info.keys, tables);
+    int why = amq_cuckoo_why_full(cuckoo);
+    size_t tables = amq_cuckoo_tables(cuckoo);
+    switch (why & 0xff) {
+    case AMQ_CUCKOO_FULL_MOST_TABLES:
+        cli_error("%s: %s: the cuckoo filter is full: its %zu tables, the most a filter "
+                  "chains, hold %llu keys; build it with a larger -n or --growth",
+                  command, where, tables, (unsigned long long)info.keys);
         return;
+    case AMQ_CUCKOO_FULL_TABLE_TOO_LARGE:
+        cli_error("%s: %s: the cuckoo filter is full: it holds %llu keys in %zu tables, "
+                  "and its next table would have more than 2^32 buckets, the most a table "
+                  "has; build it with a smaller --growth",
+                  command, where, (unsigned long long)info.keys, tables);
+        return;
+    default:
+        break;
     }
-    cli_error("%s: %s: the cuckoo filter is full: %llu keys in room for %llu, and a walk of %.0f "
+    char short_fingerprint[160] = "";
+    if (why & AMQ_CUCKOO_FULL_SHORT_FINGERPRINTS)
+        snprintf(short_fingerprint, sizeof short_fingerprint,
+                 ", or a larger --fingerprint-bits (with %u bits a key's second bucket has "
+                 "few choices and tables fill early)",
+                 (unsigned)amq_cuckoo_fingerprint_bits(cuckoo));
+    cli_error("%s: %s: the cuckoo filter is full: %llu keys in room for %llu, and a walk of %u "
               "relocations found no free slot for this key; build it with --growth 2 (a full "
               "filter then chains a larger table), a larger -n%s",
               command, where, (unsigned long long)info.keys, (unsigned long long)info.capacity,
-              max_kicks, short_fingerprint);
+              (unsigned)amq_cuckoo_max_kicks(cuckoo), short_fingerprint);
 }
 
 /* A growing filter whose next stage would pass one of its limits. */
@@ -134,7 +138,7 @@ static void growth_error(const char *command, const char *where, const amq_filte
               (unsigned long long)info.keys, detail_value(&info, "stages", 0));
 }
 
-void cli_add_error(const char *command, const char *where, const amq_filter *filter, int status)
+void cli_add_error(const char *command, const char *where, amq_filter *filter, int status)
 {
     if (status == AMQ_EFULL) {
         full_error(command, where, filter);

@@ -489,14 +489,21 @@ void cli_input_close(cli_input *in)
     in->stream = NULL;
 }
 
+/* Whether the family's keys are IDs unless hashed with MD5 (AMQ_TAKES_IDS). */
+static bool family_takes_ids(const char *family)
+{
+    int capabilities = amq_family_capabilities(family);
+    return capabilities >= 0 && (capabilities & AMQ_TAKES_IDS);
+}
+
 bool cli_type_takes_ids(const char *type, const char *hash)
 {
-    return strcmp(type, "hfb") == 0 && !(hash && strcmp(hash, "md5") == 0);
+    return family_takes_ids(type) && !(hash && strcmp(hash, "md5") == 0);
 }
 
 bool cli_filter_takes_ids(const amq_filter *filter)
 {
     amq_info info;
     amq_info_get(&info, filter);
-    return strcmp(info.family, "hfb") == 0 && info.hasher.kind != AMQ_HASH_MD5;
+    return family_takes_ids(info.family) && info.hasher.kind != AMQ_HASH_MD5;
 }

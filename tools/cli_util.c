@@ -362,6 +362,15 @@ bool cli_family_grows(const char *family)
     return capabilities >= 0 && (capabilities & AMQ_CAN_GROW);
 }
 
+bool cli_family_takes_option(const char *family, const char *name)
+{
+    amq_option_info option;
+    for (size_t i = 0; amq_family_option(&option, family, i) == AMQ_OK; i++)
+        if (strcmp(option.name, name) == 0)
+            return true;
+    return false;
+}
+
 void cli_list_families(char *out, size_t cap, bool (*keep)(const char *family), const char *last)
 {
     size_t count = 0, used = 0;

@@ -285,16 +285,20 @@ int cli_build(int argc, char **argv)
     /* Whether each copy of a repeated key goes into the filter: into one
      * that removes keys, unless told to add once. */
     bool store_copies = cli_family_removes(type) && !add_once;
-    bool is_cuckoo = strcmp(type, "cuckoo") == 0;
+    /* A type whose buckets have slots (bucket-size: cuckoo) stores copies
+     * of a key in them, up to half a bucket, and counts the rest. */
+    bool copies_take_slots = cli_family_takes_option(type, "bucket-size");
+    int capabilities = amq_family_capabilities(type);
     cli_spec spec;
     cli_spec_init(&spec, type);
     for (size_t i = 0; i < family_count; i++)
         if ((given[i] || flag_given[i]) &&
             cli_spec_add(&spec, "build", family[i].name, given[i]) < 0)
             return CLI_EXIT_ERROR;
-    /* A cuckoo filter grows unless told not to (--growth 0), so later adds
-     * never find it full. */
-    if (strcmp(type, "cuckoo") == 0 && !given_value(family, family_count, given, "growth") &&
+    /* A type that is of a fixed size unless asked to grow (cuckoo) grows
+     * unless told not to (--growth 0), so later adds never find it full. */
+    if (capabilities >= 0 && (capabilities & AMQ_GROWS_IF_ASKED) &&
+        !given_value(family, family_count, given, "growth") &&
         cli_spec_add(&spec, "build", "growth", CLI_CUCKOO_GROWTH) < 0)
         return CLI_EXIT_ERROR;
     /* Before --force is looked at: no option replaces a frontier's file. */
@@ -349,11 +353,11 @@ int cli_build(int argc, char **argv)
         }
         size_t distinct = 0, held = 0;
         /* A cuckoo filter stores at most b / 2 copies of a key in its
-         * slots, and counts the rest. */
+         * slots (copies_take_slots), and counts the rest. */
         const char *bucket_size = given_value(family, family_count, given, "bucket-size");
         size_t slots_per_key = (bucket_size ? (size_t)strtoul(bucket_size, NULL, 10) : 4) / 2;
         if (got == 0 && cli_keys_distinct(&store, !store_copies, slots_per_key, &distinct,
-                                          is_cuckoo && store_copies ? &held : NULL) < 0) {
+                                          copies_take_slots && store_copies ? &held : NULL) < 0) {
             cli_error("build: out of memory finding the distinct keys of %zu", store.count);
             got = -1;
         }
@@ -361,7 +365,8 @@ int cli_build(int argc, char **argv)
          * (a cuckoo filter: for the copies its slots store, and a quarter
          * more for the second copies: copies that share two buckets fill a
          * table at about 87% of its slots, not 95%, cuckoo_overflow.c). */
-        size_t sized_for = is_cuckoo && store_copies ? held + (held - distinct) / 4 : distinct;
+        size_t sized_for =
+            copies_take_slots && store_copies ? held + (held - distinct) / 4 : distinct;
         char capacity[32];
         snprintf(capacity, sizeof capacity, "%zu", sized_for ? sized_for : 1);
         if (got == 0 && !is_static && store_copies &&

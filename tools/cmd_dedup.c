@@ -23,21 +23,19 @@
  *
  * Its stages are 512-bit blocks (--stages: classic, split-block, block;
  * docs/BLOOM.md), and it takes lines in batches of 1024
- * (amq_scalable_bloom_add_many), copied out of the input's buffer: the
- * batch call hashes them ahead and prefetches every stage's block of each,
- * then adds them in order, so a line repeated inside a batch is still
- * caught and the output keeps the input's order.
+ * (amq_add_unique_many), copied out of the input's buffer: the batch call
+ * hashes them ahead and prefetches every stage's block of each, then adds
+ * them in order, so a line repeated inside a batch is still caught and the
+ * output keeps the input's order.
  *
  * --stats tells, at the end, the lines read, printed and dropped, the
  * filter's type and size, the chance that the next new line would be
  * dropped wrongly, and the number of new lines expected to have been
  * dropped wrongly: from the filter's expected rate r when each line was
- * printed (sampled every 64 lines; once per batch for a scalable filter), r / (1 - r) wrongly
- * dropped lines for each line printed.
+ * printed (sampled every 64 lines; once per batch for a filter that always
+ * grows), r / (1 - r) wrongly dropped lines for each line printed.
  */
 #include "cli.h"
-
-#include "amq/bloom.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -45,7 +43,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Lines a scalable filter takes per batch (amq_scalable_bloom_add_many),
+/* Lines a filter that always grows takes per batch (amq_add_unique_many),
  * and the bytes of lines and keys a batch holds before it is handed over
  * anyway (a batch always takes at least one line, however long). */
 #define DEDUP_BATCH_LINES 1024
@@ -151,14 +149,16 @@ static double expected_rate(const amq_filter *seen)
  * batch. Returns 0, or -1 after printing the error of a line the filter
  * refused (the lines before it are printed) or of a failed write
  * (*write_error: its errno). */
-static int flush_batch(dedup_batch *b, amq_scalable_bloom *filter, amq_filter *seen,
-                       uint64_t *printed, double *expected_wrongly_dropped, bool *unended,
-                       int *write_error)
+static int flush_batch(dedup_batch *b, amq_filter *seen, uint64_t *printed,
+                       double *expected_wrongly_dropped, bool *unended, int *write_error)
 {
     for (size_t i = 0; i < b->count; i++)
         b->keys[i] = b->bytes + b->key_at[i];
     double rate = expected_rate(seen);
-    size_t done = amq_scalable_bloom_add_many(b->results, filter, b->keys, b->key_lens, b->count);
+    size_t done = 0;
+    /* The key that failed, if one did, is answered too: handled + 1. */
+    if (amq_add_unique_many(b->results, &done, seen, b->keys, b->key_lens, b->count) < 0)
+        done++;
     int status = 0;
     for (size_t i = 0; i < done; i++) {
         if (b->results[i] < 0) {
@@ -271,9 +271,13 @@ int cli_dedup(int argc, char **argv)
     if (cli_spec_add(&spec, "dedup", "capacity", capacity) < 0 ||
         cli_spec_add(&spec, "dedup", "fpr", fpr) < 0)
         return CLI_EXIT_ERROR;
-    if (strcmp(type, "scalable-bloom") == 0 && cli_spec_add(&spec, "dedup", "stages", stages) < 0)
+    /* The stages for a type whose spec takes them; growth for a type that
+     * is of a fixed size unless its spec asks it to grow. */
+    int capabilities = amq_family_capabilities(type);
+    if (cli_family_takes_option(type, "stages") &&
+        cli_spec_add(&spec, "dedup", "stages", stages) < 0)
         return CLI_EXIT_ERROR;
-    if (strcmp(type, "cuckoo") == 0 &&
+    if (capabilities >= 0 && (capabilities & AMQ_GROWS_IF_ASKED) &&
         cli_spec_add(&spec, "dedup", "growth", CLI_CUCKOO_GROWTH) < 0)
         return CLI_EXIT_ERROR;
     amq_filter *seen = NULL;
@@ -295,12 +299,15 @@ int cli_dedup(int argc, char **argv)
     double rate = 0, expected_wrongly_dropped = 0;
     bool failed = false, unended = false;
     int write_error = 0; /* the errno of a failed write of standard output */
-    /* A scalable filter takes the lines in batches: hashed ahead, and every
-     * stage's block of each prefetched, so the memory accesses of many lines
-     * overlap. Other types take them one by one. */
-    amq_scalable_bloom *scalable = amq_scalable_bloom_unwrap(seen);
-    dedup_batch *batch = scalable ? calloc(1, sizeof *batch) : NULL;
-    if (scalable && !batch) {
+    /* A filter that always grows (scalable-bloom) takes the lines in
+     * batches: hashed ahead, and every stage's block of each prefetched, so
+     * the memory accesses of many lines overlap; its rate stays near P, so
+     * it is sampled once a batch. The others take them one by one: their
+     * rate rises with their lines, sampled every 64. */
+    bool batched =
+        capabilities >= 0 && (capabilities & AMQ_CAN_GROW) && !(capabilities & AMQ_GROWS_IF_ASKED);
+    dedup_batch *batch = batched ? calloc(1, sizeof *batch) : NULL;
+    if (batched && !batch) {
         cli_error("dedup: out of memory");
         cli_input_close(&in);
         amq_free(seen);
@@ -318,8 +325,8 @@ int cli_dedup(int argc, char **argv)
         }
         if ((got <= 0 || batch->count == DEDUP_BATCH_LINES || batch->used >= DEDUP_BATCH_BYTES) &&
             batch->count &&
-            flush_batch(batch, scalable, seen, &printed, &expected_wrongly_dropped, &unended,
-                        &write_error) < 0) {
+            flush_batch(batch, seen, &printed, &expected_wrongly_dropped, &unended, &write_error) <
+                0) {
             failed = true;
             break;
         }
@@ -331,7 +338,7 @@ int cli_dedup(int argc, char **argv)
         free(batch);
         got = failed ? -1 : got;
     }
-    while (!scalable && (got = cli_input_next(&in, &key, &len)) > 0) {
+    while (!batched && (got = cli_input_next(&in, &key, &len)) > 0) {
         read++;
         status = amq_add_unique(seen, key, len);
         if (status == 0)

@@ -24,9 +24,6 @@
  */
 #include "cli.h"
 
-#include "amq/bloom.h"
-#include "amq/cuckoo.h"
-
 #include <getopt.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -162,60 +159,29 @@ static int update(int argc, char **argv, bool removing)
     return exit_code;
 }
 
-/* Whether the filter's family adds keys through a batch call: classic and
- * scalable Bloom, cuckoo (the typed add_many calls). The others add key by
- * key. */
-static bool batch_adds(amq_filter *filter)
-{
-    return amq_bloom_unwrap(filter) || amq_scalable_bloom_unwrap(filter) ||
-           amq_cuckoo_unwrap(filter);
-}
-
-/* Add the batch's keys through the family's add_many, in order, counting
- * those that changed the filter into *changed as the key-by-key loop
- * counts them. Returns AMQ_OK, or the status of the first key that failed
- * (*failed_at: its index in the batch; nothing after it was added). */
+/* Add the batch's keys through amq_add_many (amq_add_unique_many with
+ * add_once), in order, counting those that changed the filter into
+ * *changed as the key-by-key loop counts them. Returns AMQ_OK, or the
+ * status of the first key that failed (*failed_at: its index in the
+ * batch; nothing after it was added). */
 static int add_batch(amq_filter *filter, cli_batch *batch, bool add_once, int *statuses,
                      uint64_t *changed, size_t *failed_at)
 {
     cli_batch_seal(batch);
-    size_t count = batch->count;
-    amq_bloom *bloom = amq_bloom_unwrap(filter);
-    if (bloom) {
-        /* A classic filter's add cannot fail, and every add counts. */
-        amq_bloom_add_many(NULL, bloom, batch->pointers, batch->lens, count);
-        *changed += count;
-        return AMQ_OK;
-    }
-    amq_cuckoo *cuckoo = amq_cuckoo_unwrap(filter);
-    amq_scalable_bloom *scalable = amq_scalable_bloom_unwrap(filter);
-    /* add_many stops after a key that fails, and a cuckoo filter's also
-     * after a key that leaves it full: then it goes on from the next key,
-     * whose add will say whether the filter can take it. */
-    for (size_t done = 0; done < count;) {
-        const void *const *keys = batch->pointers + done;
-        const size_t *lens = batch->lens + done;
-        size_t n = count - done, handled;
-        if (cuckoo)
-            handled = add_once ? amq_cuckoo_add_unique_many(statuses, cuckoo, keys, lens, n)
-                               : amq_cuckoo_add_many(statuses, cuckoo, keys, lens, n);
-        else
-            handled = amq_scalable_bloom_add_many(statuses, scalable, keys, lens, n);
-        for (size_t i = 0; i < handled; i++) {
-            if (statuses[i] < 0) {
-                *failed_at = done + i;
-                return statuses[i];
-            }
-            /* With add_once, 0 is "maybe held already": nothing changed. */
-            if (!(add_once && statuses[i] == 0))
-                (*changed)++;
-        }
-        done += handled;
-    }
-    return AMQ_OK;
+    size_t handled = 0;
+    int status = add_once ? amq_add_unique_many(statuses, &handled, filter, batch->pointers,
+                                                batch->lens, batch->count)
+                          : amq_add_many(statuses, &handled, filter, batch->pointers, batch->lens,
+                                         batch->count);
+    /* With add_once, 0 is "maybe held already": nothing changed. */
+    for (size_t i = 0; i < handled; i++)
+        if (!(add_once && statuses[i] == 0))
+            (*changed)++;
+    *failed_at = handled;
+    return status;
 }
 
-/* The add loop of update_file by batches (batch_adds): the same keys added
+/* The add loop of update_file by batches: the same keys added
  * in the same order with the same errors, CLI_BATCH_KEYS keys per call.
  * Returns what the last cli_input_next returned (-1: an input error,
  * printed); *failed when a key could not be added (said, and the file is
@@ -313,22 +279,19 @@ static int update_file(const char *path, int input_count, char **inputs,
         newly_marked = true;
     }
     add_once = !removing && amq_add_once_marked(filter) == 1;
-    /* The adds of the families that have a batch add go through it
-     * (add_in_batches); the others, and every remove, key by key. */
-    bool batched = !removing && batch_adds(filter);
+    /* Adds go through the generic batch calls (add_in_batches), which take
+     * each family's batch path where it has one; removes key by key, each
+     * absent key reported as it is met. */
+    bool batched = !removing;
     if (batched)
         got = add_in_batches(filter, &in, path, add_once, &changed, &failed);
     while (!batched && (got = cli_input_next(&in, &key, &len)) > 0) {
-        int status = removing   ? amq_remove(filter, key, len)
-                     : add_once ? amq_add_unique(filter, key, len)
-                                : amq_add(filter, key, len);
-        if (status == 0 && add_once)
-            continue; /* maybe held already: nothing changed */
+        int status = amq_remove(filter, key, len);
         if (status >= 0) {
             changed++;
             continue;
         }
-        if (removing && status == AMQ_ENOTFOUND) {
+        if (status == AMQ_ENOTFOUND) {
             cli_progress_clear();
             fprintf(stderr, "amq remove: %s:%llu: not in the filter\n", in.name,
                     (unsigned long long)in.line_number);
