@@ -195,35 +195,33 @@ static const char *open_for_add(RedisModuleCtx *ctx, RedisModuleString *name,
 }
 
 /*
- * Add count items in order through the library's batch adds, answers[i]
- * as bf_add's for item i: 1 new, 0 maybe present, -1 failed with *error.
- * Stops after the first failure. Returns how many items it answered.
+ * Add count items in order through the library's batch add
+ * (amq_add_unique_many), answers[i] as bf_add's for item i: 1 new, 0 maybe
+ * present, -1 failed with *error. Stops after the first failure. Returns
+ * how many items it answered.
  */
 static size_t bf_add_many(value *v, const void *const *keys, const size_t *lens, size_t count,
                           int *answers, const char **error)
 {
-    amq_scalable_bloom *scalable = value_scalable(v);
-    if (scalable) {
-        size_t handled = amq_scalable_bloom_add_many(answers, scalable, keys, lens, count);
-        for (size_t i = 0; i < handled; i++) {
-            if (answers[i] < 0) {
-                *error = answers[i] == AMQ_ENOMEM ? memory_refusal(ERR_INSERT) : ERR_INSERT;
-                answers[i] = -1;
-            } else {
-                v->items += (uint64_t)answers[i];
-            }
+    int capabilities = amq_family_capabilities(amq_filter_family(v->filter));
+    if (capabilities >= 0 && (capabilities & AMQ_CAN_GROW)) {
+        size_t handled = 0;
+        int status = amq_add_unique_many(answers, &handled, v->filter, keys, lens, count);
+        for (size_t i = 0; i < handled; i++)
+            v->items += (uint64_t)answers[i];
+        if (status < 0) {
+            *error = status == AMQ_ENOMEM ? memory_refusal(ERR_INSERT) : ERR_INSERT;
+            answers[handled++] = -1;
         }
         return handled;
     }
     /* A non-scaling filter takes at most its capacity: a batch of no more
      * items than the room left cannot pass it. */
-    amq_bloom *classic = value_classic(v);
-    uint8_t added[256];
     size_t done = 0;
     while (done < count) {
         uint64_t room = v->capacity > v->items ? v->capacity - v->items : 0;
         if (room == 0) {
-            if (!amq_bloom_contains(classic, keys[done], lens[done])) {
+            if (amq_contains(v->filter, keys[done], lens[done]) != 1) {
                 answers[done] = -1;
                 *error = ERR_FULL;
                 return done + 1;
@@ -231,14 +229,13 @@ static size_t bf_add_many(value *v, const void *const *keys, const size_t *lens,
             answers[done++] = 0;
             continue;
         }
-        size_t batch = count - done < sizeof added ? count - done : sizeof added;
+        size_t batch = count - done < 256 ? count - done : 256;
         if (batch > room)
             batch = (size_t)room;
-        amq_bloom_add_many(added, classic, keys + done, lens + done, batch);
-        for (size_t i = 0; i < batch; i++) {
-            answers[done + i] = added[i];
-            v->items += added[i];
-        }
+        /* A classic filter's add cannot fail. */
+        amq_add_unique_many(answers + done, NULL, v->filter, keys + done, lens + done, batch);
+        for (size_t i = 0; i < batch; i++)
+            v->items += (uint64_t)answers[done + i];
         done += batch;
     }
     return done;

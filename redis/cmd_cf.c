@@ -220,7 +220,9 @@ static bool at_table_limit(const amq_cuckoo *cuckoo)
            amq_cuckoo_tables(cuckoo) >= table_limit();
 }
 
-/* What an add's status means to the commands. */
+/* What an add's status means to the commands; a refusal as full by why
+ * the filter is full (amq_cuckoo_why_full): its walk failed in a filter
+ * that does not grow, or it has grown as far as it may. */
 static insert_result insert_result_of(const amq_cuckoo *cuckoo, int status, bool unique)
 {
     if (unique && status == 0)
@@ -228,17 +230,20 @@ static insert_result insert_result_of(const amq_cuckoo *cuckoo, int status, bool
     if (status >= 0)
         return INSERT_ADDED;
     if (status == AMQ_EFULL)
-        return amq_cuckoo_growth(cuckoo) > 0 ? INSERT_MAX_EXPANSIONS : INSERT_FULL;
+        return (amq_cuckoo_why_full(cuckoo) & 0xff) == AMQ_CUCKOO_FULL_NO_FREE_SLOT
+                   ? INSERT_FULL
+                   : INSERT_MAX_EXPANSIONS;
     return INSERT_NO_MEMORY;
 }
 
 /* Add count items in order (unique: each unless maybe present) through the
- * library's batch adds, which stop whenever the filter fills, so that the
- * configured table limit is checked before it would grow. */
+ * library's batch adds, with the configured table limit checked before the
+ * filter would grow past it: an add chains at most one table, so a batch
+ * of no more items than the tables still allowed cannot pass the limit. */
 static void cf_insert_many(value *v, const void *const *keys, const size_t *lens, size_t count,
                            bool unique, insert_result *results)
 {
-    amq_cuckoo *cuckoo = value_cuckoo(v);
+    const amq_cuckoo *cuckoo = value_cuckoo(v);
     int statuses[64];
     size_t done = 0;
     while (done < count) {
@@ -247,9 +252,17 @@ static void cf_insert_many(value *v, const void *const *keys, const size_t *lens
             continue;
         }
         size_t batch = count - done < 64 ? count - done : 64;
-        size_t handled =
-            unique ? amq_cuckoo_add_unique_many(statuses, cuckoo, keys + done, lens + done, batch)
-                   : amq_cuckoo_add_many(statuses, cuckoo, keys + done, lens + done, batch);
+        size_t tables = amq_cuckoo_tables(cuckoo), limit = table_limit();
+        if (amq_cuckoo_growth(cuckoo) > 0 && batch > (tables < limit ? limit - tables : 0))
+            batch = tables + 1 < limit ? limit - tables : 1;
+        size_t handled = 0;
+        int status =
+            unique ? amq_add_unique_many(statuses, &handled, v->filter, keys + done, lens + done,
+                                         batch)
+                   : amq_add_many(statuses, &handled, v->filter, keys + done, lens + done, batch);
+        /* The key that failed is answered too, and the next goes on. */
+        if (status < 0)
+            handled++;
         for (size_t i = 0; i < handled; i++)
             results[done + i] = insert_result_of(cuckoo, statuses[i], unique);
         done += handled;
