@@ -5,7 +5,8 @@
  * tolerance, removal back to all-zero counters, removal of certainly absent
  * keys changing nothing, keys whose positions repeat, saturation, a
  * randomized model against an exact multiset, merge as a saturating sum,
- * save/load through the generic handle, and damaged files.
+ * the batch add against the single one, save/load through the generic
+ * handle, and damaged files.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -763,6 +764,181 @@ static void test_batch_by_hashes_agrees(void **state)
     }
 }
 
+/* The bytes amq_save_to_memory gives for a handle. */
+static uint8_t *saved_bytes(size_t *len, const amq_filter *f)
+{
+    uint8_t *bytes = NULL;
+    assert_int_equal(amq_save_to_memory(&bytes, len, f, NULL), AMQ_OK);
+    return bytes;
+}
+
+/* Keys of lengths 0 to 40 (the one of length 0 NULL), some repeated, for
+ * the batch adds. */
+enum { ADD_MANY_KEYS = 4093 };
+static char add_many_bytes[ADD_MANY_KEYS][40];
+static const void *add_many_keys[ADD_MANY_KEYS];
+static size_t add_many_lens[ADD_MANY_KEYS];
+
+static void make_add_many_keys(void)
+{
+    for (size_t i = 0; i < ADD_MANY_KEYS; i++) {
+        size_t n = i % 7 == 3 ? i / 2 : i; /* every 7th a key seen before */
+        int len = snprintf(add_many_bytes[i], sizeof add_many_bytes[i], "add-many %llu %zu",
+                           (unsigned long long)seed, n);
+        add_many_lens[i] = (size_t)len - n % 9; /* 0 to 8 bytes cut off */
+        add_many_keys[i] = add_many_bytes[i];
+    }
+    add_many_keys[5] = NULL; /* a NULL key of length 0 */
+    add_many_lens[5] = 0;
+}
+
+/* amq_counting_bloom_add_many against amq_counting_bloom_add of each key in
+ * turn, for a batch of count keys: the same answers (AMQ_OK
+ * each, every key handled), the same counters and the same saved bytes. */
+static void check_add_many(const amq_counting_bloom_params *params, unsigned version,
+                           const void *const *keys, const size_t *lens, size_t count)
+{
+    amq_counting_bloom *one = NULL, *many = NULL;
+    assert_int_equal(amq__counting_bloom_new(&one, params, version, NULL), AMQ_OK);
+    assert_int_equal(amq__counting_bloom_new(&many, params, version, NULL), AMQ_OK);
+    static int results[ADD_MANY_KEYS + 1];
+    for (size_t i = 0; i <= count; i++)
+        results[i] = 0x5a5a;
+    size_t handled = 12345;
+    for (size_t i = 0; i < count; i++)
+        amq_counting_bloom_add(one, keys[i], lens[i]);
+    assert_int_equal(amq_counting_bloom_add_many(results, &handled, many, keys, lens, count),
+                     AMQ_OK);
+    assert_int_equal(handled, count);
+    for (size_t i = 0; i < count; i++)
+        assert_int_equal(results[i], AMQ_OK);
+    assert_int_equal(results[count], 0x5a5a); /* nothing past the batch */
+    assert_valid(many);
+    assert_same_counters(one, many);
+    amq_filter *f_one = NULL, *f_many = NULL;
+    assert_int_equal(amq_counting_bloom_wrap(&f_one, one, NULL), AMQ_OK);
+    assert_int_equal(amq_counting_bloom_wrap(&f_many, many, NULL), AMQ_OK);
+    size_t len_one = 0, len_many = 0;
+    uint8_t *bytes_one = saved_bytes(&len_one, f_one), *bytes_many = saved_bytes(&len_many, f_many);
+    assert_int_equal(len_one, len_many);
+    assert_memory_equal(bytes_one, bytes_many, len_one);
+    amq_buffer_free(bytes_one);
+    amq_buffer_free(bytes_many);
+    amq_free(f_one);
+    amq_free(f_many);
+}
+
+/* The batch add is the single add of each key in turn, for 4- and 8-bit
+ * counters, each probe version, a table the caches hold and one they do
+ * not, and batches shorter than, as long as and longer than a group of
+ * hashed keys (16). */
+static void test_add_many_is_add_one_by_one(void **state)
+{
+    (void)state;
+    make_add_many_keys();
+    const struct {
+        unsigned version, counter_bits;
+        uint64_t capacity;
+        double fpr;
+    } cases[] = {
+        { AMQ__BLOOM_PROBE_REHASH, 4, 2000, 0.01 },
+        { AMQ__BLOOM_PROBE_REHASH, 8, 2000, 0.05 },
+        { AMQ__BLOOM_PROBE_DOUBLE, 4, 2000, 0.01 },
+        { AMQ__BLOOM_PROBE_REHASH, 4, 1000000, 0.01 },
+    };
+    const size_t counts[] = { 1, 15, 16, 17, 1000, ADD_MANY_KEYS };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        amq_counting_bloom_params params = { .capacity = cases[c].capacity,
+                                             .fpr = cases[c].fpr,
+                                             .counter_bits = cases[c].counter_bits };
+        amq_hasher_xxh3(&params.hasher, seed);
+        for (size_t n = 0; n < sizeof counts / sizeof counts[0]; n++)
+            check_add_many(&params, cases[c].version, add_many_keys, add_many_lens, counts[n]);
+    }
+    /* No keys; no results or handled asked for. */
+    amq_counting_bloom *f = new_filter(1000, 0.01, 4);
+    size_t handled = 7;
+    assert_int_equal(amq_counting_bloom_add_many(NULL, &handled, f, NULL, NULL, 0), AMQ_OK);
+    assert_int_equal(handled, 0);
+    assert_int_equal(amq_counting_bloom_nonzero(f), 0);
+    assert_int_equal(amq_counting_bloom_add_many(NULL, NULL, f, add_many_keys, add_many_lens, 1000),
+                     AMQ_OK);
+    for (size_t i = 0; i < 1000; i++)
+        assert_true(amq_counting_bloom_contains(f, add_many_keys[i], add_many_lens[i]));
+    assert_valid(f);
+    amq_counting_bloom_free(f);
+}
+
+/* A counter that saturates inside a batch is no error: the batch goes on,
+ * every key answers AMQ_OK, and the counters, the saturated count and the
+ * saved bytes are those of the keys added one by one. */
+static void test_add_many_saturating_mid_batch(void **state)
+{
+    (void)state;
+    enum { COUNT = 600 };
+    static const void *keys[COUNT];
+    static size_t lens[COUNT];
+    static char cold[COUNT][24];
+    const char *hot = "hot key";
+    for (size_t i = 0; i < COUNT; i++) {
+        /* One key in two is the hot one: 4-bit counters saturate at its 15th
+         * add, 8-bit ones at its 255th, both inside the batch. */
+        if (i % 2) {
+            keys[i] = hot;
+            lens[i] = strlen(hot);
+        } else {
+            lens[i] = (size_t)snprintf(cold[i], sizeof cold[i], "cold key %zu", i);
+            keys[i] = cold[i];
+        }
+    }
+    /* 2^16 counters are added key by key, 2^22 (2 MiB at 4 bits) by
+     * groups of prefetched keys. */
+    for (uint32_t c = 0; c < 4; c++) {
+        uint32_t bits = c % 2 ? 8 : 4;
+        amq_counting_bloom_params params = { .counters = c < 2 ? 1 << 16 : 1 << 22,
+                                             .hashes = 5,
+                                             .counter_bits = bits };
+        check_add_many(&params, AMQ__BLOOM_PROBE_LATEST, keys, lens, COUNT);
+        amq_counting_bloom *f = NULL;
+        assert_int_equal(amq_counting_bloom_new(&f, &params, NULL), AMQ_OK);
+        size_t handled = 0;
+        assert_int_equal(amq_counting_bloom_add_many(NULL, &handled, f, keys, lens, COUNT), AMQ_OK);
+        assert_int_equal(handled, COUNT);
+        assert_true(amq_counting_bloom_saturated(f) >= 5);
+        assert_int_equal(amq_counting_bloom_count(f, hot, strlen(hot)), (1u << bits) - 1);
+        assert_valid(f);
+        amq_counting_bloom_free(f);
+    }
+}
+
+/* amq_add_many through the generic handle (the family's batch path) leaves
+ * the bytes amq_add of each key leaves. */
+static void test_generic_add_many_is_add_one_by_one(void **state)
+{
+    (void)state;
+    make_add_many_keys();
+    amq_filter *one = NULL, *many = NULL;
+    assert_int_equal(amq_new(&one, "counting-bloom n=100000 p=0.01", NULL), AMQ_OK);
+    assert_int_equal(amq_new(&many, "counting-bloom n=100000 p=0.01", NULL), AMQ_OK);
+    for (size_t i = 0; i < ADD_MANY_KEYS; i++)
+        assert_int_equal(amq_add(one, add_many_keys[i], add_many_lens[i]), AMQ_OK);
+    static int results[ADD_MANY_KEYS];
+    size_t handled = 0;
+    assert_int_equal(
+        amq_add_many(results, &handled, many, add_many_keys, add_many_lens, ADD_MANY_KEYS), AMQ_OK);
+    assert_int_equal(handled, ADD_MANY_KEYS);
+    for (size_t i = 0; i < ADD_MANY_KEYS; i++)
+        assert_int_equal(results[i], AMQ_OK);
+    size_t len_one = 0, len_many = 0;
+    uint8_t *bytes_one = saved_bytes(&len_one, one), *bytes_many = saved_bytes(&len_many, many);
+    assert_int_equal(len_one, len_many);
+    assert_memory_equal(bytes_one, bytes_many, len_one);
+    amq_buffer_free(bytes_one);
+    amq_buffer_free(bytes_many);
+    amq_free(one);
+    amq_free(many);
+}
+
 static void test_past_2_to_the_32_counters(void **state)
 {
     (void)state;
@@ -1263,6 +1439,9 @@ int main(void)
         cmocka_unit_test(test_merge_is_the_saturating_sum),
         cmocka_unit_test(test_batch_and_hash_forms_agree),
         cmocka_unit_test(test_batch_by_hashes_agrees),
+        cmocka_unit_test(test_add_many_is_add_one_by_one),
+        cmocka_unit_test(test_add_many_saturating_mid_batch),
+        cmocka_unit_test(test_generic_add_many_is_add_one_by_one),
         cmocka_unit_test(test_past_2_to_the_32_counters),
         AMQ_TEST_WITH_SCRATCH(test_generic_round_trip),
         cmocka_unit_test(test_generic_spec_errors),

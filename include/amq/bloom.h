@@ -495,6 +495,26 @@ AMQ_API void amq_counting_bloom_add(amq_counting_bloom *filter, const void *key,
 AMQ_API void amq_counting_bloom_add_hash(amq_counting_bloom *filter, amq_u128 hash);
 
 /**
+ * Add count keys, in order: the same filter as amq_counting_bloom_add of
+ * each in turn, faster for many keys on a large filter (the keys are hashed
+ * 16 at a time and their counters' cache lines prefetched). The contract is
+ * amq_add_many's: an add cannot fail (a saturated counter stays as it is),
+ * so every key is added.
+ * @param results NULL, or count ints: results[i] becomes AMQ_OK, the
+ *   answer of amq_add for keys[i].
+ * @param handled NULL, or receives how many keys were added: count.
+ * @param filter the filter; not NULL.
+ * @param keys count key pointers, each of which may be NULL when its length
+ *   is 0; not NULL unless count is 0 (nor is lens).
+ * @param lens count key lengths.
+ * @return AMQ_OK.
+ * Allocates: never. Complexity: one hash and k counter increments per key.
+ * Thread safety: needs exclusive access to filter, as every add.
+ */
+AMQ_API int amq_counting_bloom_add_many(int *results, size_t *handled, amq_counting_bloom *filter,
+                                        const void *const *keys, const size_t *lens, size_t count);
+
+/**
  * Remove a key: decrement its k counters (saturated ones stay).
  *
  * A key added k times and removed at most k times still answers "maybe";

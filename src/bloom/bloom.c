@@ -274,10 +274,6 @@ void amq_bloom_add(amq_bloom *f, const void *key, size_t len)
     amq_bloom_add_hash(f, amq__hash128(&f->hasher, key, len));
 }
 
-/* Keys hashed, and their first bits prefetched, before amq_bloom_add_many
- * sets them. */
-#define ADD_GROUP 16
-
 void amq_bloom_add_concurrent(amq_bloom *f, const void *key, size_t len)
 {
     amq_u128 hash = amq__hash128(&f->hasher, key, len);
@@ -302,15 +298,13 @@ void amq_bloom_add_concurrent(amq_bloom *f, const void *key, size_t len)
 void amq_bloom_add_many(uint8_t *added, amq_bloom *f, const void *const *keys, const size_t *lens,
                         size_t count)
 {
-    amq_u128 hashes[ADD_GROUP];
-    for (size_t start = 0; start < count; start += ADD_GROUP) {
-        size_t group = count - start < ADD_GROUP ? count - start : ADD_GROUP;
-        for (size_t j = 0; j < group; j++) {
-            hashes[j] = amq__hash128(&f->hasher, keys[start + j], lens[start + j]);
-            amq__bloom_probe p =
-                amq__bloom_probe_start(hashes[j], f->bits.bit_count, f->probe_version);
-            __builtin_prefetch(&f->bits.words[p.position >> 6], 1);
-        }
+    const amq__bloom_table table = { (const uint8_t *)f->bits.words, 0, f->bits.bit_count,
+                                     f->hashes, f->probe_version };
+    amq_u128 hashes[AMQ__BLOOM_ADD_GROUP];
+    for (size_t start = 0; start < count; start += AMQ__BLOOM_ADD_GROUP) {
+        size_t group = count - start < AMQ__BLOOM_ADD_GROUP ? count - start : AMQ__BLOOM_ADD_GROUP;
+        /* The first bit of each key prefetched (amq_bloom_add_many's doc). */
+        amq__bloom_hash_group(hashes, &table, 1, &f->hasher, keys + start, lens + start, group);
         for (size_t j = 0; j < group; j++) {
             uint32_t new_bits = amq__bloom_add_hash_new_bits(f, hashes[j]);
             if (added)

@@ -250,6 +250,34 @@ static inline void amq__bloom_prefetch(const amq__bloom_table *table, uint64_t p
     __builtin_prefetch(table->bytes + ((position << table->slot_bits_log2) >> 3));
 }
 
+/* How many keys the batch adds of the classic and counting filters
+ * (amq_bloom_add_many, amq_counting_bloom_add_many) hash ahead of the
+ * first one they add. */
+#define AMQ__BLOOM_ADD_GROUP 16
+
+/* The first half of a batch add, for a group of count keys (count <=
+ * AMQ__BLOOM_ADD_GROUP): hash each into hashes[] and start fetching, for
+ * writing, the cache lines of its first `prefetched` slots (1 <= prefetched
+ * <= k). The adds that follow find their slots on the way or there, where
+ * one by one each would wait for its own. */
+static AMQ__ALWAYS_INLINE void amq__bloom_hash_group(amq_u128 *hashes,
+                                                     const amq__bloom_table *table,
+                                                     uint32_t prefetched, const amq_hasher *hasher,
+                                                     const void *const *keys, const size_t *lens,
+                                                     size_t count)
+{
+    for (size_t j = 0; j < count; j++) {
+        hashes[j] = amq__hash128(hasher, keys[j], lens[j]);
+        amq__bloom_probe p = amq__bloom_probe_start(hashes[j], table->slots, table->probe_version);
+        for (uint32_t i = 0;;) {
+            __builtin_prefetch(table->bytes + ((p.position << table->slot_bits_log2) >> 3), 1);
+            if (++i == prefetched)
+                break;
+            amq__bloom_probe_next(&p, i - 1);
+        }
+    }
+}
+
 /* results[i] = whether key i's k slots are all set (slot_set, as in
  * amq__bloom_all_set). A table of at most AMQ__BLOOM_PREFETCHED_TABLE_BYTES
  * is asked key by key with the single query inlined; a larger one in chunks

@@ -263,6 +263,40 @@ void amq_counting_bloom_add(amq_counting_bloom *f, const void *key, size_t len)
     increment_first(f, amq__hash128(&f->hasher, key, len), f->hashes);
 }
 
+/* A batch add into a table the caches hold adds its keys as they come, as
+ * the single add does: the group's hashes and prefetches would only cost
+ * (at 10^5 keys, 35 ns a key against 25 key by key). A larger one hashes
+ * a group of keys and prefetches all k counters of each before it adds
+ * them, where the classic filter's batch prefetches the first bit only:
+ * the counters take 4 or 8 times the bits, so each key's k counters are k
+ * lines fetched from memory, which the single add waits for one after the
+ * other. */
+int amq_counting_bloom_add_many(int *results, size_t *handled, amq_counting_bloom *f,
+                                const void *const *keys, const size_t *lens, size_t count)
+{
+    const amq__bloom_table table = { f->counters, f->width_log2, f->counter_count, f->hashes,
+                                     f->probe_version };
+    const bool cached = f->stored_bytes <= AMQ__BLOOM_PREFETCHED_TABLE_BYTES;
+    amq_u128 hashes[AMQ__BLOOM_ADD_GROUP];
+    for (size_t start = 0; start < count; start += AMQ__BLOOM_ADD_GROUP) {
+        size_t group = count - start < AMQ__BLOOM_ADD_GROUP ? count - start : AMQ__BLOOM_ADD_GROUP;
+        if (!cached)
+            amq__bloom_hash_group(hashes, &table, f->hashes, &f->hasher, keys + start, lens + start,
+                                  group);
+        for (size_t j = 0; j < group; j++) {
+            amq_u128 hash =
+                cached ? amq__hash128(&f->hasher, keys[start + j], lens[start + j]) : hashes[j];
+            increment_first(f, hash, f->hashes);
+            if (results)
+                results[start + j] = AMQ_OK;
+        }
+    }
+    /* An add cannot fail: a saturated counter stays as it is. */
+    if (handled)
+        *handled = count;
+    return AMQ_OK;
+}
+
 static bool counter_set(const void *filter, uint64_t position)
 {
     const amq_counting_bloom *f = filter;

@@ -93,6 +93,14 @@ static int family_add_unique(void *state, const void *key, size_t len)
     return 1;
 }
 
+static size_t family_add_many(void *state, const void *const *keys, const size_t *lens,
+                              size_t count, int *results)
+{
+    size_t handled = 0;
+    amq_counting_bloom_add_many(results, &handled, state, keys, lens, count);
+    return handled;
+}
+
 static int family_remove(void *state, const void *key, size_t len)
 {
     return amq_counting_bloom_remove(state, key, len);
@@ -231,6 +239,7 @@ const amq__family amq__counting_bloom_family = {
     .create = family_create,
     .add = family_add,
     .add_unique = family_add_unique,
+    .add_many = family_add_many,
     .remove = family_remove,
     .contains = family_contains,
     .contains_many = family_contains_many,
