@@ -474,8 +474,8 @@ AMQ_API int amq_remove(amq_filter *f, const void *key, size_t len);
 /**
  * Add many keys, in order: the same filter and the same answers as
  * amq_add of each in turn, through the family's batch path where it has
- * one (bloom, scalable-bloom and cuckoo hash the keys ahead and prefetch
- * their first cells), which is faster for many keys on a large filter.
+ * one (bloom, counting-bloom and cuckoo hash the keys ahead and prefetch
+ * their cells), which is faster for many keys on a large filter.
  *
  * It stops at the first key whose add fails (a full cuckoo filter:
  * AMQ_EFULL), which changed nothing; the keys before it are added.
