@@ -1159,6 +1159,23 @@ static int family_add_unique(void *state, const void *key, size_t len)
     return add_hash(f, amq__hash128(&f->hasher, key, len), NULL);
 }
 
+static size_t family_add_many(void *state, const void *const *keys, const size_t *lens,
+                              size_t count, int *results)
+{
+    size_t handled = amq_scalable_bloom_add_many(results, state, keys, lens, count);
+    /* amq_add answers AMQ_OK where the typed batch says new or maybe held */
+    for (size_t i = 0; i < handled; i++)
+        if (results[i] > 0)
+            results[i] = AMQ_OK;
+    return handled;
+}
+
+static size_t family_add_unique_many(void *state, const void *const *keys, const size_t *lens,
+                                     size_t count, int *results)
+{
+    return amq_scalable_bloom_add_many(results, state, keys, lens, count);
+}
+
 static int family_contains(const void *state, const void *key, size_t len)
 {
     return amq_scalable_bloom_contains(state, key, len);
@@ -1417,6 +1434,8 @@ const amq__family amq__scalable_bloom_family = {
     .create = family_create,
     .add = family_add,
     .add_unique = family_add_unique,
+    .add_many = family_add_many,
+    .add_unique_many = family_add_unique_many,
     .contains = family_contains,
     .contains_many = family_contains_many,
     .merge = family_merge,
