@@ -63,6 +63,22 @@
 extern "C" {
 #endif
 
+/*
+ * amq_info details of a cuckoo filter (amq_info_get), in this order:
+ *   fingerprint_bits  number  f, the bits of a fingerprint
+ *   bucket_size       number  b, the slots of a bucket
+ *   layout            word    "plain" or "semi-sorted"
+ *   buckets           number  the buckets of the first table
+ *   tables            number  the tables chained so far (1 without growth)
+ *   load              number  the slots used over the slots there are
+ *   max_kicks         number  the relocations an insert may make
+ *   growth            number  each chained table's size over the one
+ *                             before (0: a fixed size)
+ *   stash             word    "occupied" (the filter is full: the next
+ *                             add chains a table or is refused) or "empty"
+ *   counted_copies    number  the copies of keys held beyond a bucket
+ *                             pair's slots, counted on the side
+ */
 /** A cuckoo filter; opaque. */
 typedef struct amq_cuckoo amq_cuckoo;
 
