@@ -112,7 +112,7 @@ static void cuckoo_report(const void *filter, size_t keys, bench_figures *out)
     double bytes = (double)amq_cuckoo_memory_bytes(filter);
     bench_figures_add(out, "bytes", bytes);
     bench_figures_add(out, "bits_per_key", bytes * 8 / (double)keys);
-    bench_figures_add(out, "load", amq_cuckoo_load(filter));
+    bench_figures_add(out, "load", amq_cuckoo_load_factor(filter));
     bench_figures_add(out, "fingerprint_bits", amq_cuckoo_fingerprint_bits(filter));
     bench_figures_add(out, "bucket_size", amq_cuckoo_bucket_size(filter));
     bench_figures_add(out, "expected_fpr", amq_cuckoo_expected_fpr(filter));

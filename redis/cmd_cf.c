@@ -578,12 +578,17 @@ static int cmd_cf_mexists(RedisModuleCtx *ctx, RedisModuleString **argv, int arg
     }
     RedisModuleKey *key;
     value *v;
+    int status = AMQ_OK;
     if (cf_open(ctx, argv[1], REDISMODULE_READ, &key, &v) == KEY_VALUE)
-        amq_cuckoo_contains_many(results, value_cuckoo(v), (const void *const *)keys, lens, count);
+        status = amq_contains_many(results, v->filter, (const void *const *)keys, lens, count);
     close_key(key);
-    RedisModule_ReplyWithArray(ctx, (long)count);
-    for (size_t i = 0; i < count; i++)
-        reply_bool(ctx, results[i]);
+    if (status != AMQ_OK) {
+        RedisModule_ReplyWithError(ctx, "ERR the filter could not answer the batch");
+    } else {
+        RedisModule_ReplyWithArray(ctx, (long)count);
+        for (size_t i = 0; i < count; i++)
+            reply_bool(ctx, results[i]);
+    }
     memory_free(keys);
     memory_free(lens);
     memory_free(results);

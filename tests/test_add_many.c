@@ -23,6 +23,8 @@
 
 #include "amq/bloom.h"
 #include "amq/cuckoo.h"
+#include "amq/fuse.h"
+#include "amq/hfb.h"
 #include "test_util.h"
 
 #include <stdbool.h>
@@ -190,8 +192,8 @@ static amq_cuckoo *new_cuckoo(uint64_t capacity, uint32_t bucket_size, uint32_t 
 }
 
 /* One cuckoo case: keys one by one into a filter until an add fails, and in
- * batches into another, calling again after every stop until the same
- * failure; then the same answers and the same file. */
+ * batches of varied lengths into another until the same failure; then the
+ * same answers and the same file. */
 static void check_cuckoo(uint64_t capacity, uint32_t bucket_size, uint32_t growth, bool unique,
                          size_t distinct)
 {
@@ -213,26 +215,30 @@ static void check_cuckoo(uint64_t capacity, uint32_t bucket_size, uint32_t growt
         if (status < 0)
             break;
     }
-    size_t done = 0, stops = 0;
+    size_t done = 0;
     for (size_t b = 0; done < handled; b++) {
         size_t want = batch_lengths[b % 9] < s.count - done ? batch_lengths[b % 9] : s.count - done;
-        size_t n = unique ? amq_cuckoo_add_unique_many(results + done, batched, s.pointers + done,
-                                                       s.lens + done, want)
-                          : amq_cuckoo_add_many(results + done, batched, s.pointers + done,
-                                                s.lens + done, want);
-        assert_true(n >= 1 && n <= want);
-        if (n < want) {
-            stops++;
-            assert_true(results[done + n - 1] < 0 || amq_cuckoo_full(batched));
-        }
-        done += n;
-        if (results[done - 1] < 0)
+        size_t added = SIZE_MAX;
+        int status = unique ? amq_cuckoo_add_unique_many(results + done, &added, batched,
+                                                         s.pointers + done, s.lens + done, want)
+                            : amq_cuckoo_add_many(results + done, &added, batched,
+                                                  s.pointers + done, s.lens + done, want);
+        if (status < 0) {
+            /* It stops at the failed key, which it answers, and adds the
+             * keys before it. */
+            assert_true(added < want);
+            assert_int_equal(results[done + added], status);
+            done += added + 1;
             break;
+        }
+        assert_int_equal(status, AMQ_OK);
+        assert_int_equal(added, want);
+        done += want;
     }
     assert_int_equal(done, handled);
     assert_memory_equal(expected, results, handled * sizeof *expected);
     if (growth > 0)
-        assert_true(stops > 0 && amq_cuckoo_tables(batched) > 1);
+        assert_true(amq_cuckoo_tables(batched) > 1);
     else
         assert_int_equal(results[handled - 1], AMQ_EFULL);
     amq_filter *a = NULL, *c = NULL;
@@ -419,6 +425,65 @@ static void test_generic_batch_refusals(void **state)
     amq_free(counting);
 }
 
+/* The typed batch calls of the cuckoo, fuse and hfb families share one
+ * shape: an int status, AMQ_EINVAL for a missing argument (nothing done),
+ * AMQ_OK for an empty batch, the answers of the single calls otherwise. */
+static void test_typed_batch_shape(void **state)
+{
+    (void)state;
+    const void *keys[3] = { "a", "bb", "0123456789abcdef" };
+    size_t lens[3] = { 1, 2, 16 };
+    uint8_t results[3] = { 9, 9, 9 };
+    int answers[3] = { 9, 9, 9 };
+    size_t handled = 7;
+
+    amq_cuckoo *cuckoo = new_cuckoo(1000, 4, 0);
+    assert_int_equal(amq_cuckoo_add_many(answers, &handled, NULL, keys, lens, 3), AMQ_EINVAL);
+    assert_int_equal(handled, 0);
+    assert_int_equal(amq_cuckoo_add_many(answers, &handled, cuckoo, NULL, lens, 3), AMQ_EINVAL);
+    const void *null_key[1] = { NULL };
+    assert_int_equal(amq_cuckoo_add_unique_many(NULL, NULL, cuckoo, null_key, lens, 1), AMQ_EINVAL);
+    assert_int_equal(amq_cuckoo_keys(cuckoo), 0);
+    assert_int_equal(amq_cuckoo_add_many(NULL, &handled, cuckoo, NULL, NULL, 0), AMQ_OK);
+    assert_int_equal(handled, 0);
+    assert_int_equal(amq_cuckoo_add_many(answers, &handled, cuckoo, keys, lens, 2), AMQ_OK);
+    assert_int_equal(handled, 2);
+    assert_int_equal(answers[0], AMQ_OK);
+    assert_int_equal(answers[1], AMQ_OK);
+    assert_int_equal(amq_cuckoo_add_unique_many(answers, &handled, cuckoo, keys, lens, 2), AMQ_OK);
+    assert_int_equal(answers[0], 0);
+    assert_int_equal(amq_cuckoo_contains_many(results, NULL, keys, lens, 3), AMQ_EINVAL);
+    assert_int_equal(amq_cuckoo_contains_many(NULL, cuckoo, keys, lens, 3), AMQ_EINVAL);
+    assert_int_equal(amq_cuckoo_contains_many(NULL, cuckoo, NULL, NULL, 0), AMQ_OK);
+    assert_int_equal(amq_cuckoo_contains_many(results, cuckoo, keys, lens, 2), AMQ_OK);
+    assert_int_equal(results[0], 1);
+    assert_int_equal(results[1], 1);
+    assert_int_equal(amq_cuckoo_contains_many_hash(results, cuckoo, NULL, 1), AMQ_EINVAL);
+    amq_cuckoo_free(cuckoo);
+
+    amq_filter *fuse = NULL;
+    assert_int_equal(amq_build(&fuse, "fuse8", keys, lens, 2, NULL), AMQ_OK);
+    amq_fuse *typed_fuse = amq_fuse_unwrap(fuse);
+    assert_int_equal(amq_fuse_contains_many(results, NULL, keys, lens, 2), AMQ_EINVAL);
+    assert_int_equal(amq_fuse_contains_many(results, typed_fuse, NULL, lens, 2), AMQ_EINVAL);
+    assert_int_equal(amq_fuse_contains_many_hash(NULL, typed_fuse, NULL, 0), AMQ_OK);
+    assert_int_equal(amq_fuse_contains_many(results, typed_fuse, keys, lens, 2), AMQ_OK);
+    assert_int_equal(results[0], 1);
+    assert_int_equal(results[1], 1);
+    amq_free(fuse);
+
+    amq_filter *hfb = NULL;
+    assert_int_equal(amq_build(&hfb, "hfb", keys + 2, lens + 2, 1, NULL), AMQ_OK);
+    amq_hfb *typed_hfb = amq_hfb_unwrap(hfb);
+    assert_int_equal(amq_hfb_contains_many_hash(results, typed_hfb, NULL, 1), AMQ_EINVAL);
+    assert_int_equal(amq_hfb_contains_many_hash(NULL, NULL, NULL, 0), AMQ_OK);
+    assert_int_equal(amq_hfb_contains_many_hash(results, typed_hfb, keys[2], 1), AMQ_OK);
+    assert_int_equal(results[0], 1);
+    assert_int_equal(amq_hfb_contains_many(results, typed_hfb, keys, lens, 1), AMQ_EINVAL);
+    assert_int_equal(amq_hfb_contains_many(results, NULL, keys + 2, lens + 2, 1), AMQ_EINVAL);
+    amq_free(hfb);
+}
+
 int main(void)
 {
     seed = amq_test_seed(20261126);
@@ -431,6 +496,7 @@ int main(void)
         cmocka_unit_test(test_generic_batches),
         cmocka_unit_test(test_generic_batch_until_full),
         cmocka_unit_test(test_generic_batch_refusals),
+        cmocka_unit_test(test_typed_batch_shape),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -86,7 +86,7 @@ static void add_all(amq_cuckoo *f, uint64_t key_seed, uint64_t n)
             fail_msg("n = %llu, f = %u, b = %u, key seed %llu: add of key %llu: %s (load %.4f)",
                      (unsigned long long)amq_cuckoo_capacity(f), amq_cuckoo_fingerprint_bits(f),
                      amq_cuckoo_bucket_size(f), (unsigned long long)key_seed, (unsigned long long)i,
-                     amq_strerror(status), amq_cuckoo_load(f));
+                     amq_strerror(status), amq_cuckoo_load_factor(f));
     }
 }
 
@@ -155,7 +155,7 @@ static void test_defaults_and_sizing(void **state)
     assert_int_equal(amq_cuckoo_tables(f), 1);
     assert_int_equal(amq_cuckoo_keys(f), 0);
     assert_false(amq_cuckoo_full(f));
-    assert_true(amq_cuckoo_load(f) == 0);
+    assert_true(amq_cuckoo_load_factor(f) == 0);
     assert_true(amq_cuckoo_expected_fpr(f) == 0);
     amq_hasher xxh3_zero;
     amq_hasher_xxh3(&xxh3_zero, 0);
@@ -286,14 +286,14 @@ static void test_million_keys_then_first_refusal(void **state)
             if (status != AMQ_OK)
                 fail_msg("key seed %llu: key %llu of a million refused: %s (load %.4f)",
                          (unsigned long long)key_seed, (unsigned long long)i, amq_strerror(status),
-                         amq_cuckoo_load(f));
+                         amq_cuckoo_load_factor(f));
         }
         uint64_t slots = amq_cuckoo_slots(f);
         assert_int_equal(amq_cuckoo_keys(f), N);
         /* A key whose pair holds b / 2 copies of its fingerprint already
          * (other keys' equal ones) is counted, not stored. */
         double load = (double)(N - amq_cuckoo_counted_copies(f)) / (double)slots;
-        assert_true(fabs(amq_cuckoo_load(f) - load) < 1e-12);
+        assert_true(fabs(amq_cuckoo_load_factor(f) - load) < 1e-12);
         if (load < 0.90)
             fail_msg("key seed %llu: a million keys fill only %.4f of %llu slots",
                      (unsigned long long)key_seed, load, (unsigned long long)slots);
@@ -321,7 +321,7 @@ static void test_million_keys_then_first_refusal(void **state)
             assert_int_equal(amq_cuckoo_count_hash(f, hashes[i]), copies);
             break;
         }
-        loads[s] = amq_cuckoo_load(f);
+        loads[s] = amq_cuckoo_load_factor(f);
         assert_true(fabs(loads[s] - (double)(i - amq_cuckoo_counted_copies(f)) / (double)slots) <
                     1e-12);
         /* Refused keys change nothing, whatever the key. */
@@ -744,7 +744,7 @@ static void test_semi_sorted_size(void **state)
     assert_all_found(f, seed, 1000000);
     double bits_per_key = (double)amq_cuckoo_memory_bytes(f) * 8 / 1e6;
     print_message("f = 13 semi-sorted, n = 1e6: %.3f bits/key at capacity, load %.4f\n",
-                  bits_per_key, amq_cuckoo_load(f));
+                  bits_per_key, amq_cuckoo_load_factor(f));
     assert_true(bits_per_key <= 13.3);
     amq_cuckoo_free(f);
 }
@@ -774,7 +774,7 @@ static void test_duplicates(void **state)
             assert_int_equal(amq_cuckoo_keys(f), copies);
             /* b / 2 copies in the slots, the rest counted beside them. */
             assert_int_equal(amq_cuckoo_counted_copies(f), copies - bucket_size / 2);
-            assert_true(amq_cuckoo_load(f) * (double)amq_cuckoo_slots(f) < bucket_size / 2 + 0.5);
+            assert_true(amq_cuckoo_load_factor(f) * (double)amq_cuckoo_slots(f) < bucket_size / 2 + 0.5);
             /* Other keys go in as before. */
             amq_test_key other = amq_test_make_key(seed, 1, k);
             assert_int_equal(amq_cuckoo_add(f, &other, sizeof other), AMQ_OK);
@@ -895,7 +895,7 @@ static void test_removing_absent_keys_changes_nothing(void **state)
     amq_cuckoo_clear(f);
     assert_int_equal(amq_cuckoo_keys(f), 0);
     assert_int_equal(amq_cuckoo_tables(f), 1);
-    assert_true(amq_cuckoo_load(f) == 0);
+    assert_true(amq_cuckoo_load_factor(f) == 0);
     for (uint64_t i = 0; i < 1000; i++) {
         amq_test_key key = amq_test_make_key(seed, 0, i);
         assert_false(amq_cuckoo_contains(f, &key, sizeof key));
@@ -925,14 +925,14 @@ static void test_growth(void **state)
                      (unsigned long long)amq_cuckoo_table_buckets(f, i + 1), i,
                      (unsigned long long)amq_cuckoo_table_buckets(f, i));
     assert_int_equal(amq_cuckoo_slots(f), table_slots(f));
-    assert_true(fabs(amq_cuckoo_load(f) - (double)(N - amq_cuckoo_counted_copies(f)) /
+    assert_true(fabs(amq_cuckoo_load_factor(f) - (double)(N - amq_cuckoo_counted_copies(f)) /
                                               (double)amq_cuckoo_slots(f)) < 1e-12);
     double measured = (double)false_positives(f, TRIALS) / TRIALS;
     double expected = amq_cuckoo_expected_fpr(f);
     double sigma = sqrt(expected * (1 - expected) / TRIALS);
     print_message("growth 2 from %d to %d keys: %zu tables, load %.4f, FPR %.6f, expected %.6f "
                   "(4 sigma %.6f)\n",
-                  CAPACITY, N, tables, amq_cuckoo_load(f), measured, expected, 4 * sigma);
+                  CAPACITY, N, tables, amq_cuckoo_load_factor(f), measured, expected, 4 * sigma);
     if (measured > expected + 4 * sigma)
         fail_msg("FPR %.6f above the expected %.6f + 4 sigma (%.6f)", measured, expected,
                  4 * sigma);

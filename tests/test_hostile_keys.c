@@ -173,7 +173,7 @@ static void test_cuckoo_bucket_pair_attack(void **state)
     assert_true(accepted >= CUCKOO_BUCKET_SIZE + 1);
     assert_true(amq_cuckoo_full(plain));
     assert_int_equal(amq_cuckoo_add(plain, "an honest key", 13), AMQ_EFULL);
-    assert_true(amq_cuckoo_load(plain) < 0.1);
+    assert_true(amq_cuckoo_load_factor(plain) < 0.1);
     amq_cuckoo_free(plain);
 
     /* A random seed, typed: every one of them goes in, and then the

@@ -603,7 +603,7 @@ static void describe_cuckoo(char *out, size_t size, const amq_cuckoo *f)
              "%zu of %d tables, the newest of %" PRIu64 " buckets; %" PRIu64 " keys in %" PRIu64
              " slots (load %.3f), full %d, %" PRIu64 " bytes",
              tables, AMQ_CUCKOO_MAX_TABLES, amq_cuckoo_table_buckets(f, tables - 1),
-             amq_cuckoo_keys(f), amq_cuckoo_slots(f), amq_cuckoo_load(f), amq_cuckoo_full(f),
+             amq_cuckoo_keys(f), amq_cuckoo_slots(f), amq_cuckoo_load_factor(f), amq_cuckoo_full(f),
              amq_cuckoo_memory_bytes(f));
 }
 
@@ -879,8 +879,8 @@ static bool step(model_run *r, const model_op *op)
         return false;
     if (r->cuckoo && amq_cuckoo_tables(r->cuckoo) > r->stats.most_tables)
         r->stats.most_tables = amq_cuckoo_tables(r->cuckoo);
-    if (r->cuckoo && amq_cuckoo_load(r->cuckoo) > r->stats.most_load)
-        r->stats.most_load = amq_cuckoo_load(r->cuckoo);
+    if (r->cuckoo && amq_cuckoo_load_factor(r->cuckoo) > r->stats.most_load)
+        r->stats.most_load = amq_cuckoo_load_factor(r->cuckoo);
     if (r->total > r->stats.most_keys)
         r->stats.most_keys = r->total;
     if (op_has_key(op->kind) && r->copies[op->key] > r->stats.most_copies)

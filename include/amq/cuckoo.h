@@ -226,24 +226,32 @@ AMQ_API int amq_cuckoo_add_unique_hash(amq_cuckoo *filter, uint64_t hash);
 /**
  * Add keys in order, as amq_cuckoo_add of each in turn, faster for many
  * keys on a large table (they are hashed 32 at a time and their first
- * buckets prefetched). results[i] receives amq_cuckoo_add's status for
- * keys[i]. It stops after the first key whose add fails or leaves the
- * filter full (amq_cuckoo_full: the next add would chain a table, or be
- * refused), so a caller that limits growth can check before going on.
- * @return how many keys it handled (results[0..n-1] are set); count when
- *   none stopped it.
+ * buckets prefetched). The contract is amq_add_many's: it stops at the
+ * first key whose add fails (AMQ_EFULL: that key changed nothing), and
+ * the keys before it are added.
+ * @param results NULL, or count ints: results[i] becomes amq_cuckoo_add's
+ *   answer for keys[i], for every key handled (the failed one included).
+ * @param handled NULL, or receives how many keys were added: count on
+ *   AMQ_OK; on an error, the index of the key that failed.
+ * @param filter the filter; not NULL.
+ * @param keys count key pointers, each of which may be NULL when its length
+ *   is 0; not NULL unless count is 0 (nor is lens).
+ * @param lens count key lengths.
+ * @return AMQ_OK; the first failing key's error; AMQ_EINVAL (a NULL
+ *   argument or a NULL key of non-zero length: nothing added).
  * Allocates: only a new chained table, when growing.
+ * Thread safety: needs exclusive access to filter.
  */
-AMQ_API size_t amq_cuckoo_add_many(int *results, amq_cuckoo *filter, const void *const *keys,
-                                   const size_t *lens, size_t count);
+AMQ_API int amq_cuckoo_add_many(int *results, size_t *handled, amq_cuckoo *filter,
+                                const void *const *keys, const size_t *lens, size_t count);
 
 /**
  * As amq_cuckoo_add_many with amq_cuckoo_add_unique: results[i] is 1 added,
  * 0 maybe present already (a key repeated in the batch is added once), or
- * the error.
+ * the error that stopped it.
  */
-AMQ_API size_t amq_cuckoo_add_unique_many(int *results, amq_cuckoo *filter, const void *const *keys,
-                                          const size_t *lens, size_t count);
+AMQ_API int amq_cuckoo_add_unique_many(int *results, size_t *handled, amq_cuckoo *filter,
+                                       const void *const *keys, const size_t *lens, size_t count);
 
 /**
  * Is the key maybe present? false: certainly never added (or removed as often
@@ -261,15 +269,23 @@ AMQ_API bool amq_cuckoo_contains_hash(const amq_cuckoo *filter, uint64_t hash);
  * the keys are hashed 32 at a time and, in a table larger than 1 MiB, their
  * buckets prefetched before they are read, so that the cache misses
  * overlap.
+ * @param results receives count bytes.
+ * @param filter the filter; not NULL.
+ * @param keys count key pointers (each may be NULL when its length is 0);
+ *   not NULL unless count is 0 (nor is lens).
+ * @param lens count key lengths.
+ * @return AMQ_OK; AMQ_EINVAL (a NULL argument with count > 0).
  * Allocates: never; uses about 1 KiB of stack.
+ * Thread safety: safe with other readers.
  */
-AMQ_API void amq_cuckoo_contains_many(uint8_t *results, const amq_cuckoo *filter,
-                                      const void *const *keys, const size_t *lens, size_t count);
+AMQ_API int amq_cuckoo_contains_many(uint8_t *results, const amq_cuckoo *filter,
+                                     const void *const *keys, const size_t *lens, size_t count);
 
 /** As amq_cuckoo_contains_many, by the keys' 64-bit hashes under the
- *  filter's hasher (amq_hash64): hashes[i] for key i. */
-AMQ_API void amq_cuckoo_contains_many_hash(uint8_t *results, const amq_cuckoo *filter,
-                                           const uint64_t *hashes, size_t count);
+ *  filter's hasher (amq_hash64): hashes[i] for key i. Returns AMQ_OK, or
+ *  AMQ_EINVAL for a NULL argument with count > 0. */
+AMQ_API int amq_cuckoo_contains_many_hash(uint8_t *results, const amq_cuckoo *filter,
+                                          const uint64_t *hashes, size_t count);
 
 /**
  * Remove one copy of the key's fingerprint from either of its buckets or the
@@ -322,7 +338,7 @@ AMQ_API uint64_t amq_cuckoo_capacity(const amq_cuckoo *filter);
 AMQ_API uint64_t amq_cuckoo_slots(const amq_cuckoo *filter);
 /** Fraction of the slots in use: stored fingerprints / slots (counted
  *  copies take no slot). */
-AMQ_API double amq_cuckoo_load(const amq_cuckoo *filter);
+AMQ_API double amq_cuckoo_load_factor(const amq_cuckoo *filter);
 /** Bytes of the tables' packed fingerprints (buckets of b·f bits, or
  *  4f - 4 when semi-sorted), plus the 16-byte entries of their counted
  *  copies, one per key whose two buckets store b / 2 copies (at most one

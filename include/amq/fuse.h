@@ -170,15 +170,21 @@ AMQ_API bool amq_fuse_contains_hash(const amq_fuse *filter, uint64_t hash);
  * hashed and its slots computed and prefetched 16 keys ahead of its test,
  * so that the cache misses of that many keys overlap.
  * @param results count bytes; not NULL unless count is 0.
- * Allocates: never.
+ * @param filter the filter; not NULL.
+ * @param keys count key pointers (each may be NULL when its length is 0);
+ *   not NULL unless count is 0 (nor is lens).
+ * @param lens count key lengths.
+ * @return AMQ_OK; AMQ_EINVAL for a NULL argument with count > 0.
+ * Allocates: never. Thread safety: safe with other readers.
  */
-AMQ_API void amq_fuse_contains_many(uint8_t *results, const amq_fuse *filter,
-                                    const void *const *keys, const size_t *lens, size_t count);
+AMQ_API int amq_fuse_contains_many(uint8_t *results, const amq_fuse *filter,
+                                   const void *const *keys, const size_t *lens, size_t count);
 
 /** As amq_fuse_contains_many, by the keys' 64-bit hashes: the fastest way
- *  to ask many keys. */
-AMQ_API void amq_fuse_contains_many_hash(uint8_t *results, const amq_fuse *filter,
-                                         const uint64_t *hashes, size_t count);
+ *  to ask many keys. Returns AMQ_OK, or AMQ_EINVAL for a NULL argument with
+ *  count > 0. */
+AMQ_API int amq_fuse_contains_many_hash(uint8_t *results, const amq_fuse *filter,
+                                        const uint64_t *hashes, size_t count);
 
 /* ------------------------------------------------------------------------ */
 /* Experimental tier (docs/CONVENTIONS.md, "Tiers"): declared only when    */

@@ -222,9 +222,9 @@ AMQ_API int amq_hfb_contains(const amq_hfb *filter, const void *key, size_t len)
  * @param lens count key lengths.
  * @param count the number of keys.
  * @return AMQ_OK; AMQ_EINVAL when the filter holds raw IDs and a key is
- *   not 16 bytes (results then unspecified). It returns int, unlike the
- *   other families' batches, for that refusal.
- * Allocates: never.
+ *   not 16 bytes (results then unspecified), or for a NULL argument with
+ *   count > 0.
+ * Allocates: never. Thread safety: safe with other readers.
  */
 AMQ_API int amq_hfb_contains_many(uint8_t *results, const amq_hfb *filter, const void *const *keys,
                                   const size_t *lens, size_t count);
@@ -239,10 +239,11 @@ AMQ_API int amq_hfb_contains_many(uint8_t *results, const amq_hfb *filter, const
  * @param filter the filter; not NULL.
  * @param ids count * 16 bytes; may be NULL when count is 0.
  * @param count the number of IDs.
- * Allocates: never.
+ * @return AMQ_OK; AMQ_EINVAL for a NULL argument with count > 0.
+ * Allocates: never. Thread safety: safe with other readers.
  */
-AMQ_API void amq_hfb_contains_many_hash(uint8_t *results, const amq_hfb *filter, const uint8_t *ids,
-                                        size_t count);
+AMQ_API int amq_hfb_contains_many_hash(uint8_t *results, const amq_hfb *filter, const uint8_t *ids,
+                                       size_t count);
 
 /**
  * Keep the IDs that may be in the set: copy every ID of ids (count, 16 bytes

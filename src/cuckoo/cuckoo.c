@@ -943,7 +943,7 @@ uint64_t amq_cuckoo_slots(const amq_cuckoo *filter)
     return slots;
 }
 
-double amq_cuckoo_load(const amq_cuckoo *filter)
+double amq_cuckoo_load_factor(const amq_cuckoo *filter)
 {
     uint64_t stored = 0;
     for (size_t i = 0; i < filter->table_count; i++)

@@ -112,9 +112,13 @@ static void contains_many_of_hashes(const amq_cuckoo *f, const uint64_t *hashes,
         (prefetch ? batch_any_prefetched : batch_any)(f, hashes, count, results);
 }
 
-void amq_cuckoo_contains_many(uint8_t *results, const amq_cuckoo *filter, const void *const *keys,
-                              const size_t *lens, size_t count)
+int amq_cuckoo_contains_many(uint8_t *results, const amq_cuckoo *filter, const void *const *keys,
+                             const size_t *lens, size_t count)
 {
+    if (count == 0)
+        return AMQ_OK;
+    if (!results || !filter || !keys || !lens)
+        return AMQ_EINVAL;
     uint64_t chunk_hashes[LOOKUP_CHUNK];
     for (size_t start = 0; start < count; start += LOOKUP_CHUNK) {
         size_t chunk = count - start < LOOKUP_CHUNK ? count - start : LOOKUP_CHUNK;
@@ -122,16 +126,25 @@ void amq_cuckoo_contains_many(uint8_t *results, const amq_cuckoo *filter, const 
             chunk_hashes[j] = amq__hash64(&filter->hasher, keys[start + j], lens[start + j]);
         contains_many_of_hashes(filter, chunk_hashes, chunk, results + start);
     }
+    return AMQ_OK;
 }
 
-void amq_cuckoo_contains_many_hash(uint8_t *results, const amq_cuckoo *filter,
-                                   const uint64_t *hashes, size_t count)
+int amq_cuckoo_contains_many_hash(uint8_t *results, const amq_cuckoo *filter,
+                                  const uint64_t *hashes, size_t count)
 {
+    if (count == 0)
+        return AMQ_OK;
+    if (!results || !filter || !hashes)
+        return AMQ_EINVAL;
     contains_many_of_hashes(filter, hashes, count, results);
+    return AMQ_OK;
 }
 
-static size_t add_many(int *results, amq_cuckoo *f, const void *const *keys, const size_t *lens,
-                       size_t count, bool unique)
+/* The adds of keys in order, as the single adds give them, until a key's
+ * add fails or leaves the filter full (amq_cuckoo_full): the generic batch
+ * call checks its growth limits there. Returns how many keys it handled. */
+size_t amq__cuckoo_add_many_until_full(int *results, amq_cuckoo *f, const void *const *keys,
+                                       const size_t *lens, size_t count, bool unique)
 {
     uint64_t chunk_hashes[LOOKUP_CHUNK];
     for (size_t start = 0; start < count; start += LOOKUP_CHUNK) {
@@ -157,14 +170,48 @@ static size_t add_many(int *results, amq_cuckoo *f, const void *const *keys, con
     return count;
 }
 
-size_t amq_cuckoo_add_many(int *results, amq_cuckoo *filter, const void *const *keys,
-                           const size_t *lens, size_t count)
+/* The public batch adds: every key, in windows of the stack's answers when
+ * the caller wants none, stopping only at a failed add. */
+static int add_many(int *results, size_t *handled, amq_cuckoo *f, const void *const *keys,
+                    const size_t *lens, size_t count, bool unique)
 {
-    return add_many(results, filter, keys, lens, count, false);
+    if (handled)
+        *handled = 0;
+    if (!f || (count > 0 && (!keys || !lens)))
+        return AMQ_EINVAL;
+    for (size_t i = 0; i < count; i++)
+        if (!keys[i] && lens[i] > 0)
+            return AMQ_EINVAL;
+    int scratch[LOOKUP_CHUNK];
+    size_t done = 0;
+    while (done < count) {
+        size_t n = count - done;
+        int *answers = results ? results + done : scratch;
+        if (!results && n > LOOKUP_CHUNK)
+            n = LOOKUP_CHUNK;
+        size_t got =
+            amq__cuckoo_add_many_until_full(answers, f, keys + done, lens + done, n, unique);
+        if (answers[got - 1] < 0) {
+            done += got - 1;
+            if (handled)
+                *handled = done;
+            return answers[got - 1];
+        }
+        done += got;
+    }
+    if (handled)
+        *handled = done;
+    return AMQ_OK;
 }
 
-size_t amq_cuckoo_add_unique_many(int *results, amq_cuckoo *filter, const void *const *keys,
-                                  const size_t *lens, size_t count)
+int amq_cuckoo_add_many(int *results, size_t *handled, amq_cuckoo *filter, const void *const *keys,
+                        const size_t *lens, size_t count)
 {
-    return add_many(results, filter, keys, lens, count, true);
+    return add_many(results, handled, filter, keys, lens, count, false);
+}
+
+int amq_cuckoo_add_unique_many(int *results, size_t *handled, amq_cuckoo *filter,
+                               const void *const *keys, const size_t *lens, size_t count)
+{
+    return add_many(results, handled, filter, keys, lens, count, true);
 }

@@ -122,13 +122,13 @@ static int family_add_unique(void *state, const void *key, size_t len)
 static size_t family_add_many(void *state, const void *const *keys, const size_t *lens,
                               size_t count, int *results)
 {
-    return amq_cuckoo_add_many(results, state, keys, lens, count);
+    return amq__cuckoo_add_many_until_full(results, state, keys, lens, count, false);
 }
 
 static size_t family_add_unique_many(void *state, const void *const *keys, const size_t *lens,
                                      size_t count, int *results)
 {
-    return amq_cuckoo_add_unique_many(results, state, keys, lens, count);
+    return amq__cuckoo_add_many_until_full(results, state, keys, lens, count, true);
 }
 
 static int family_remove(void *state, const void *key, size_t len)
@@ -144,8 +144,7 @@ static int family_contains(const void *state, const void *key, size_t len)
 static int family_contains_many(const void *state, const void *const *keys, const size_t *lens,
                                 size_t count, uint8_t *results)
 {
-    amq_cuckoo_contains_many(results, state, keys, lens, count);
-    return AMQ_OK;
+    return amq_cuckoo_contains_many(results, state, keys, lens, count);
 }
 
 /* A table's counted entries as saved, 16 bytes each, read from its map in
@@ -455,7 +454,7 @@ static void family_info(const void *state, amq_info *out)
     amq__info_text(out, "layout", f->semi_sorted ? "semi-sorted" : "plain");
     amq__info_number(out, "buckets", (double)f->tables[0].buckets);
     amq__info_number(out, "tables", (double)f->table_count);
-    amq__info_number(out, "load", amq_cuckoo_load(f));
+    amq__info_number(out, "load", amq_cuckoo_load_factor(f));
     amq__info_number(out, "max_kicks", f->max_kicks);
     amq__info_number(out, "growth", f->growth);
     amq__info_text(out, "stash", amq_cuckoo_full(f) ? "occupied" : "empty");

@@ -482,6 +482,14 @@ static AMQ__ALWAYS_INLINE bool amq__cuckoo_table_holds(const amq_cuckoo *f,
     return held || amq__cuckoo_stash_holds(f, t, fingerprint, at1, at2);
 }
 
+/* Add keys in order as the single adds do, until a key's add fails or
+ * leaves the filter full (amq_cuckoo_full), so that the generic batch call
+ * can check its growth limits between tables: results[i] gets each
+ * handled key's answer; returns how many keys it handled (at least one
+ * when count > 0). unique: amq_cuckoo_add_unique's answers. */
+size_t amq__cuckoo_add_many_until_full(int *results, amq_cuckoo *f, const void *const *keys,
+                                       const size_t *lens, size_t count, bool unique);
+
 /* ---- what the tests reach ------------------------------------------------------ */
 
 /* Make a semi-sorted filter spread its suffixes without BMI2's pdep, as on

@@ -312,16 +312,26 @@ static AMQ__ALWAYS_INLINE void contains_many(const amq_fuse *f, const void *cons
         batch(f, keys, lens, hashes, count, results, by_hash, 16, 4);
 }
 
-void amq_fuse_contains_many(uint8_t *results, const amq_fuse *filter, const void *const *keys,
-                            const size_t *lens, size_t count)
+int amq_fuse_contains_many(uint8_t *results, const amq_fuse *filter, const void *const *keys,
+                           const size_t *lens, size_t count)
 {
+    if (count == 0)
+        return AMQ_OK;
+    if (!results || !filter || !keys || !lens)
+        return AMQ_EINVAL;
     contains_many(filter, keys, lens, NULL, count, results, false);
+    return AMQ_OK;
 }
 
-void amq_fuse_contains_many_hash(uint8_t *results, const amq_fuse *filter, const uint64_t *hashes,
-                                 size_t count)
+int amq_fuse_contains_many_hash(uint8_t *results, const amq_fuse *filter, const uint64_t *hashes,
+                                size_t count)
 {
+    if (count == 0)
+        return AMQ_OK;
+    if (!results || !filter || !hashes)
+        return AMQ_EINVAL;
     contains_many(filter, NULL, NULL, hashes, count, results, true);
+    return AMQ_OK;
 }
 
 /* ---- what a filter is ------------------------------------------------------ */

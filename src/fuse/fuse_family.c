@@ -89,8 +89,7 @@ static int family_contains(const void *state, const void *key, size_t len)
 static int family_contains_many(const void *state, const void *const *keys, const size_t *lens,
                                 size_t count, uint8_t *results)
 {
-    amq_fuse_contains_many(results, state, keys, lens, count);
-    return AMQ_OK;
+    return amq_fuse_contains_many(results, state, keys, lens, count);
 }
 
 static int family_save(const void *state, amq__saved *out)

@@ -772,10 +772,15 @@ static size_t pipeline(const amq_hfb *f, const uint8_t *ids, size_t count, uint8
     return passed;
 }
 
-void amq_hfb_contains_many_hash(uint8_t *results, const amq_hfb *filter, const uint8_t *ids,
-                                size_t count)
+int amq_hfb_contains_many_hash(uint8_t *results, const amq_hfb *filter, const uint8_t *ids,
+                               size_t count)
 {
+    if (count == 0)
+        return AMQ_OK;
+    if (!results || !filter || !ids)
+        return AMQ_EINVAL;
     pipeline(filter, ids, count, results, NULL);
+    return AMQ_OK;
 }
 
 /* The keys' IDs are gathered a chunk at a time into one array (hashed
@@ -785,7 +790,10 @@ int amq_hfb_contains_many(uint8_t *results, const amq_hfb *filter, const void *c
 {
     enum { CHUNK = 256 };
     const amq_hfb *f = filter;
-    assert(f && (count == 0 || (results && keys && lens)));
+    if (count == 0)
+        return AMQ_OK;
+    if (!results || !f || !keys || !lens)
+        return AMQ_EINVAL;
     uint8_t ids[CHUNK * AMQ_HFB_ID_BYTES];
     for (size_t done = 0; done < count; done += CHUNK) {
         size_t n = count - done < CHUNK ? count - done : CHUNK;
@@ -798,7 +806,7 @@ int amq_hfb_contains_many(uint8_t *results, const amq_hfb *filter, const void *c
             else
                 return AMQ_EINVAL;
         }
-        amq_hfb_contains_many_hash(results + done, f, ids, n);
+        pipeline(f, ids, n, results + done, NULL);
     }
     return AMQ_OK;
 }
