@@ -48,9 +48,60 @@ def is_out(p):
     return bool(re.match(r"^" + SCALAR + r"\s*\*\s*\w+$", p)) or bool(
         re.match(r"^" + SCALAR + r"\s+\w+\[\w+\]$", p))
 
+# The hash each family's _hash calls take: the hash its hasher gives a key
+# (CONVENTIONS.md, "One shape per kind of call"). The double-hashing Bloom
+# filters draw k positions from 128 bits; the others need 64; an hfb
+# filter's hash is the document's 16-byte ID.
+HASH_TYPES = {
+    "bloom": "amq_u128", "counting_bloom": "amq_u128", "scalable_bloom": "amq_u128",
+    "blocked_bloom": "uint64_t", "cuckoo": "uint64_t", "fuse": "uint64_t", "gcs": "uint64_t",
+    "hfb": "uint8_t",
+}
+FAMILY_CALL = re.compile(r"^amq_(" + "|".join(sorted(HASH_TYPES, key=len, reverse=True)) +
+                         r")_(\w+)$")
+KEY_ARRAYS = ["const void *const *keys", "const size_t *lens", "size_t count"]
+
+def call_shapes(signatures):
+    """One shape per kind of call: the batch adds and queries of every
+    family have the generic calls' shapes, and every _hash call takes its
+    family's hash type."""
+    breaches = []
+    for name, (returns, ps, header) in sorted(signatures.items()):
+        where = f"{header}: {name}"
+        m = FAMILY_CALL.match(name)
+        family, verb = (m.group(1), m.group(2)) if m else (None, name[len("amq_"):])
+        obj = f"amq_{family}" if family else "amq_filter"
+        if verb in ("add_many", "add_unique_many", "remove_many"):
+            want = ["int *results", "size_t *handled", f"{obj} *" + ("filter" if family else "f")]
+            if returns != "int" or ps != want + KEY_ARRAYS:
+                breaches.append(f"{where}: a batch add or remove is int (int *results, size_t "
+                                f"*handled, {obj} *, keys, lens, count), as amq_add_many")
+        if verb == "contains_many":
+            want = ["uint8_t *results", f"const {obj} *" + ("filter" if family else "f")]
+            if returns != "int" or ps != want + KEY_ARRAYS:
+                breaches.append(f"{where}: a batch query is int (uint8_t *results, const {obj} *, "
+                                "keys, lens, count), as amq_contains_many")
+        if family and verb == "contains_many_hash":
+            if returns != "int" or len(ps) != 4 or ps[0] != "uint8_t *results" or \
+                    ps[3] != "size_t count":
+                breaches.append(f"{where}: a batch query by hash is int (uint8_t *results, "
+                                "const filter *, hashes, size_t count)")
+        if family and verb.endswith("_hash"):
+            hash_type = HASH_TYPES[family]
+            hashes = [p for p in ps if param_name(p) in ("hash", "hashes", "id", "ids")]
+            if not hashes or not all(re.match(r"^(const )?" + hash_type + r"\b", p)
+                                     for p in hashes):
+                breaches.append(f"{where}: a {family} _hash call takes {hash_type} hashes "
+                                "(its hasher's width)")
+        if family and verb in ("add", "add_unique") and \
+                f"amq_{family}_{verb}_many" not in signatures:
+            breaches.append(f"{where}: no amq_{family}_{verb}_many (every add has its batch form)")
+    return breaches
+
 def main(include):
     breaches = []
     declared = set()
+    signatures = {}
     params_structs = set()
     for path in sorted(glob.glob(os.path.join(include, "amq", "*.h"))):
         header = os.path.relpath(path, include)
@@ -61,6 +112,7 @@ def main(include):
             doc, returns, name, plist = m.group(1), " ".join(m.group(2).split()), m.group(3), m.group(4)
             declared.add(name)
             ps = parameters(plist)
+            signatures[name] = (returns, ps, header)
             where = f"{header}: {name}"
             if not doc:
                 breaches.append(f"{where}: not documented (every public function has a doc comment)")
@@ -113,6 +165,7 @@ def main(include):
         if family and family.group(1) + "_contains_many" not in declared:
             breaches.append(f"{name}: no {family.group(1)}_contains_many (every family has the "
                             "batch form of its query)")
+    breaches += call_shapes(signatures)
     for struct in sorted(params_structs):
         if struct + "_init" not in declared:
             breaches.append(f"{struct}: no {struct}_init() (every params struct has one)")
