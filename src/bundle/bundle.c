@@ -584,7 +584,7 @@ static const char *record_read(const amq_bundle *b, record *r, const uint8_t **p
     r->params_len = 0;
     if (r->family == 0 && kind != 0)
         return "a plain-bytes member has filter flags";
-    if (amq__format_non_filter(r->family))
+    if (amq__non_filter_description(r->family))
         return "a member cannot be a bundle or another container that is not a filter";
     if (r->family != 0) {
         const template_block *t = &b->templates[r->family];
@@ -665,7 +665,7 @@ static int read_templates(amq_bundle *b, const uint8_t *p, const uint8_t *end, c
             break;
         }
         uint32_t family = *p++;
-        if (family <= last_family || family >= FAMILY_IDS || amq__format_non_filter(family)) {
+        if (family <= last_family || family >= FAMILY_IDS || amq__non_filter_description(family)) {
             wrong = "its family ids are not increasing valid filter families";
             break;
         }
@@ -748,8 +748,9 @@ int amq__bundle_from_container(amq_bundle **out, const amq__container *c, amq__f
     }
     b->image = *image;
     int status = AMQ_OK;
-    if (c->family != AMQ__FAMILY_BUNDLE && amq__format_non_filter(c->family))
-        status = amq__fail(diag, AMQ_EFORMAT, "%s is %s", where, amq__format_non_filter(c->family));
+    if (c->family != AMQ__FAMILY_BUNDLE && amq__non_filter_description(c->family))
+        status =
+            amq__fail(diag, AMQ_EFORMAT, "%s is %s", where, amq__non_filter_description(c->family));
     else if (c->family != AMQ__FAMILY_BUNDLE)
         status = amq__fail(diag, AMQ_EFORMAT, "%s holds one %s filter, not a bundle", where,
                            family_name_of(c->family));

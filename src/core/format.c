@@ -136,26 +136,24 @@ static const char *hash_kind_name(uint32_t kind)
  * the name a caller knows it by: a filter family's name as its spec and
  * amq_filter_family give it (a test checks each against its family), or
  * the word for a container that is not a filter. What such a container is
- * and how to open it is its own layer's to say: the layer that writes it
- * defines its description. */
+ * and how to open it is for the layers above to say (filter/containers.c). */
 typedef struct registered_id {
     uint32_t family;
     const char *name;
-    const char *not_a_filter; /* NULL for a filter family */
 } registered_id;
 
 static const registered_id registered_ids[] = {
-    { AMQ__FAMILY_BLOOM, "bloom", NULL },
-    { AMQ__FAMILY_BLOCKED_BLOOM, "blocked-bloom", NULL },
-    { AMQ__FAMILY_COUNTING_BLOOM, "counting-bloom", NULL },
-    { AMQ__FAMILY_SCALABLE_BLOOM, "scalable-bloom", NULL },
-    { AMQ__FAMILY_CUCKOO, "cuckoo", NULL },
-    { AMQ__FAMILY_GCS, "gcs", NULL },
-    { AMQ__FAMILY_HFB, "hfb", NULL },
-    { AMQ__FAMILY_FUSE8, "fuse8", NULL },
-    { AMQ__FAMILY_FUSE16, "fuse16", NULL },
-    { AMQ__FAMILY_BUNDLE, "bundle", amq__bundle_description },
-    { AMQ__FAMILY_FRONTIER, "frontier", amq__frontier_description },
+    { AMQ__FAMILY_BLOOM, "bloom" },
+    { AMQ__FAMILY_BLOCKED_BLOOM, "blocked-bloom" },
+    { AMQ__FAMILY_COUNTING_BLOOM, "counting-bloom" },
+    { AMQ__FAMILY_SCALABLE_BLOOM, "scalable-bloom" },
+    { AMQ__FAMILY_CUCKOO, "cuckoo" },
+    { AMQ__FAMILY_GCS, "gcs" },
+    { AMQ__FAMILY_HFB, "hfb" },
+    { AMQ__FAMILY_FUSE8, "fuse8" },
+    { AMQ__FAMILY_FUSE16, "fuse16" },
+    { AMQ__FAMILY_BUNDLE, "bundle" },
+    { AMQ__FAMILY_FRONTIER, "frontier" },
 };
 
 static const registered_id *registered(uint32_t family)
@@ -164,12 +162,6 @@ static const registered_id *registered(uint32_t family)
         if (registered_ids[i].family == family)
             return &registered_ids[i];
     return NULL;
-}
-
-const char *amq__format_non_filter(uint32_t family)
-{
-    const registered_id *r = registered(family);
-    return r ? r->not_a_filter : NULL;
 }
 
 /* ---- writing --------------------------------------------------------------- */

@@ -39,16 +39,6 @@ enum amq__family_id {
     AMQ__FAMILY_MAX = 63       /* ids above this are refused as corrupt */
 };
 
-/* For the ids of containers that are not filters (a bundle, a frontier's
- * manifest): what such a file is and how to open it, e.g. "a bundle of
- * filters, not one filter: open it with amq_bundle_open ..."; NULL for any
- * other id. The words are those of the layer that writes the container,
- * which defines them (the two descriptions below); the format knows only
- * the ids. */
-const char *amq__format_non_filter(uint32_t family);
-extern const char amq__bundle_description[];   /* src/bundle/bundle_container.c */
-extern const char amq__frontier_description[]; /* src/frontier/frontier_manifest.c */
-
 /* The newest format version this build reads. It writes version 1 for a
  * container without flags, which every amq reads, and version 2 for one
  * with flags, which version 2 defines (an earlier amq then answers

@@ -558,7 +558,7 @@ static int from_container(amq_filter **out, const amq__container *c, amq__file_i
     const amq__family *family = family_by_id(c->family);
     if (!family) {
         release_image(image, callers);
-        const char *other = amq__format_non_filter(c->family);
+        const char *other = amq__non_filter_description(c->family);
         if (other)
             return amq__fail(diag, AMQ_EUNSUPPORTED, "%s is %s", where, other);
         return amq__fail(diag, AMQ_EUNSUPPORTED,

@@ -11,6 +11,12 @@
 #include "core/family.h"
 #include "core/format.h"
 
+/* For the ids of containers that are not filters (a bundle, a frontier's
+ * manifest): what such a file is and how to open it, e.g. "a bundle of
+ * filters, not one filter: open it with amq_bundle_open ..."; NULL for any
+ * other id (containers.c). */
+const char *amq__non_filter_description(uint32_t family);
+
 /* What saving f writes: fills *saved (its pieces are the payload) and *c
  * (family id, hasher, parameter block, which point into *saved). Allocates
  * nothing. Returns AMQ_OK, or what the family's save refuses (AMQ_ERANGE)

@@ -38,10 +38,6 @@
 #define MANIFEST_PARAMS_V1 108
 #define MANIFEST_PARAMS    124
 
-/* What amq_load and amq_bundle_open say of a manifest (format.h). */
-const char amq__frontier_description[] =
-    "a crawl frontier's manifest, not a filter: open its directory with amq_frontier_open";
-
 int amq__manifest_write(amq_frontier *f, const amq__manifest *m, amq_diag *diag)
 {
     amq__params_writer *w = amq__malloc(sizeof *w);
