@@ -852,6 +852,8 @@ AMQ_API int amq_family_capabilities(const char *family);
  *  from these, so a new option appears there without a change to the tool.
  *  Every string is static and lives as long as the library. */
 typedef struct amq_option_info {
+    size_t struct_size;         /**< the size of the caller's layout, which amq_family_option
+                                     sets (docs/CONVENTIONS.md, "Growth") */
     const char *name;           /**< the key in a spec, and the tool's long option:
                                      "fingerprint-bits" */
     const char *alias;          /**< a shorter key the spec takes too ("n" for
@@ -877,6 +879,16 @@ typedef struct amq_option_info {
 } amq_option_info;
 
 /**
+ * amq_family_option for a caller of the layout of struct_size bytes (a binding
+ * that defines the struct itself): as much of the answer as that layout
+ * holds, zeros in fields this library does not have, and struct_size set.
+ * @param struct_size the caller's sizeof; at least sizeof(size_t).
+ * The rest as amq_family_option.
+ */
+AMQ_API int amq_family_option_sized(amq_option_info *out, size_t struct_size, const char *family,
+                                    size_t index);
+
+/**
  * Describe the index-th option a filter type's spec takes (0, 1, ... in the
  * order of the type's table; shared options such as capacity, fpr, seed,
  * hash and key are listed by every type that takes them). A spec that gives
@@ -891,8 +903,13 @@ typedef struct amq_option_info {
  *   (walk from 0 until then); AMQ_EINVAL when out or family is NULL or this
  *   build has no such type.
  * Allocates nothing. Thread safety: safe.
+ * Inline: passes the caller's sizeof to amq_family_option_sized, so a
+ *   program keeps its layout whatever the library it runs with.
  */
-AMQ_API int amq_family_option(amq_option_info *out, const char *family, size_t index);
+static inline int amq_family_option(amq_option_info *out, const char *family, size_t index)
+{
+    return amq_family_option_sized(out, sizeof *out, family, index);
+}
 
 /**
  * The name of one capability: "add", "remove", "merge", "grow" or "export".
@@ -919,6 +936,8 @@ typedef struct amq_info_detail {
 } amq_info_detail;
 
 typedef struct amq_info {
+    size_t struct_size;     /**< the size of the caller's layout, which amq_info_get
+                                 sets (docs/CONVENTIONS.md, "Growth") */
     const char *family;     /**< family name, e.g. "bloom" (static string) */
     uint64_t capacity;      /**< keys the filter was sized for (scalable, cuckoo: all its
                                  stages or tables now) */
@@ -946,14 +965,28 @@ typedef struct amq_info {
 } amq_info;
 
 /**
+ * amq_info_get for a caller of the layout of struct_size bytes (a binding
+ * that defines the struct itself): as much of the answer as that layout
+ * holds, zeros in fields this library does not have, and struct_size set.
+ * @param struct_size the caller's sizeof; at least sizeof(size_t).
+ * The rest as amq_info_get.
+ */
+AMQ_API int amq_info_get_sized(amq_info *out, size_t struct_size, const amq_filter *f);
+
+/**
  * Describe a filter.
  * @param out receives the description; not NULL.
  * @param f the filter; not NULL.
  * @return AMQ_OK; AMQ_EINVAL (a NULL argument). It needs no amq_diag: a
  *   NULL argument is its only failure.
  * Allocates: never. Thread safety: safe with other readers of f.
+ * Inline: passes the caller's sizeof to amq_info_get_sized, so a
+ *   program keeps its layout whatever the library it runs with.
  */
-AMQ_API int amq_info_get(amq_info *out, const amq_filter *f);
+static inline int amq_info_get(amq_info *out, const amq_filter *f)
+{
+    return amq_info_get_sized(out, sizeof *out, f);
+}
 
 #ifdef __cplusplus
 }

@@ -97,6 +97,8 @@ typedef struct amq_bundle amq_bundle;
 
 /** What a member is, as amq_bundle_find and amq_bundle_member_at tell it. */
 typedef struct amq_bundle_member {
+    size_t struct_size;  /**< the size of the caller's layout, which amq_bundle_find
+                              sets (docs/CONVENTIONS.md, "Growth") */
     const uint8_t *name; /**< name_len bytes inside the bundle; not NUL-terminated */
     size_t name_len;
     /** The family name of a filter member ("gcs", "hfb", ...), "bytes" for
@@ -128,21 +130,52 @@ AMQ_API int amq_bundle_open(amq_bundle **out, const char *path, unsigned flags, 
 AMQ_API uint64_t amq_bundle_members(const amq_bundle *bundle);
 
 /**
+ * amq_bundle_find for a caller of the layout of struct_size bytes (a binding
+ * that defines the struct itself): as much of the answer as that layout
+ * holds, zeros in fields this library does not have, and struct_size set.
+ * @param struct_size the caller's sizeof; at least sizeof(size_t).
+ * The rest as amq_bundle_find.
+ */
+AMQ_API int amq_bundle_find_sized(amq_bundle_member *out, size_t struct_size,
+                                  const amq_bundle *bundle, const void *name, size_t name_len);
+
+/**
  * Find a member by name.
  * @param out filled when found; not NULL.
  * @return 1 found, 0 no member has that name.
  * Allocates: never. Complexity: a binary search over one entry per
  * AMQ_BUNDLE_BLOCK members, then at most that many members read in turn.
+ * Inline: passes the caller's sizeof to amq_bundle_find_sized, so a
+ *   program keeps its layout whatever the library it runs with.
  */
-AMQ_API int amq_bundle_find(amq_bundle_member *out, const amq_bundle *bundle, const void *name,
-                            size_t name_len);
+static inline int amq_bundle_find(amq_bundle_member *out, const amq_bundle *bundle,
+                                  const void *name, size_t name_len)
+{
+    return amq_bundle_find_sized(out, sizeof *out, bundle, name, name_len);
+}
+
+/**
+ * amq_bundle_member_at for a caller of the layout of struct_size bytes (a binding
+ * that defines the struct itself): as much of the answer as that layout
+ * holds, zeros in fields this library does not have, and struct_size set.
+ * @param struct_size the caller's sizeof; at least sizeof(size_t).
+ * The rest as amq_bundle_member_at.
+ */
+AMQ_API int amq_bundle_member_at_sized(amq_bundle_member *out, size_t struct_size,
+                                       const amq_bundle *bundle, uint64_t index);
 
 /**
  * The member at a position in name order (to list a bundle).
  * @return AMQ_OK; AMQ_EINVAL when index is not below amq_bundle_members.
  * Allocates: never. Complexity: as amq_bundle_find.
+ * Inline: passes the caller's sizeof to amq_bundle_member_at_sized, so a
+ *   program keeps its layout whatever the library it runs with.
  */
-AMQ_API int amq_bundle_member_at(amq_bundle_member *out, const amq_bundle *bundle, uint64_t index);
+static inline int amq_bundle_member_at(amq_bundle_member *out, const amq_bundle *bundle,
+                                       uint64_t index)
+{
+    return amq_bundle_member_at_sized(out, sizeof *out, bundle, index);
+}
 
 /**
  * Open the filter stored under a name, as amq_load would open it from its

@@ -101,6 +101,9 @@ typedef struct amq_cuckoo amq_cuckoo;
 
 /** How to make a cuckoo filter. Fields left 0 take the default named. */
 typedef struct amq_cuckoo_params {
+    size_t struct_size;        /**< the size of the layout the caller was built
+                                    against: set by amq_cuckoo_params_init; 0 = the first
+                                    layout (docs/CONVENTIONS.md, "Growth") */
     uint64_t capacity;         /**< n (required): keys the filter always accepts
                                     without growing (a growing filter's first
                                     table has no floor against pile-ups, so
@@ -128,13 +131,28 @@ typedef struct amq_cuckoo_params {
 } amq_cuckoo_params;
 
 /**
+ * amq_cuckoo_params_init for a caller of the layout of struct_size bytes (a binding
+ * that defines the struct itself): the defaults in as much of it as
+ * that layout holds, zeros beyond, and struct_size set.
+ * @param params the struct to fill, struct_size bytes; not NULL.
+ * @param struct_size the caller's sizeof; at least sizeof(size_t).
+ * Allocates: never. Thread safety: safe.
+ */
+AMQ_API void amq_cuckoo_params_init_sized(amq_cuckoo_params *params, size_t struct_size);
+
+/**
  * Fill params with every default: all fields 0 (each field's comment says
  * what 0 means), the hasher XXH3 with seed 0. A zeroed struct means the same; this call
  * keeps meaning it when fields are added.
  * @param params the struct to fill; not NULL.
+ * It sets struct_size to the caller's sizeof, so the library reads the
+ *   layout the caller was built against.
  * Allocates: never. Thread safety: safe.
  */
-AMQ_API void amq_cuckoo_params_init(amq_cuckoo_params *params);
+static inline void amq_cuckoo_params_init(amq_cuckoo_params *params)
+{
+    amq_cuckoo_params_init_sized(params, sizeof *params);
+}
 
 /**
  * Create an empty cuckoo filter.

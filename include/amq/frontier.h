@@ -75,6 +75,9 @@ typedef int (*amq_frontier_canonicalize_fn)(char *out, size_t capacity, size_t *
 
 /** How a frontier is made. Initialize with amq_frontier_options_init. */
 typedef struct amq_frontier_options {
+    size_t struct_size; /**< the size of the layout the caller was built
+                             against: set by amq_frontier_options_init; 0 = the first
+                             layout (docs/CONVENTIONS.md, "Growth") */
     /* The filter: used when a directory is created, then stored in it; a
      * reopened frontier keeps the values it was created with. */
     double fpr;                /**< bound on the chance a new URL is skipped, in (0, 1);
@@ -103,6 +106,8 @@ typedef struct amq_frontier_options {
 
 /** What a frontier reports about itself. */
 typedef struct amq_frontier_stats {
+    size_t struct_size;        /**< the size of the caller's layout, which amq_frontier_stats_get
+                                    sets (docs/CONVENTIONS.md, "Growth") */
     uint64_t pushed;           /**< pushes answered 0 or 1 */
     uint64_t enqueued;         /**< pushes answered 1 */
     uint64_t skipped;          /**< pushes answered 0: pushed before, or a false positive */
@@ -124,10 +129,26 @@ typedef struct amq_frontier_stats {
 } amq_frontier_stats;
 
 /**
+ * amq_frontier_options_init for a caller of the layout of struct_size bytes (a binding
+ * that defines the struct itself): the defaults in as much of it as
+ * that layout holds, zeros beyond, and struct_size set.
+ * @param opt the struct to fill, struct_size bytes; not NULL.
+ * @param struct_size the caller's sizeof; at least sizeof(size_t).
+ * Allocates: never. Thread safety: safe.
+ */
+AMQ_API void amq_frontier_options_init_sized(amq_frontier_options *opt, size_t struct_size);
+
+/**
  * Fill options with the defaults named in amq_frontier_options.
  * @param opt the options to fill; not NULL.
+ * It sets struct_size to the caller's sizeof, so the library reads the
+ *   layout the caller was built against.
+ * Allocates: never. Thread safety: safe.
  */
-AMQ_API void amq_frontier_options_init(amq_frontier_options *opt);
+static inline void amq_frontier_options_init(amq_frontier_options *opt)
+{
+    amq_frontier_options_init_sized(opt, sizeof *opt);
+}
 
 /**
  * Open the frontier in a directory, creating it when needed.
@@ -240,12 +261,27 @@ AMQ_API int amq_frontier_pop(char *buffer, size_t capacity, size_t *len, amq_fro
 AMQ_API int amq_frontier_save(amq_frontier *f, amq_diag *diag);
 
 /**
+ * amq_frontier_stats_get for a caller of the layout of struct_size bytes (a binding
+ * that defines the struct itself): as much of the answer as that layout
+ * holds, zeros in fields this library does not have, and struct_size set.
+ * @param struct_size the caller's sizeof; at least sizeof(size_t).
+ * The rest as amq_frontier_stats_get.
+ */
+AMQ_API void amq_frontier_stats_get_sized(amq_frontier_stats *out, size_t struct_size,
+                                          const amq_frontier *f);
+
+/**
  * Describe a frontier.
  * @param out receives the figures; not NULL.
  * @param f the frontier; not NULL.
  * Allocates: never. Complexity: O(filter stages).
+ * Inline: passes the caller's sizeof to amq_frontier_stats_get_sized, so a
+ *   program keeps its layout whatever the library it runs with.
  */
-AMQ_API void amq_frontier_stats_get(amq_frontier_stats *out, const amq_frontier *f);
+static inline void amq_frontier_stats_get(amq_frontier_stats *out, const amq_frontier *f)
+{
+    amq_frontier_stats_get_sized(out, sizeof *out, f);
+}
 
 /**
  * Close a frontier without saving: what changed since the last

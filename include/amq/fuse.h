@@ -66,6 +66,9 @@ typedef struct amq_fuse amq_fuse;
 
 /** How to build a binary fuse filter. Fields left 0 take the default named. */
 typedef struct amq_fuse_params {
+    size_t struct_size;        /**< the size of the layout the caller was built
+                                    against: set by amq_fuse_params_init; 0 = the first
+                                    layout (docs/CONVENTIONS.md, "Growth") */
     uint32_t fingerprint_bits; /**< f: 8 or 16 (0 = 8); the FPR is 2^-f */
     uint32_t arity;            /**< slots per key: 3 or 4 (0 = 3). 4 is about 4%
                                     smaller and a little slower to build and query */
@@ -73,13 +76,28 @@ typedef struct amq_fuse_params {
 } amq_fuse_params;
 
 /**
+ * amq_fuse_params_init for a caller of the layout of struct_size bytes (a binding
+ * that defines the struct itself): the defaults in as much of it as
+ * that layout holds, zeros beyond, and struct_size set.
+ * @param params the struct to fill, struct_size bytes; not NULL.
+ * @param struct_size the caller's sizeof; at least sizeof(size_t).
+ * Allocates: never. Thread safety: safe.
+ */
+AMQ_API void amq_fuse_params_init_sized(amq_fuse_params *params, size_t struct_size);
+
+/**
  * Fill params with every default: all fields 0 (each field's comment says
  * what 0 means), the hasher XXH3 with seed 0. A zeroed struct means the same; this call
  * keeps meaning it when fields are added.
  * @param params the struct to fill; not NULL.
+ * It sets struct_size to the caller's sizeof, so the library reads the
+ *   layout the caller was built against.
  * Allocates: never. Thread safety: safe.
  */
-AMQ_API void amq_fuse_params_init(amq_fuse_params *params);
+static inline void amq_fuse_params_init(amq_fuse_params *params)
+{
+    amq_fuse_params_init_sized(params, sizeof *params);
+}
 
 /**
  * Build a filter holding a set of keys.

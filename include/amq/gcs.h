@@ -121,6 +121,9 @@ typedef enum amq_gcs_layout {
 
 /** How to build a GCS. A zeroed struct asks for every default. */
 typedef struct amq_gcs_params {
+    size_t struct_size;     /**< the size of the layout the caller was built
+                                 against: set by amq_gcs_params_init; 0 = the first
+                                 layout (docs/CONVENTIONS.md, "Growth") */
     amq_hasher hasher;      /**< key hash; all-zero = XXH3 with seed 0. MD5:
                                  the value is (digest bytes 12..15 big-endian)
                                  % N·M; XXH3, SipHash: multiply-high. */
@@ -143,20 +146,44 @@ typedef struct amq_gcs_params {
 } amq_gcs_params;
 
 /**
+ * amq_gcs_params_init for a caller of the layout of struct_size bytes (a binding
+ * that defines the struct itself): the defaults in as much of it as
+ * that layout holds, zeros beyond, and struct_size set.
+ * @param params the struct to fill, struct_size bytes; not NULL.
+ * @param struct_size the caller's sizeof; at least sizeof(size_t).
+ * Allocates: never. Thread safety: safe.
+ */
+AMQ_API void amq_gcs_params_init_sized(amq_gcs_params *params, size_t struct_size);
+
+/**
  * Fill params with the defaults: XXH3 with seed 0, p = 1/1024 (so M = 1024,
  * Rice with P = 10), the default index. The same as a zeroed struct.
  * @param params the struct to fill; not NULL.
+ * It sets struct_size to the caller's sizeof, so the library reads the
+ *   layout the caller was built against.
+ * Allocates: never. Thread safety: safe.
  */
-AMQ_API void amq_gcs_params_init(amq_gcs_params *params);
+static inline void amq_gcs_params_init(amq_gcs_params *params)
+{
+    amq_gcs_params_init_sized(params, sizeof *params);
+}
 
 /**
  * Fill params for BIP158's basic block filter: SipHash-2-4 with key,
  * M = 784931, Rice with P = 19, the default index.
- * @param params the struct to fill; not NULL.
+ * @param params the struct to fill, of struct_size bytes; not NULL.
+ * @param struct_size the caller's sizeof, as amq_gcs_params_init_sized.
  * @param key the 16 SipHash key bytes (the first 16 bytes of the block hash
  *   in internal byte order); copied; not NULL.
+ * Allocates: never. Thread safety: safe.
  */
-AMQ_API void amq_gcs_params_bip158(amq_gcs_params *params, const uint8_t key[16]);
+AMQ_API void amq_gcs_params_bip158_sized(amq_gcs_params *params, size_t struct_size,
+                                         const uint8_t key[16]);
+/** amq_gcs_params_bip158_sized with the caller's sizeof. */
+static inline void amq_gcs_params_bip158(amq_gcs_params *params, const uint8_t key[16])
+{
+    amq_gcs_params_bip158_sized(params, sizeof *params, key);
+}
 
 /**
  * Build a GCS from all its keys.

@@ -94,6 +94,9 @@ typedef enum amq_hfb_encoding {
 
 /** How to build a filter. Fields left 0 take the default named. */
 typedef struct amq_hfb_params {
+    size_t struct_size; /**< the size of the layout the caller was built
+                             against: set by amq_hfb_params_init; 0 = the first
+                             layout (docs/CONVENTIONS.md, "Growth") */
     double fpr;         /**< target p in (0, 1) for random absent IDs; 0 = 0.01 */
     uint32_t bank_bits; /**< len, 1..32; 0 = the len whose banks are expected to
                              take the least stored space for p while taking
@@ -104,13 +107,28 @@ typedef struct amq_hfb_params {
 } amq_hfb_params;
 
 /**
+ * amq_hfb_params_init for a caller of the layout of struct_size bytes (a binding
+ * that defines the struct itself): the defaults in as much of it as
+ * that layout holds, zeros beyond, and struct_size set.
+ * @param params the struct to fill, struct_size bytes; not NULL.
+ * @param struct_size the caller's sizeof; at least sizeof(size_t).
+ * Allocates: never. Thread safety: safe.
+ */
+AMQ_API void amq_hfb_params_init_sized(amq_hfb_params *params, size_t struct_size);
+
+/**
  * Fill params with every default: all fields 0 (each field's comment says
  * what 0 means). A zeroed struct means the same; this call keeps meaning
  * it when fields are added.
  * @param params the struct to fill; not NULL.
+ * It sets struct_size to the caller's sizeof, so the library reads the
+ *   layout the caller was built against.
  * Allocates: never. Thread safety: safe.
  */
-AMQ_API void amq_hfb_params_init(amq_hfb_params *params);
+static inline void amq_hfb_params_init(amq_hfb_params *params)
+{
+    amq_hfb_params_init_sized(params, sizeof *params);
+}
 
 /** One kept bank, as amq_hfb_bank_get describes it. */
 typedef struct amq_hfb_bank {

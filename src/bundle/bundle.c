@@ -71,6 +71,7 @@
 #include "core/alloc.h"
 #include "core/family.h"
 #include "core/format.h"
+#include "core/struct_size.h"
 #include "core/util.h"
 #include "filter/filter.h"
 
@@ -879,36 +880,42 @@ static uint64_t find_record(const amq_bundle *b, const void *name, size_t name_l
     return scan_block(b, low, r, name, name_len, 0);
 }
 
-static void describe_member(const record *r, uint64_t index, amq_bundle_member *out)
+/* Describe a member into the caller's layout of struct_size bytes. */
+static void describe_member(const record *r, uint64_t index, amq_bundle_member *out,
+                            size_t struct_size)
 {
-    out->name = r->name;
-    out->name_len = r->name_len;
-    out->family = family_name_of(r->family);
-    out->data = r->data;
-    out->data_len = r->data_stored;
-    out->index = index;
+    amq_bundle_member member;
+    memset(&member, 0, sizeof member);
+    member.name = r->name;
+    member.name_len = r->name_len;
+    member.family = family_name_of(r->family);
+    member.data = r->data;
+    member.data_len = r->data_stored;
+    member.index = index;
+    amq__struct_write(out, struct_size, &member, sizeof member);
 }
 
-int amq_bundle_find(amq_bundle_member *out, const amq_bundle *bundle, const void *name,
-                    size_t name_len)
+int amq_bundle_find_sized(amq_bundle_member *out, size_t struct_size, const amq_bundle *bundle,
+                          const void *name, size_t name_len)
 {
-    assert(bundle && out && (name || name_len == 0));
+    assert(bundle && out && (name || name_len == 0) && struct_size >= sizeof(size_t));
     record r;
     uint64_t i = find_record(bundle, name, name_len, &r);
     if (i == bundle->count)
         return 0;
-    describe_member(&r, i, out);
+    describe_member(&r, i, out, struct_size);
     return 1;
 }
 
-int amq_bundle_member_at(amq_bundle_member *out, const amq_bundle *bundle, uint64_t index)
+int amq_bundle_member_at_sized(amq_bundle_member *out, size_t struct_size, const amq_bundle *bundle,
+                               uint64_t index)
 {
-    assert(bundle && out);
+    assert(bundle && out && struct_size >= sizeof(size_t));
     if (index >= bundle->count)
         return AMQ_EINVAL;
     record r;
     scan_block(bundle, index / bundle->block, &r, NULL, 0, index);
-    describe_member(&r, index, out);
+    describe_member(&r, index, out, struct_size);
     return AMQ_OK;
 }
 

@@ -175,6 +175,7 @@
 #include "core/alloc.h"
 #include "core/bits.h"
 #include "core/hash.h"
+#include "core/struct_size.h"
 #include "core/util.h"
 #include "cuckoo/cuckoo_internal.h"
 
@@ -639,19 +640,28 @@ static uint64_t table_count(const amq_cuckoo *f, const amq__cuckoo_table *t, uin
 
 /* ---- the filter ---------------------------------------------------------------- */
 
-void amq_cuckoo_params_init(amq_cuckoo_params *params)
+void amq_cuckoo_params_init_sized(amq_cuckoo_params *params, size_t struct_size)
 {
-    assert(params);
-    memset(params, 0, sizeof *params);
-    amq_hasher_xxh3(&params->hasher, 0);
+    assert(params && struct_size >= sizeof(size_t));
+    amq_cuckoo_params defaults;
+    memset(&defaults, 0, sizeof defaults);
+    amq_hasher_xxh3(&defaults.hasher, 0);
+    amq__struct_write(params, struct_size, &defaults, sizeof defaults);
 }
 
-int amq_cuckoo_new(amq_cuckoo **out, const amq_cuckoo_params *params, amq_diag *diag)
+int amq_cuckoo_new(amq_cuckoo **out, const amq_cuckoo_params *caller_params, amq_diag *diag)
 {
     assert(out);
     *out = NULL;
-    if (!params)
+    if (!caller_params)
         return amq__fail(diag, AMQ_EINVAL, "no parameters");
+    amq_cuckoo_params read;
+    amq_cuckoo_params_init(&read);
+    int read_status =
+        amq__struct_read(&read, sizeof read, caller_params, sizeof read, "amq_cuckoo_params", diag);
+    if (read_status != AMQ_OK)
+        return read_status;
+    const amq_cuckoo_params *params = &read;
     if (params->capacity == 0)
         return amq__fail(diag, AMQ_EINVAL, "cuckoo needs a capacity of at least 1 key (n=...)");
     uint32_t bucket_size = params->bucket_size ? params->bucket_size : 4;

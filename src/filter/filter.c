@@ -18,6 +18,7 @@
 #include "core/family.h"
 #include "core/format.h"
 #include "core/spec.h"
+#include "core/struct_size.h"
 #include "core/util.h"
 
 #include <assert.h>
@@ -465,15 +466,17 @@ const char *amq_filter_family(const amq_filter *f)
     return f ? f->family->name : NULL;
 }
 
-int amq_info_get(amq_info *out, const amq_filter *f)
+int amq_info_get_sized(amq_info *out, size_t struct_size, const amq_filter *f)
 {
-    if (!f || !out)
+    if (!f || !out || struct_size < sizeof(size_t))
         return AMQ_EINVAL;
-    memset(out, 0, sizeof *out);
-    out->family = f->family->name;
-    f->family->info(f->state, out);
-    out->file_checksum = f->file_checksum;
-    out->add_once = f->add_once;
+    amq_info info;
+    memset(&info, 0, sizeof info);
+    info.family = f->family->name;
+    f->family->info(f->state, &info);
+    info.file_checksum = f->file_checksum;
+    info.add_once = f->add_once;
+    amq__struct_write(out, struct_size, &info, sizeof info);
     return AMQ_OK;
 }
 

@@ -13,6 +13,7 @@
  */
 #include "core/family.h"
 #include "core/spec.h"
+#include "core/struct_size.h"
 #include "filter/filter.h"
 
 #include <string.h>
@@ -57,10 +58,13 @@ static const char *kind_name(amq__option_type type)
     }
 }
 
-int amq_family_option(amq_option_info *out, const char *family, size_t index)
+int amq_family_option_sized(amq_option_info *caller_out, size_t struct_size, const char *family,
+                            size_t index)
 {
-    if (!out || !family)
+    if (!caller_out || !family || struct_size < sizeof(size_t))
         return AMQ_EINVAL;
+    amq_option_info described;
+    amq_option_info *out = &described;
     const amq__family *const *families = amq__family_table();
     const amq__family *found = NULL;
     for (size_t i = 0; families[i] && !found; i++)
@@ -108,5 +112,6 @@ int amq_family_option(amq_option_info *out, const char *family, size_t index)
     default:
         break;
     }
+    amq__struct_write(caller_out, struct_size, out, sizeof *out);
     return AMQ_OK;
 }

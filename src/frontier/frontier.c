@@ -132,6 +132,7 @@
 #include "core/family.h"
 #include "core/format.h"
 #include "core/hash.h"
+#include "core/struct_size.h"
 #include "core/util.h"
 #include "filter/filter.h"
 #include "frontier/frontier_internal.h"
@@ -154,16 +155,19 @@
 #define HEAD_MAX                 ((size_t)4 << 20)
 #define TAIL_FIRST_CAPACITY      ((size_t)64 << 10)
 
-void amq_frontier_options_init(amq_frontier_options *opt)
+void amq_frontier_options_init_sized(amq_frontier_options *opt, size_t struct_size)
 {
-    memset(opt, 0, sizeof *opt);
-    opt->fpr = DEFAULT_FPR;
-    opt->initial_capacity = DEFAULT_INITIAL_CAPACITY;
-    opt->growth = DEFAULT_GROWTH;
-    opt->tightening = DEFAULT_TIGHTENING;
-    opt->memory_bytes = DEFAULT_MEMORY;
-    opt->memory_urls = UINT64_MAX;
-    opt->segment_bytes = DEFAULT_SEGMENT;
+    assert(opt && struct_size >= sizeof(size_t));
+    amq_frontier_options defaults;
+    memset(&defaults, 0, sizeof defaults);
+    defaults.fpr = DEFAULT_FPR;
+    defaults.initial_capacity = DEFAULT_INITIAL_CAPACITY;
+    defaults.growth = DEFAULT_GROWTH;
+    defaults.tightening = DEFAULT_TIGHTENING;
+    defaults.memory_bytes = DEFAULT_MEMORY;
+    defaults.memory_urls = UINT64_MAX;
+    defaults.segment_bytes = DEFAULT_SEGMENT;
+    amq__struct_write(opt, struct_size, &defaults, sizeof defaults);
 }
 
 /* The filter a manifest describes, made empty (generation 0), in its
@@ -322,16 +326,20 @@ static void destroy(amq_frontier *f)
     amq__free(f);
 }
 
-int amq_frontier_open(amq_frontier **out, const char *dir, const amq_frontier_options *opt,
+int amq_frontier_open(amq_frontier **out, const char *dir, const amq_frontier_options *caller_opt,
                       amq_diag *diag)
 {
     assert(out && dir);
     *out = NULL;
-    amq_frontier_options defaults;
-    if (!opt) {
-        amq_frontier_options_init(&defaults);
-        opt = &defaults;
+    amq_frontier_options read;
+    amq_frontier_options_init(&read);
+    if (caller_opt) {
+        int read_status = amq__struct_read(&read, sizeof read, caller_opt, sizeof read,
+                                           "amq_frontier_options", diag);
+        if (read_status != AMQ_OK)
+            return read_status;
     }
+    const amq_frontier_options *opt = &read;
     int status = check_options(opt, diag);
     if (status != AMQ_OK)
         return status;
@@ -574,9 +582,12 @@ int amq_frontier_save(amq_frontier *f, amq_diag *diag)
 
 /* ---- figures and invariants ------------------------------------------------------- */
 
-void amq_frontier_stats_get(amq_frontier_stats *out, const amq_frontier *f)
+void amq_frontier_stats_get_sized(amq_frontier_stats *caller_out, size_t struct_size,
+                                  const amq_frontier *f)
 {
-    assert(f && out);
+    assert(f && caller_out && struct_size >= sizeof(size_t));
+    amq_frontier_stats stats;
+    amq_frontier_stats *out = &stats;
     memset(out, 0, sizeof *out);
     out->pushed = f->pushed;
     out->enqueued = f->enqueued;
@@ -593,6 +604,7 @@ void amq_frontier_stats_get(amq_frontier_stats *out, const amq_frontier *f)
     out->fpr = amq_scalable_bloom_fpr(f->filter);
     out->generation = f->generation;
     out->lost = f->spill.lost;
+    amq__struct_write(caller_out, struct_size, out, sizeof *out);
 }
 
 /* I4 for one buffer: whole records from start to end, as many as it says. */

@@ -103,6 +103,7 @@
 #include "core/hash.h"
 #include "core/reduce.h"
 #include "core/sort.h"
+#include "core/struct_size.h"
 #include "core/util.h"
 #include "fuse/fuse_internal.h"
 
@@ -405,18 +406,22 @@ static void assign_any(const workspace *w, size_t n, uint8_t *fingerprints,
 
 static int check_params(const amq_fuse_params *params, amq_fuse_params *resolved, amq_diag *diag)
 {
-    *resolved = *params;
+    amq_fuse_params_init(resolved);
+    int status = amq__struct_read(resolved, sizeof *resolved, params, sizeof *resolved,
+                                  "amq_fuse_params", diag);
+    if (status != AMQ_OK)
+        return status;
+    const amq_fuse_params asked = *resolved;
     if (resolved->fingerprint_bits == 0)
         resolved->fingerprint_bits = 8;
     if (resolved->arity == 0)
         resolved->arity = 3;
     if (resolved->fingerprint_bits != 8 && resolved->fingerprint_bits != 16)
         return amq__fail(diag, AMQ_EINVAL, "binary fuse fingerprint bits must be 8 or 16, not %u",
-                         params->fingerprint_bits);
+                         asked.fingerprint_bits);
     if (resolved->arity != 3 && resolved->arity != 4)
-        return amq__fail(diag, AMQ_EINVAL, "binary fuse arity must be 3 or 4, not %u",
-                         params->arity);
-    return amq__hasher_resolve(&resolved->hasher, &params->hasher, diag);
+        return amq__fail(diag, AMQ_EINVAL, "binary fuse arity must be 3 or 4, not %u", asked.arity);
+    return amq__hasher_resolve(&resolved->hasher, &asked.hasher, diag);
 }
 
 /* The construction proper. owned is hashes when the caller hands over a
@@ -537,11 +542,13 @@ int amq__fuse_build_hashes_with(amq_fuse **out, const amq_fuse_params *params,
     return build(out, params, hashes, NULL, count, options, diag);
 }
 
-void amq_fuse_params_init(amq_fuse_params *params)
+void amq_fuse_params_init_sized(amq_fuse_params *params, size_t struct_size)
 {
-    assert(params);
-    memset(params, 0, sizeof *params);
-    amq_hasher_xxh3(&params->hasher, 0);
+    assert(params && struct_size >= sizeof(size_t));
+    amq_fuse_params defaults;
+    memset(&defaults, 0, sizeof defaults);
+    amq_hasher_xxh3(&defaults.hasher, 0);
+    amq__struct_write(params, struct_size, &defaults, sizeof defaults);
 }
 
 int amq_fuse_build_hash(amq_fuse **out, const amq_fuse_params *params, const uint64_t *hashes,

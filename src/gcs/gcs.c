@@ -195,6 +195,7 @@
 #include "core/bits.h"
 #include "core/hash.h"
 #include "core/sort.h"
+#include "core/struct_size.h"
 #include "core/util.h"
 #include "gcs/gcs_internal.h"
 
@@ -255,22 +256,26 @@ uint32_t amq_gcs_best_rice_bits(uint64_t range)
 
 /* ---- parameters ------------------------------------------------------------- */
 
-void amq_gcs_params_init(amq_gcs_params *params)
+void amq_gcs_params_init_sized(amq_gcs_params *params, size_t struct_size)
 {
-    assert(params);
-    memset(params, 0, sizeof *params);
-    amq_hasher_xxh3(&params->hasher, 0);
+    assert(params && struct_size >= sizeof(size_t));
+    amq_gcs_params defaults;
+    memset(&defaults, 0, sizeof defaults);
+    amq_hasher_xxh3(&defaults.hasher, 0);
+    amq__struct_write(params, struct_size, &defaults, sizeof defaults);
 }
 
-void amq_gcs_params_bip158(amq_gcs_params *params, const uint8_t key[16])
+void amq_gcs_params_bip158_sized(amq_gcs_params *params, size_t struct_size, const uint8_t key[16])
 {
-    assert(params && key);
-    amq_gcs_params_init(params);
-    amq_hasher_siphash(&params->hasher, key);
-    params->range = AMQ_GCS_BIP158_RANGE;
-    params->code = AMQ_GCS_CODE_RICE;
-    params->rice_bits = AMQ_GCS_BIP158_RICE_BITS;
-    params->layout = AMQ_GCS_LAYOUT_CONTINUOUS;
+    assert(params && key && struct_size >= sizeof(size_t));
+    amq_gcs_params bip158;
+    amq_gcs_params_init(&bip158);
+    amq_hasher_siphash(&bip158.hasher, key);
+    bip158.range = AMQ_GCS_BIP158_RANGE;
+    bip158.code = AMQ_GCS_CODE_RICE;
+    bip158.rice_bits = AMQ_GCS_BIP158_RICE_BITS;
+    bip158.layout = AMQ_GCS_LAYOUT_CONTINUOUS;
+    amq__struct_write(params, struct_size, &bip158, sizeof bip158);
 }
 
 /* What the parameters come to before the keys are counted. */
@@ -327,13 +332,17 @@ static int resolve_layout(gcs_shape *out, const amq_gcs_params *params, amq_diag
     return AMQ_OK;
 }
 
-static int resolve_params(gcs_shape *out, const amq_gcs_params *params, amq_diag *diag)
+static int resolve_params(gcs_shape *out, const amq_gcs_params *caller_params, amq_diag *diag)
 {
-    amq_gcs_params defaults;
-    if (!params) {
-        amq_gcs_params_init(&defaults);
-        params = &defaults;
+    amq_gcs_params read;
+    amq_gcs_params_init(&read);
+    if (caller_params) {
+        int read_status = amq__struct_read(&read, sizeof read, caller_params, sizeof read,
+                                           "amq_gcs_params", diag);
+        if (read_status != AMQ_OK)
+            return read_status;
     }
+    const amq_gcs_params *params = &read;
     int status = amq__hasher_resolve(&out->hasher, &params->hasher, diag);
     if (status != AMQ_OK)
         return status;
@@ -583,10 +592,13 @@ int amq_gcs_from_stream(amq_gcs **out, const amq_gcs_params *params, uint64_t co
     *out = NULL;
     /* A bare stream is the continuous layout's. */
     amq_gcs_params continuous;
-    if (params)
-        continuous = *params;
-    else
-        amq_gcs_params_init(&continuous);
+    amq_gcs_params_init(&continuous);
+    if (params) {
+        int read_status = amq__struct_read(&continuous, sizeof continuous, params,
+                                           sizeof continuous, "amq_gcs_params", diag);
+        if (read_status != AMQ_OK)
+            return read_status;
+    }
     continuous.layout = AMQ_GCS_LAYOUT_CONTINUOUS;
     gcs_shape shape;
     int status = resolve_params(&shape, &continuous, diag);

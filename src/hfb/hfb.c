@@ -134,6 +134,7 @@
  */
 #include "core/alloc.h"
 #include "core/reduce.h"
+#include "core/struct_size.h"
 #include "core/util.h"
 #include "hfb/hfb_internal.h"
 
@@ -667,17 +668,31 @@ static hfb_id *ids_alloc(size_t count)
     return amq__malloc((count ? count : 1) * sizeof(hfb_id));
 }
 
-void amq_hfb_params_init(amq_hfb_params *params)
+void amq_hfb_params_init_sized(amq_hfb_params *params, size_t struct_size)
 {
-    assert(params);
-    memset(params, 0, sizeof *params);
+    assert(params && struct_size >= sizeof(size_t));
+    amq_hfb_params defaults;
+    memset(&defaults, 0, sizeof defaults);
+    amq__struct_write(params, struct_size, &defaults, sizeof defaults);
 }
 
-int amq_hfb_build_hash(amq_hfb **out, const amq_hfb_params *params, const uint8_t *ids,
+/* The caller's parameters in this library's layout (core/struct_size.h). */
+static int read_params(amq_hfb_params *read, const amq_hfb_params *params, amq_diag *diag)
+{
+    amq_hfb_params_init(read);
+    return amq__struct_read(read, sizeof *read, params, sizeof *read, "amq_hfb_params", diag);
+}
+
+int amq_hfb_build_hash(amq_hfb **out, const amq_hfb_params *caller_params, const uint8_t *ids,
                        size_t count, amq_diag *diag)
 {
-    assert(out && params && (count == 0 || ids));
+    assert(out && caller_params && (count == 0 || ids));
     *out = NULL;
+    amq_hfb_params read;
+    int status = read_params(&read, caller_params, diag);
+    if (status != AMQ_OK)
+        return status;
+    const amq_hfb_params *params = &read;
     hfb_id *copy = ids_alloc(count);
     if (!copy)
         return amq__fail(diag, AMQ_ENOMEM, "out of memory copying %zu IDs", count);
@@ -686,11 +701,16 @@ int amq_hfb_build_hash(amq_hfb **out, const amq_hfb_params *params, const uint8_
     return build_from_ids(out, params, copy, count, diag);
 }
 
-int amq_hfb_build(amq_hfb **out, const amq_hfb_params *params, const void *const *keys,
+int amq_hfb_build(amq_hfb **out, const amq_hfb_params *caller_params, const void *const *keys,
                   const size_t *lens, size_t count, amq_diag *diag)
 {
-    assert(out && params && (count == 0 || (keys && lens)));
+    assert(out && caller_params && (count == 0 || (keys && lens)));
     *out = NULL;
+    amq_hfb_params read;
+    int status = read_params(&read, caller_params, diag);
+    if (status != AMQ_OK)
+        return status;
+    const amq_hfb_params *params = &read;
     hfb_id *ids = ids_alloc(count);
     if (!ids)
         return amq__fail(diag, AMQ_ENOMEM, "out of memory for %zu IDs", count);

@@ -61,6 +61,16 @@ FAMILY_CALL = re.compile(r"^amq_(" + "|".join(sorted(HASH_TYPES, key=len, revers
                          r")_(\w+)$")
 KEY_ARRAYS = ["const void *const *keys", "const size_t *lens", "size_t count"]
 
+# The caller-allocated structs that may gain fields: each leads with its
+# size (CONVENTIONS.md, "Growth"). The others are frozen: amq_diag, amq_u128,
+# amq_hasher, amq_calc, amq_allocator, amq_info_detail.
+GROWING_STRUCTS = [
+    "amq_bloom_params", "amq_blocked_bloom_params", "amq_counting_bloom_params",
+    "amq_scalable_bloom_params", "amq_cuckoo_params", "amq_fuse_params", "amq_gcs_params",
+    "amq_hfb_params", "amq_frontier_options", "amq_frontier_stats", "amq_info",
+    "amq_option_info", "amq_bundle_member",
+]
+
 def call_shapes(signatures):
     """One shape per kind of call: the batch adds and queries of every
     family have the generic calls' shapes, and every _hash call takes its
@@ -102,11 +112,17 @@ def main(include):
     breaches = []
     declared = set()
     signatures = {}
+    struct_first_fields = {}
+    inline_calls = set()
     params_structs = set()
     for path in sorted(glob.glob(os.path.join(include, "amq", "*.h"))):
         header = os.path.relpath(path, include)
         text = open(path, encoding="utf-8").read()
         params_structs |= set(re.findall(r"typedef struct (amq_\w+_params) \{", text))
+        for m in re.finditer(r"typedef struct (amq_\w+) \{\s*(?:/\*(?:(?!\*/).)*\*/\s*)*([^;]+);",
+                             text, re.S):
+            struct_first_fields[m.group(1)] = " ".join(m.group(2).split())
+        inline_calls |= set(re.findall(r"\nstatic inline \w+ (amq_\w+)\(", text))
         for m in re.finditer(r"(/\*\*(?:(?!\*/).)*\*/\s*)?\nAMQ_API ([^;(]*?)\b(amq_\w+)\(([^;]*)\);",
                              text, re.S):
             doc, returns, name, plist = m.group(1), " ".join(m.group(2).split()), m.group(3), m.group(4)
@@ -167,8 +183,16 @@ def main(include):
                             "batch form of its query)")
     breaches += call_shapes(signatures)
     for struct in sorted(params_structs):
-        if struct + "_init" not in declared:
-            breaches.append(f"{struct}: no {struct}_init() (every params struct has one)")
+        if struct + "_init_sized" not in declared or struct + "_init" not in inline_calls:
+            breaches.append(f"{struct}: no {struct}_init_sized() and inline {struct}_init() "
+                            "(every params struct has them)")
+    for struct, first in sorted(struct_first_fields.items()):
+        if struct in GROWING_STRUCTS and first != "size_t struct_size":
+            breaches.append(f"{struct}: a struct that may grow leads with size_t struct_size "
+                            "(CONVENTIONS.md, \"Growth\")")
+    for struct in GROWING_STRUCTS:
+        if struct not in struct_first_fields:
+            breaches.append(f"{struct}: listed as growing, not found in the headers")
     for b in breaches:
         print(b)
     if breaches:
