@@ -341,43 +341,6 @@ AMQ_API uint64_t amq_cuckoo_count(const amq_cuckoo *filter, const void *key, siz
 /** As amq_cuckoo_count, by the key's 64-bit hash. */
 AMQ_API uint64_t amq_cuckoo_count_hash(const amq_cuckoo *filter, uint64_t hash);
 
-/* ---- statistics ---------------------------------------------------------- */
-
-/** Copies held (keys added and not removed, each copy once), over all
- *  tables: the stored fingerprints and the counted copies. */
-AMQ_API uint64_t amq_cuckoo_keys(const amq_cuckoo *filter);
-/** Copies counted beside the tables rather than stored in a slot: those
- *  of keys whose two buckets store b / 2 copies already (part of
- *  amq_cuckoo_keys). */
-AMQ_API uint64_t amq_cuckoo_counted_copies(const amq_cuckoo *filter);
-/** The capacity asked for when the filter was made. */
-AMQ_API uint64_t amq_cuckoo_capacity(const amq_cuckoo *filter);
-/** Slots over all tables (buckets times bucket size). */
-AMQ_API uint64_t amq_cuckoo_slots(const amq_cuckoo *filter);
-/** Fraction of the slots in use: stored fingerprints / slots (counted
- *  copies take no slot). */
-AMQ_API double amq_cuckoo_load_factor(const amq_cuckoo *filter);
-/** Bytes of the tables' packed fingerprints (buckets of b·f bits, or
- *  4f - 4 when semi-sorted), plus the 16-byte entries of their counted
- *  copies, one per key whose two buckets store b / 2 copies (at most one
- *  per b / 2 slots; none while no key reaches that). The entries' map
- *  allocates up to four times their bytes. */
-AMQ_API uint64_t amq_cuckoo_memory_bytes(const amq_cuckoo *filter);
-/** f, the bits of a fingerprint, as made. */
-AMQ_API uint32_t amq_cuckoo_fingerprint_bits(const amq_cuckoo *filter);
-/** b, the slots of a bucket, as made. */
-AMQ_API uint32_t amq_cuckoo_bucket_size(const amq_cuckoo *filter);
-/** The relocations an insertion may make before the table counts as full. */
-AMQ_API uint32_t amq_cuckoo_max_kicks(const amq_cuckoo *filter);
-/** How many times the buckets of the newest table the next one gets (0:
- *  the filter does not grow). */
-AMQ_API uint32_t amq_cuckoo_growth(const amq_cuckoo *filter);
-/** True when the buckets are semi-sorted (amq_cuckoo_params.semi_sort). */
-AMQ_API bool amq_cuckoo_semi_sorted(const amq_cuckoo *filter);
-/** Tables chained so far (1 for a filter that never grew). */
-AMQ_API size_t amq_cuckoo_tables(const amq_cuckoo *filter);
-/** Buckets of table i (0 = the first; i < amq_cuckoo_tables). */
-AMQ_API uint64_t amq_cuckoo_table_buckets(const amq_cuckoo *filter, size_t i);
 /** True when the newest table's stash is occupied: the filter is full
  *  unless it may grow. */
 AMQ_API bool amq_cuckoo_full(const amq_cuckoo *filter);
@@ -419,14 +382,61 @@ typedef enum amq_cuckoo_full_reason {
  *   of threads at once).
  */
 AMQ_API int amq_cuckoo_why_full(const amq_cuckoo *filter);
+/** The hasher keys are hashed with. */
+AMQ_API const amq_hasher *amq_cuckoo_hasher(const amq_cuckoo *filter);
+
+/* ------------------------------------------------------------------------ */
+/* Experimental tier (docs/CONVENTIONS.md, "Tiers"): declared only when    */
+/* AMQ_EXPERIMENTAL is defined before the include, exported, and free to   */
+/* change or go in any release.                                            */
+/* ------------------------------------------------------------------------ */
+#ifdef AMQ_EXPERIMENTAL
+
+/* The figures amq_info reports, one call each. */
+
+/** Copies held (keys added and not removed, each copy once), over all
+ *  tables: the stored fingerprints and the counted copies. */
+AMQ_API uint64_t amq_cuckoo_keys(const amq_cuckoo *filter);
+/** Copies counted beside the tables rather than stored in a slot: those
+ *  of keys whose two buckets store b / 2 copies already (part of
+ *  amq_cuckoo_keys). */
+AMQ_API uint64_t amq_cuckoo_counted_copies(const amq_cuckoo *filter);
+/** The capacity asked for when the filter was made. */
+AMQ_API uint64_t amq_cuckoo_capacity(const amq_cuckoo *filter);
+/** Slots over all tables (buckets times bucket size). */
+AMQ_API uint64_t amq_cuckoo_slots(const amq_cuckoo *filter);
+/** Fraction of the slots in use: stored fingerprints / slots (counted
+ *  copies take no slot). */
+AMQ_API double amq_cuckoo_load_factor(const amq_cuckoo *filter);
+/** Bytes of the tables' packed fingerprints (buckets of b·f bits, or
+ *  4f - 4 when semi-sorted), plus the 16-byte entries of their counted
+ *  copies, one per key whose two buckets store b / 2 copies (at most one
+ *  per b / 2 slots; none while no key reaches that). The entries' map
+ *  allocates up to four times their bytes. */
+AMQ_API uint64_t amq_cuckoo_memory_bytes(const amq_cuckoo *filter);
+/** f, the bits of a fingerprint, as made. */
+AMQ_API uint32_t amq_cuckoo_fingerprint_bits(const amq_cuckoo *filter);
+/** b, the slots of a bucket, as made. */
+AMQ_API uint32_t amq_cuckoo_bucket_size(const amq_cuckoo *filter);
+/** The relocations an insertion may make before the table counts as full. */
+AMQ_API uint32_t amq_cuckoo_max_kicks(const amq_cuckoo *filter);
+/** How many times the buckets of the newest table the next one gets (0:
+ *  the filter does not grow). */
+AMQ_API uint32_t amq_cuckoo_growth(const amq_cuckoo *filter);
+/** True when the buckets are semi-sorted (amq_cuckoo_params.semi_sort). */
+AMQ_API bool amq_cuckoo_semi_sorted(const amq_cuckoo *filter);
+/** Tables chained so far (1 for a filter that never grew). */
+AMQ_API size_t amq_cuckoo_tables(const amq_cuckoo *filter);
+/** Buckets of table i (0 = the first; i < amq_cuckoo_tables). */
+AMQ_API uint64_t amq_cuckoo_table_buckets(const amq_cuckoo *filter, size_t i);
 /**
  * The FPR to expect at the current loads: for each table
  * 1 - (1 - 1/(2^f - 1))^(2·b·load), combined over the tables as independent
  * chances.
  */
 AMQ_API double amq_cuckoo_expected_fpr(const amq_cuckoo *filter);
-/** The hasher keys are hashed with. */
-AMQ_API const amq_hasher *amq_cuckoo_hasher(const amq_cuckoo *filter);
+
+#endif /* AMQ_EXPERIMENTAL */
 
 #ifdef __cplusplus
 }

@@ -38,6 +38,13 @@
 #ifndef AMQ_INLINE_H
 #define AMQ_INLINE_H
 
+/* The views are the experimental tier (docs/CONVENTIONS.md, "Tiers"): their
+ * layout is numbered (AMQ_INLINE_LAYOUT), not promised. */
+#ifndef AMQ_EXPERIMENTAL
+#error "amq/inline.h is amq's experimental tier: define AMQ_EXPERIMENTAL before including it"
+#endif
+#ifdef AMQ_EXPERIMENTAL
+
 #include "amq/bloom.h"
 #include "amq/cuckoo.h"
 #include "amq/fuse.h"
@@ -380,5 +387,7 @@ static inline bool amq_cuckoo_view_contains_hash(const amq_cuckoo_view *view, ui
 #ifdef __cplusplus
 }
 #endif
+
+#endif /* AMQ_EXPERIMENTAL */
 
 #endif /* AMQ_INLINE_H */

@@ -34,7 +34,8 @@ fi
 compile() { # what compiler-and-flags...
     what=$1
     shift
-    if ! "$@" -I"$include" -c "$scratch/use.c" -o "$scratch/use.o"; then
+    # shellcheck disable=SC2086
+    if ! "$@" $tier -I"$include" -c "$scratch/use.c" -o "$scratch/use.o"; then
         echo "FAIL: $name $what"
         failed=1
     fi
@@ -49,6 +50,16 @@ for header in "$include"/amq/*.h; do
     fi
     printf '#include <amq/%s>\n#include <amq/%s>\nint main(void) { return 0; }\n' "$name" "$name" \
         >"$scratch/use.c"
+    # A header that is all experimental tier refuses to compile without
+    # AMQ_EXPERIMENTAL, and is checked with it.
+    tier=""
+    if grep -q '^#error .* experimental tier' "$header"; then
+        if gcc -std=c11 -I"$include" -c "$scratch/use.c" -o "$scratch/use.o" 2>/dev/null; then
+            echo "FAIL: $name compiles without AMQ_EXPERIMENTAL"
+            failed=1
+        fi
+        tier=-DAMQ_EXPERIMENTAL
+    fi
     for cc in gcc clang; do
         command -v $cc >/dev/null 2>&1 || continue
         for std in c99 c11; do
