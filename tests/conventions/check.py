@@ -71,6 +71,15 @@ GROWING_STRUCTS = [
     "amq_option_info", "amq_bundle_member",
 ]
 
+PENDING = [
+    "amq_blocked_bloom_add:", "amq_blocked_bloom_contains_many:",
+    "amq_blocked_bloom_contains_many_hash:", "amq_bloom_add_many:", "amq_bloom_contains_many:",
+    "amq_bloom_contains_many_hash:", "amq_counting_bloom_contains_many:",
+    "amq_counting_bloom_contains_many_hash:", "amq_scalable_bloom_add_many:",
+    "amq_scalable_bloom_contains_many:", "amq_blocked_bloom_params:", "amq_bloom_params:",
+    "amq_counting_bloom_params:", "amq_scalable_bloom_params:",
+]
+
 def call_shapes(signatures):
     """One shape per kind of call: the batch adds and queries of every
     family have the generic calls' shapes, and every _hash call takes its
@@ -193,6 +202,16 @@ def main(include):
     for struct in GROWING_STRUCTS:
         if struct not in struct_first_fields:
             breaches.append(f"{struct}: listed as growing, not found in the headers")
+    # The bloom.h families' move to the batch shapes and sized params is
+    # under way (issue 37); their breaches are listed here by the words
+    # that name them, and a listed breach that no longer occurs fails the
+    # check, so the list only shrinks.
+    pending = [p for p in PENDING if any(p in b for b in breaches)]
+    for p in PENDING:
+        if p not in pending:
+            breaches.append(f"{p}: listed as pending in check.py but follows the rules now: "
+                            "take it off the list")
+    breaches = [b for b in breaches if not any(p in b for p in pending)]
     for b in breaches:
         print(b)
     if breaches:
