@@ -40,6 +40,21 @@ int amq__fail(amq_diag *diag, int status, const char *format, ...) AMQ__PRINTF(3
 int amq__fail_at(amq_diag *diag, int status, uint64_t offset, const char *format, ...)
     AMQ__PRINTF(4, 5);
 
+/* Whether a batch call's key arrays are usable: both there unless count
+ * is 0, and no NULL key of non-zero length. Every batch add, remove and
+ * query checks its arguments with it before it changes anything. */
+static inline bool amq__key_array_valid(const void *const *keys, const size_t *lens, size_t count)
+{
+    if (count == 0)
+        return true;
+    if (!keys || !lens)
+        return false;
+    for (size_t i = 0; i < count; i++)
+        if (!keys[i] && lens[i] > 0)
+            return false;
+    return true;
+}
+
 /* The bits that hold x: 0 for 0, else floor(log2 x) + 1. */
 static inline unsigned amq__bit_width(uint64_t x)
 {

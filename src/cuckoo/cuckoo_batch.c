@@ -177,11 +177,8 @@ static int add_many(int *results, size_t *handled, amq_cuckoo *f, const void *co
 {
     if (handled)
         *handled = 0;
-    if (!f || (count > 0 && (!keys || !lens)))
+    if (!f || !amq__key_array_valid(keys, lens, count))
         return AMQ_EINVAL;
-    for (size_t i = 0; i < count; i++)
-        if (!keys[i] && lens[i] > 0)
-            return AMQ_EINVAL;
     int scratch[LOOKUP_CHUNK];
     size_t done = 0;
     while (done < count) {

@@ -247,11 +247,8 @@ static int run_batch(enum batch_verb verb, int *results, size_t *handled, amq_fi
 {
     if (handled)
         *handled = 0;
-    if (!f || (count > 0 && (!keys || !lens)))
+    if (!f || !amq__key_array_valid(keys, lens, count))
         return AMQ_EINVAL;
-    for (size_t i = 0; i < count; i++)
-        if (!keys[i] && lens[i] > 0)
-            return AMQ_EINVAL;
     const amq__family *family = f->family;
     int (*one)(void *, const void *, size_t) = verb == BATCH_ADD          ? family->add
                                                : verb == BATCH_ADD_UNIQUE ? family->add_unique
