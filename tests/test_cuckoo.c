@@ -774,7 +774,8 @@ static void test_duplicates(void **state)
             assert_int_equal(amq_cuckoo_keys(f), copies);
             /* b / 2 copies in the slots, the rest counted beside them. */
             assert_int_equal(amq_cuckoo_counted_copies(f), copies - bucket_size / 2);
-            assert_true(amq_cuckoo_load_factor(f) * (double)amq_cuckoo_slots(f) < bucket_size / 2 + 0.5);
+            assert_true(amq_cuckoo_load_factor(f) * (double)amq_cuckoo_slots(f) <
+                        bucket_size / 2 + 0.5);
             /* Other keys go in as before. */
             amq_test_key other = amq_test_make_key(seed, 1, k);
             assert_int_equal(amq_cuckoo_add(f, &other, sizeof other), AMQ_OK);
@@ -926,7 +927,7 @@ static void test_growth(void **state)
                      (unsigned long long)amq_cuckoo_table_buckets(f, i));
     assert_int_equal(amq_cuckoo_slots(f), table_slots(f));
     assert_true(fabs(amq_cuckoo_load_factor(f) - (double)(N - amq_cuckoo_counted_copies(f)) /
-                                              (double)amq_cuckoo_slots(f)) < 1e-12);
+                                                     (double)amq_cuckoo_slots(f)) < 1e-12);
     double measured = (double)false_positives(f, TRIALS) / TRIALS;
     double expected = amq_cuckoo_expected_fpr(f);
     double sigma = sqrt(expected * (1 - expected) / TRIALS);
