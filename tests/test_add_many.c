@@ -70,19 +70,6 @@ static void stream_free(key_stream *s)
 /* The batch lengths tried, in turn, until the stream ends. */
 static const size_t batch_lengths[] = { 1, 15, 16, 17, 31, 32, 33, 1000, 4093 };
 
-/* Both filters, wrapped, save to the same bytes. */
-static void assert_same_file(amq_filter *one, amq_filter *other)
-{
-    uint8_t *one_bytes = NULL, *other_bytes = NULL;
-    size_t one_len = 0, other_len = 0;
-    assert_int_equal(amq_save_to_memory(&one_bytes, &one_len, one, NULL), AMQ_OK);
-    assert_int_equal(amq_save_to_memory(&other_bytes, &other_len, other, NULL), AMQ_OK);
-    assert_int_equal(one_len, other_len);
-    assert_memory_equal(one_bytes, other_bytes, one_len);
-    free(one_bytes);
-    free(other_bytes);
-}
-
 static amq_bloom *new_bloom(void)
 {
     amq_bloom_params params;
@@ -122,7 +109,7 @@ static void test_bloom(void **state)
     amq_filter *a = NULL, *c = NULL;
     assert_int_equal(amq_bloom_wrap(&a, one_by_one, NULL), AMQ_OK);
     assert_int_equal(amq_bloom_wrap(&c, batched, NULL), AMQ_OK);
-    assert_same_file(a, c);
+    amq_test_assert_same_image(a, c);
     amq_free(a);
     amq_free(c);
     free(expected);
@@ -169,7 +156,7 @@ static void test_scalable_bloom(void **state)
     amq_filter *a = NULL, *c = NULL;
     assert_int_equal(amq_scalable_bloom_wrap(&a, one_by_one, NULL), AMQ_OK);
     assert_int_equal(amq_scalable_bloom_wrap(&c, batched, NULL), AMQ_OK);
-    assert_same_file(a, c);
+    amq_test_assert_same_image(a, c);
     amq_free(a);
     amq_free(c);
     free(expected);
@@ -244,7 +231,7 @@ static void check_cuckoo(uint64_t capacity, uint32_t bucket_size, uint32_t growt
     amq_filter *a = NULL, *c = NULL;
     assert_int_equal(amq_cuckoo_wrap(&a, one_by_one, NULL), AMQ_OK);
     assert_int_equal(amq_cuckoo_wrap(&c, batched, NULL), AMQ_OK);
-    assert_same_file(a, c);
+    amq_test_assert_same_image(a, c);
     amq_free(a);
     amq_free(c);
     free(expected);
@@ -353,7 +340,7 @@ static bool check_generic(const char *spec, enum verb verb, size_t distinct)
     size_t checked = stop < total ? stop + 1 : total;
     assert_int_equal(done, checked);
     assert_memory_equal(expected, answers, checked * sizeof *answers);
-    assert_same_file(single, batched);
+    amq_test_assert_same_image(single, batched);
     amq_free(single);
     amq_free(batched);
     free(expected);

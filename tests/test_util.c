@@ -116,6 +116,18 @@ bool amq_test_same_file(const char *a, const char *b)
     return same;
 }
 
+void amq_test_assert_same_image(const amq_filter *a, const amq_filter *b)
+{
+    uint8_t *a_bytes = NULL, *b_bytes = NULL;
+    size_t a_len = 0, b_len = 0;
+    assert_int_equal(amq_save_to_memory(&a_bytes, &a_len, a, NULL), AMQ_OK);
+    assert_int_equal(amq_save_to_memory(&b_bytes, &b_len, b, NULL), AMQ_OK);
+    assert_int_equal(a_len, b_len);
+    assert_memory_equal(a_bytes, b_bytes, a_len);
+    amq_buffer_free(a_bytes);
+    amq_buffer_free(b_bytes);
+}
+
 void amq_test_write_file(const char *path, const void *bytes, size_t len)
 {
     FILE *out = fopen(path, "wb");

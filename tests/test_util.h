@@ -77,6 +77,10 @@ char *amq_test_read_data(const char *name, size_t *len);
  * be read. */
 bool amq_test_same_file(const char *a, const char *b);
 
+/* Fails the test unless two filters save to the same bytes
+ * (amq_save_to_memory). */
+void amq_test_assert_same_image(const amq_filter *a, const amq_filter *b);
+
 /* Write len bytes to path, replacing it; fails the test on any error. */
 void amq_test_write_file(const char *path, const void *bytes, size_t len);
 
